@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: MIT
+// Synthetic traffic with realistic actors (browsers with cookies, a good bot
+// at 1 req/s, a scraper flood at 20 req/s, a double-submitter, API customers
+// of each tier, an IPv6 rotator). It only says *what* to send and when; the
+// caller feeds the engine directly or sends real HTTP.
+#pragma once
+
+#include "Rules.h"
+#include "Time.h"
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace Floodgate::App {
+
+struct DemoRequest {
+    std::string actor;   // "scraper", "good-bot", ...
+    std::string client;  // source address
+    std::string method;
+    std::string path;
+    std::string query;
+    std::string userAgent;
+    std::uint32_t cookies = 0;
+    std::vector<std::pair<std::string, std::string>> headers;
+};
+
+class DemoTraffic {
+public:
+    explicit DemoTraffic(std::uint64_t seed = 42);
+
+    // The requests due in (previous tick, now]. The first call only sets the start.
+    std::vector<DemoRequest> due(Core::Millis now);
+
+    // The customers the demo's API clients use (added to a fresh configuration).
+    static std::vector<Core::Customer> demoCustomers();
+
+private:
+    struct Actor {
+        std::string name;
+        double ratePerSecond;
+        double owed = 0;  // fractional requests carried to the next tick
+    };
+    DemoRequest make(const Actor& actor);
+
+    std::mt19937_64 m_random;
+    std::vector<Actor> m_actors;
+    Core::Millis m_last = -1;
+    std::uint64_t m_sequence = 0;
+};
+
+} // namespace Floodgate::App

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: MIT
+// What the listener tells the engine about a request, and what the engine answers.
+#pragma once
+
+#include "Address.h"
+#include "Time.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <string_view>
+
+namespace Floodgate::Core {
+
+enum class Action : std::uint8_t { Allow, Throttle, Block, DryRun };
+inline constexpr std::size_t ActionCount = 4;
+const char* toString(Action action);  // "allow" | "throttle" | "block" | "dry_run"
+
+// Why the engine decided what it did (the console's and the events' "why").
+enum class Reason : std::uint8_t {
+    Counted,        // counted against the levels and within them
+    OverLimit,      // a rule level refused
+    Cooldown,       // a cooldown is running for this user and action
+    Blocklisted,    // an operator or imported blocklist entry
+    AutoBanned,     // an automatic (escalation) blocklist entry
+    Safelisted,     // skipped every throttle
+    ExcludedPath,   // not counted: excluded path (static assets)
+    SafeUserAgent,  // not counted: a safe user agent
+    HasCookies,     // not counted: cookie-less-only mode and the request has cookies
+};
+const char* toString(Reason reason);
+
+struct HeaderField {
+    std::string_view name;
+    std::string_view value;
+};
+
+struct RequestFacts {
+    IpAddress peer;    // the TCP peer
+    IpAddress client;  // after trusted-proxy resolution (equal to peer without proxies)
+    std::string_view method;
+    std::string_view path;   // without the query
+    std::string_view query;  // without '?'
+    std::string_view userAgent;
+    std::uint32_t cookieCount = 0;
+    // Customer id if the listener already extracted it; when empty the engine
+    // looks in the query parameter / header named by the settings.
+    std::string_view customerId;
+    // Every request header, for header discriminators and the cooldown user key.
+    std::span<const HeaderField> headers;
+};
+
+// A short, fixed-capacity name so a decision never allocates.
+struct ShortName {
+    static constexpr std::size_t Capacity = 47;
+    char text[Capacity + 1] = {};
+    std::uint8_t length = 0;
+
+    void assign(std::string_view s)
+    {
+        length = std::uint8_t(std::min(s.size(), Capacity));
+        std::memcpy(text, s.data(), length);
+        text[length] = '\0';
+    }
+    std::string_view view() const { return {text, length}; }
+    bool empty() const { return length == 0; }
+};
+
+struct Decision {
+    Action action = Action::Allow;
+    Action wouldBe = Action::Allow;  // what it would be without dry-run
+    Reason reason = Reason::Counted;
+    ShortName rule;                  // the binding level: "ip-3s", "pro-1m", "cooldown:comments", "blocklist"
+    std::uint32_t limit = 0;         // of the binding level (0: no level applied)
+    std::uint32_t count = 0;         // requests counted in the binding window, this one included if counted
+    std::uint32_t remaining = 0;     // of the binding level, after this request
+    Millis windowMs = 0;             // the binding level's period
+    Millis resetMs = 0;              // until the binding window's quota is whole again
+    Millis retryAfterMs = 0;         // until the same request would pass (0 when allowed)
+    Millis listExpiresAt = 0;        // for block/safelist decisions: when the entry ends
+    bool autoBanned = false;         // this very request put the client on the blocklist
+    bool customer = false;           // decided by a customer tier
+
+    bool refused() const { return action == Action::Throttle || action == Action::Block; }
+    // HTTP Retry-After: whole seconds, rounded up, at least 1.
+    std::int64_t retryAfterSeconds() const { return std::max<std::int64_t>(1, ceilDiv(retryAfterMs, 1000)); }
+    std::int64_t resetSeconds() const { return ceilDiv(resetMs, 1000); }
+};
+
+} // namespace Floodgate::Core

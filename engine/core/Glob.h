@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: MIT
+// Glob patterns for paths and user agents: '*' matches any run of characters
+// (including '/'), '?' one character. A set of patterns is compiled so the
+// common shapes ("*.css", "/static/*", "/login") cost a comparison, not a
+// backtracking match.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace Floodgate::Core {
+
+bool globMatch(std::string_view pattern, std::string_view text, bool ignoreCase = false);
+
+class PatternSet {
+public:
+    PatternSet() = default;
+    // Globs when a pattern has '*' or '?'; otherwise exact (or, with
+    // substringWhenPlain, a substring match: "Googlebot" in a user agent).
+    explicit PatternSet(const std::vector<std::string>& patterns, bool ignoreCase = false, bool substringWhenPlain = false);
+
+    bool matches(std::string_view text) const;
+    bool empty() const { return m_suffixes.empty() && m_prefixes.empty() && m_exact.empty() && m_globs.empty() && m_substrings.empty(); }
+
+private:
+    bool m_ignoreCase = false;
+    std::vector<std::string> m_suffixes;    // "*.css" -> ".css"
+    std::vector<std::string> m_prefixes;    // "/static/*" -> "/static/"
+    std::vector<std::string> m_exact;
+    std::vector<std::string> m_substrings;
+    std::vector<std::string> m_globs;
+};
+
+} // namespace Floodgate::Core

@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: MIT
+#include "KeyTable.h"
+
+#include "Hash.h"
+#include "Tuning.h"
+
+#include <algorithm>
+#include <bit>
+#include <new>
+
+namespace Floodgate::Core {
+
+std::uint64_t hashKey(const TableKey& key)
+{
+    return hashWords(key.a, key.b ^ (key.extra * 0x9e3779b97f4a7c15ULL), key.space);
+}
+
+namespace {
+
+std::size_t shardCountFor(std::size_t capacity)
+{
+    // Small tables (tests, customer tables) keep one shard so LRU order and
+    // capacity are exact; large ones spread over up to Tuning::keyTableShards.
+    std::size_t n = std::bit_floor(std::max<std::size_t>(1, capacity / 4096));
+    return std::min(n, Tuning::keyTableShards);
+}
+
+} // namespace
+
+KeyTable::KeyTable(std::size_t capacity, std::uint16_t strideCells)
+    : m_capacity(std::max<std::size_t>(1, capacity))
+    , m_stride(strideCells)
+    , m_slotBytes((sizeof(Header) + sizeof(std::uint32_t) * strideCells + 7) & ~std::size_t(7))
+    , m_shardCount(shardCountFor(m_capacity))
+    , m_shards(std::make_unique<Shard[]>(m_shardCount))
+{
+    m_shardCapacity = (m_capacity + m_shardCount - 1) / m_shardCount;
+    for (std::size_t i = 0; i < m_shardCount; ++i) {
+        m_shards[i].index.assign(16, 0);
+        m_shards[i].mask = 15;
+    }
+}
+
+KeyTable::~KeyTable() = default;
+
+KeyTable::Shard& KeyTable::shardFor(std::uint64_t hash) const
+{
+    // High bits pick the shard, low bits the index position: independent.
+    return m_shards[(hash >> 40) & (m_shardCount - 1)];
+}
+
+KeyTable::Header& KeyTable::header(const Shard& s, std::uint32_t slot) const
+{
+    std::byte* base = s.chunks[slot / Tuning::slotsPerChunk].get();
+    return *reinterpret_cast<Header*>(base + (slot % Tuning::slotsPerChunk) * m_slotBytes);
+}
+
+std::uint32_t* KeyTable::cells(const Shard& s, std::uint32_t slot) const
+{
+    return reinterpret_cast<std::uint32_t*>(reinterpret_cast<std::byte*>(&header(s, slot)) + sizeof(Header));
+}
+
+std::uint32_t KeyTable::find(const Shard& s, const TableKey& key, std::uint64_t hash) const
+{
+    std::uint64_t i = hash & s.mask;
+    while (true) {
+        const std::uint32_t v = s.index[i];
+        if (v == 0)
+            return 0;
+        if (header(s, v - 1).key == key)
+            return v;
+        i = (i + 1) & s.mask;
+    }
+}
+
+void KeyTable::unlinkLru(Shard& s, std::uint32_t slot)
+{
+    Header& h = header(s, slot);
+    if (h.prev)
+        header(s, h.prev - 1).next = h.next;
+    else
+        s.head = h.next;
+    if (h.next)
+        header(s, h.next - 1).prev = h.prev;
+    else
+        s.tail = h.prev;
+    h.prev = h.next = 0;
+}
+
+void KeyTable::touch(Shard& s, std::uint32_t slot)
+{
+    if (s.head == slot + 1)
+        return;  // already most recent: the hot key costs nothing here
+    unlinkLru(s, slot);
+    Header& h = header(s, slot);
+    h.next = s.head;
+    if (s.head)
+        header(s, s.head - 1).prev = slot + 1;
+    s.head = slot + 1;
+    if (!s.tail)
+        s.tail = slot + 1;
+}
+
+void KeyTable::remove(Shard& s, std::uint32_t slot, bool eviction)
+{
+    Header& h = header(s, slot);
+    // Backward-shift deletion keeps linear probing correct without tombstones.
+    std::uint64_t i = hashKey(h.key) & s.mask;
+    while (s.index[i] != slot + 1)
+        i = (i + 1) & s.mask;
+    std::uint64_t j = i;
+    while (true) {
+        j = (j + 1) & s.mask;
+        const std::uint32_t v = s.index[j];
+        if (v == 0)
+            break;
+        const std::uint64_t k = hashKey(header(s, v - 1).key) & s.mask;
+        // Move v back to the hole at i unless its home k lies cyclically in (i, j].
+        const bool between = (i <= j) ? (i < k && k <= j) : (i < k || k <= j);
+        if (!between) {
+            s.index[i] = v;
+            i = j;
+        }
+    }
+    s.index[i] = 0;
+    unlinkLru(s, slot);
+    h.key = TableKey{};
+    h.signature = 0;
+    h.next = s.freeHead;
+    s.freeHead = slot + 1;
+    --s.count;
+    (eviction ? s.evictions : s.expirations).fetch_add(1, std::memory_order_relaxed);
+}
+
+std::size_t KeyTable::expireTail(Shard& s, Millis now, std::size_t maxCount)
+{
+    std::size_t n = 0;
+    while (n < maxCount && s.tail) {
+        const std::uint32_t t = s.tail - 1;
+        if (header(s, t).expiresAt > now)
+            break;
+        remove(s, t, false);
+        ++n;
+    }
+    return n;
+}
+
+std::uint32_t KeyTable::findOrInsert(Shard& s, const TableKey& key, std::uint64_t hash, Millis now, bool& created)
+{
+    if (const std::uint32_t v = find(s, key, hash))
+        return v - 1;
+    created = true;
+    // Forget a little idle state on every insert (amortised expiry), then make
+    // room at capacity by evicting the least recently used key.
+    expireTail(s, now, 2);
+    if (s.count >= m_shardCapacity && s.tail)
+        remove(s, s.tail - 1, header(s, s.tail - 1).expiresAt > now);
+
+    std::uint32_t slot;
+    if (s.freeHead) {
+        slot = s.freeHead - 1;
+        s.freeHead = header(s, slot).next;
+    } else {
+        slot = s.used++;
+        if (slot / Tuning::slotsPerChunk >= s.chunks.size())
+            s.chunks.push_back(std::make_unique<std::byte[]>(Tuning::slotsPerChunk * m_slotBytes));
+    }
+    Header& h = *new (&header(s, slot)) Header{};
+    h.key = key;
+    h.lastSeen = now;
+    h.expiresAt = now;
+    std::memset(cells(s, slot), 0, sizeof(std::uint32_t) * m_stride);
+    ++s.count;
+
+    // Keep the index at most 3/4 full.
+    if ((std::uint64_t(s.count) + 1) * 4 > (s.mask + 1) * 3) {
+        const std::uint64_t cap = (s.mask + 1) * 2;
+        std::vector<std::uint32_t> bigger(cap, 0);
+        for (std::uint32_t v : s.index) {
+            if (v == 0)
+                continue;
+            std::uint64_t i = hashKey(header(s, v - 1).key) & (cap - 1);
+            while (bigger[i] != 0)
+                i = (i + 1) & (cap - 1);
+            bigger[i] = v;
+        }
+        s.index.swap(bigger);
+        s.mask = cap - 1;
+    }
+    std::uint64_t i = hash & s.mask;
+    while (s.index[i] != 0)
+        i = (i + 1) & s.mask;
+    s.index[i] = slot + 1;
+    return slot;
+}
+
+std::size_t KeyTable::purge(Millis now)
+{
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < m_shardCount; ++i) {
+        Shard& s = m_shards[i];
+        std::lock_guard lock(s.mutex);
+        // The LRU order is by last use, expiry can differ by key shape: walk
+        // the whole list, it is cheap next to the work of keeping it ordered.
+        for (std::uint32_t p = s.tail; p != 0;) {
+            const std::uint32_t prev = header(s, p - 1).prev;
+            if (header(s, p - 1).expiresAt <= now) {
+                remove(s, p - 1, false);
+                ++n;
+            }
+            p = prev;
+        }
+    }
+    return n;
+}
+
+std::size_t KeyTable::size() const
+{
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < m_shardCount; ++i) {
+        std::lock_guard lock(m_shards[i].mutex);
+        n += m_shards[i].count;
+    }
+    return n;
+}
+
+std::uint64_t KeyTable::evictions() const
+{
+    std::uint64_t n = 0;
+    for (std::size_t i = 0; i < m_shardCount; ++i)
+        n += m_shards[i].evictions.load(std::memory_order_relaxed);
+    return n;
+}
+
+std::uint64_t KeyTable::expirations() const
+{
+    std::uint64_t n = 0;
+    for (std::size_t i = 0; i < m_shardCount; ++i)
+        n += m_shards[i].expirations.load(std::memory_order_relaxed);
+    return n;
+}
+
+} // namespace Floodgate::Core

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: MIT
+// The tracked keys: a sharded open-addressing hash table whose entries carry
+// their own cells (bucket rings, lockout state), an LRU list per shard for
+// eviction at capacity, and idle expiry when a key's last bucket has left its
+// longest window. Internal to the engine; no I/O, no Qt.
+#pragma once
+
+#include "Time.h"
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace Floodgate::Core {
+
+struct TableKey {
+    std::uint64_t a = 0;      // address words, or a string hash
+    std::uint64_t b = 0;
+    std::uint64_t extra = 0;  // second discriminator (user agent, header value) hashed
+    std::uint32_t space = 0;  // 0 = client address; rule-specific spaces above
+    std::uint32_t pad = 0;
+    friend bool operator==(const TableKey&, const TableKey&) = default;
+};
+
+std::uint64_t hashKey(const TableKey& key);
+
+class KeyTable {
+public:
+    struct Header {
+        TableKey key;                   // 32 bytes
+        std::uint32_t prev = 0;         // LRU neighbours (slot index + 1; 0 = none)
+        std::uint32_t next = 0;
+        Millis lastSeen = 0;
+        Millis expiresAt = 0;           // when nothing in the cells matters any more
+        std::uint32_t signature = 0;    // the cell layout the cells were written with
+        std::uint32_t flags = 0;
+        std::uint64_t detail = 0;       // free for the owner (the client space keeps the low 64 bits of the last address)
+    };
+    static_assert(sizeof(Header) == 72);
+
+    KeyTable(std::size_t capacity, std::uint16_t strideCells);
+    ~KeyTable();
+    KeyTable(const KeyTable&) = delete;
+    KeyTable& operator=(const KeyTable&) = delete;
+
+    std::uint16_t strideCells() const { return m_stride; }
+    std::size_t capacity() const { return m_capacity; }
+
+    // Finds or creates the entry for `key` under its shard lock and calls
+    // fn(Header&, std::uint32_t* cells, bool created). When the entry's
+    // signature differs from `signature`, its cells are zeroed first (the
+    // rule shape changed). The entry becomes most recently used and its
+    // expiry moves to at least now + keepMs.
+    template <class Fn>
+    decltype(auto) with(const TableKey& key, std::uint32_t signature, Millis now, Millis keepMs, Fn&& fn);
+
+    // Calls fn(const Header&, const std::uint32_t* cells) for every live entry,
+    // one shard at a time under its lock. Entries whose expiry has passed are skipped.
+    template <class Fn>
+    void forEach(Millis now, Fn&& fn) const;
+
+    // Looks an entry up without creating or touching it.
+    template <class Fn>
+    bool read(const TableKey& key, Millis now, Fn&& fn) const;
+
+    // Removes entries that expired at or before now; returns how many.
+    std::size_t purge(Millis now);
+
+    std::size_t size() const;
+    std::uint64_t evictions() const;
+    std::uint64_t expirations() const;
+    std::size_t bytesPerSlot() const { return m_slotBytes; }
+
+private:
+    struct Shard;
+    Shard& shardFor(std::uint64_t hash) const;
+    std::uint32_t findOrInsert(Shard& s, const TableKey& key, std::uint64_t hash, Millis now, bool& created);
+    std::uint32_t find(const Shard& s, const TableKey& key, std::uint64_t hash) const;
+    Header& header(const Shard& s, std::uint32_t slot) const;
+    std::uint32_t* cells(const Shard& s, std::uint32_t slot) const;
+    void touch(Shard& s, std::uint32_t slot);
+    void unlinkLru(Shard& s, std::uint32_t slot);
+    void remove(Shard& s, std::uint32_t slot, bool eviction);
+    std::size_t expireTail(Shard& s, Millis now, std::size_t maxCount);
+
+    std::size_t m_capacity;
+    std::size_t m_shardCapacity;
+    std::uint16_t m_stride;
+    std::size_t m_slotBytes;
+    std::size_t m_shardCount;
+    std::unique_ptr<Shard[]> m_shards;
+};
+
+// ---- implementation of the templates -------------------------------------
+
+struct alignas(64) KeyTable::Shard {
+    mutable std::mutex mutex;
+    std::vector<std::uint32_t> index;  // slot + 1, 0 = empty; linear probing
+    std::uint64_t mask = 0;
+    std::vector<std::unique_ptr<std::byte[]>> chunks;
+    std::uint32_t used = 0;      // slots ever handed out
+    std::uint32_t freeHead = 0;  // slot + 1 of the first free slot (chained through Header::next)
+    std::uint32_t head = 0;      // most recently used (slot + 1)
+    std::uint32_t tail = 0;      // least recently used (slot + 1)
+    std::uint32_t count = 0;
+    std::atomic<std::uint64_t> evictions{0};
+    std::atomic<std::uint64_t> expirations{0};
+};
+
+template <class Fn>
+decltype(auto) KeyTable::with(const TableKey& key, std::uint32_t signature, Millis now, Millis keepMs, Fn&& fn)
+{
+    const std::uint64_t h = hashKey(key);
+    Shard& s = shardFor(h);
+    std::lock_guard lock(s.mutex);
+    bool created = false;
+    const std::uint32_t slot = findOrInsert(s, key, h, now, created);
+    Header& hd = header(s, slot);
+    std::uint32_t* c = cells(s, slot);
+    if (hd.signature != signature) {
+        std::memset(c, 0, sizeof(std::uint32_t) * m_stride);
+        hd.signature = signature;
+    }
+    if (now > hd.lastSeen)
+        hd.lastSeen = now;
+    if (now + keepMs > hd.expiresAt)
+        hd.expiresAt = now + keepMs;
+    touch(s, slot);
+    return fn(hd, c, created);
+}
+
+template <class Fn>
+void KeyTable::forEach(Millis now, Fn&& fn) const
+{
+    for (std::size_t i = 0; i < m_shardCount; ++i) {
+        const Shard& s = m_shards[i];
+        std::lock_guard lock(s.mutex);
+        for (std::uint32_t p = s.head; p != 0;) {
+            const Header& hd = header(s, p - 1);
+            if (hd.expiresAt > now)
+                fn(hd, static_cast<const std::uint32_t*>(cells(s, p - 1)));
+            p = hd.next;
+        }
+    }
+}
+
+template <class Fn>
+bool KeyTable::read(const TableKey& key, Millis now, Fn&& fn) const
+{
+    const std::uint64_t h = hashKey(key);
+    const Shard& s = shardFor(h);
+    std::lock_guard lock(s.mutex);
+    const std::uint32_t slot = find(s, key, h);
+    if (slot == 0)
+        return false;
+    const Header& hd = header(s, slot - 1);
+    if (hd.expiresAt <= now)
+        return false;
+    fn(hd, static_cast<const std::uint32_t*>(cells(s, slot - 1)));
+    return true;
+}
+
+} // namespace Floodgate::Core

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: MIT
+// The words the engine's enums are written as in the API, the log and the UI.
+#include "Decision.h"
+#include "Snapshot.h"
+
+namespace Floodgate::Core {
+
+const char* toString(Action action)
+{
+    switch (action) {
+    case Action::Allow: return "allow";
+    case Action::Throttle: return "throttle";
+    case Action::Block: return "block";
+    case Action::DryRun: return "dry_run";
+    }
+    return "allow";
+}
+
+const char* toString(Reason reason)
+{
+    switch (reason) {
+    case Reason::Counted: return "counted";
+    case Reason::OverLimit: return "over_limit";
+    case Reason::Cooldown: return "cooldown";
+    case Reason::Blocklisted: return "blocklisted";
+    case Reason::AutoBanned: return "auto_banned";
+    case Reason::Safelisted: return "safelisted";
+    case Reason::ExcludedPath: return "excluded_path";
+    case Reason::SafeUserAgent: return "safe_user_agent";
+    case Reason::HasCookies: return "has_cookies";
+    }
+    return "counted";
+}
+
+const char* toString(ClientState state)
+{
+    switch (state) {
+    case ClientState::Ok: return "ok";
+    case ClientState::Throttled: return "throttled";
+    case ClientState::Blocked: return "blocked";
+    case ClientState::Safelisted: return "safelisted";
+    }
+    return "ok";
+}
+
+std::string ClientSummary::keyText() const
+{
+    if (keyPrefix >= 128 || (key.isV4() && keyPrefix >= 128))
+        return key.toString();
+    return Cidr(key, keyPrefix).toString();
+}
+
+} // namespace Floodgate::Core

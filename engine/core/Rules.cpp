@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: MIT
+#include "Rules.h"
+
+#include "Tuning.h"
+#include "Window.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace Floodgate::Core {
+
+namespace {
+
+Level level(std::uint32_t limit, Millis periodMs, Algorithm algorithm = Algorithm::SlidingWindow)
+{
+    Level l;
+    l.limit = limit;
+    l.periodMs = periodMs;
+    l.algorithm = algorithm;
+    return l;
+}
+
+constexpr Millis SECOND = 1000;
+constexpr Millis MINUTE = 60 * SECOND;
+constexpr Millis HOUR = 60 * MINUTE;
+
+std::optional<std::string> checkLevels(const std::vector<Level>& levels, const std::string& field, bool allowEmpty)
+{
+    if (levels.empty() && !allowEmpty)
+        return field + " must have at least one level";
+    std::set<Millis> periods;
+    for (std::size_t i = 0; i < levels.size(); ++i) {
+        const Level& l = levels[i];
+        const std::string f = field + "[" + std::to_string(i) + "]";
+        if (l.limit == 0)
+            return f + ".limit must be > 0";
+        if (l.periodMs <= 0)
+            return f + ".period must be > 0";
+        if (l.periodMs > 366 * 24 * HOUR)
+            return f + ".period must be at most a year";
+        if (l.name.size() > 40)
+            return f + ".name must be at most 40 characters";
+        if (l.algorithm == Algorithm::SlidingWindow) {
+            if (l.bucketMs < 0)
+                return f + ".bucket must be >= 0";
+            if (l.bucketMs > l.periodMs)
+                return f + ".bucket must not be longer than the period";
+            const Millis width = l.bucketMs > 0 ? l.bucketMs : ceilDiv(l.periodMs, Tuning::defaultSlidingBuckets);
+            if (ceilDiv(l.periodMs, std::max<Millis>(1, width)) > Millis(Tuning::maxSlidingBuckets))
+                return f + ".bucket is too narrow: at most " + std::to_string(Tuning::maxSlidingBuckets) + " buckets per period";
+        }
+        if (l.lockoutMs < 0)
+            return f + ".lockout must be >= 0";
+        if (!periods.insert(l.periodMs).second)
+            return f + ".period repeats another level's period";
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
+bool equalsIgnoreCase(std::string_view a, std::string_view b)
+{
+    if (a.size() != b.size())
+        return false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        char x = a[i], y = b[i];
+        if (x >= 'A' && x <= 'Z')
+            x = char(x - 'A' + 'a');
+        if (y >= 'A' && y <= 'Z')
+            y = char(y - 'A' + 'a');
+        if (x != y)
+            return false;
+    }
+    return true;
+}
+
+std::string formatPeriod(Millis ms)
+{
+    if (ms % SECOND != 0)
+        return std::to_string(ms) + "ms";
+    const Millis s = ms / SECOND;
+    if (s % 86400 == 0)
+        return std::to_string(s / 86400) + "d";
+    if (s % 3600 == 0)
+        return std::to_string(s / 3600) + "h";
+    if (s % 60 == 0)
+        return std::to_string(s / 60) + "m";
+    return std::to_string(s) + "s";
+}
+
+EngineConfig defaultConfig()
+{
+    EngineConfig c;
+    ThrottleRule ip;
+    ip.name = "ip";
+    // seed 003: 6 per 3 s, locked out for 3 s once over (a steady 1 req/s bot
+    // is never refused, a 20 req/s flood is); seed 004's backoff levels.
+    Level burst = level(6, 3 * SECOND, Algorithm::Lockout);
+    burst.lockoutMs = 3 * SECOND;
+    ip.levels = {burst, level(300, 5 * MINUTE), level(600, 30 * MINUTE)};
+    c.rules.push_back(ip);
+
+    Cooldown comments;
+    comments.name = "comments";
+    comments.method = "POST";
+    comments.pathGlob = "/comments";
+    comments.durationMs = 30 * SECOND;
+    c.cooldowns.push_back(comments);
+
+    c.tiers = {
+        Tier{"Free", {level(100, HOUR)}},
+        Tier{"Pro", {level(100, MINUTE), level(5000, HOUR)}},
+        Tier{"Enterprise", {level(200, MINUTE), level(10000, HOUR)}},
+    };
+    c.bot.excludedPaths = {"*.css", "*.js", "*.png", "*.jpg", "*.gif", "*.svg", "*.ico", "*.woff2"};
+    return c;
+}
+
+std::vector<Level> effectiveLevels(const Tier& tier, const Customer& customer)
+{
+    std::map<Millis, Level> byPeriod;
+    for (const Level& l : tier.levels)
+        byPeriod[l.periodMs] = l;
+    for (const Level& l : customer.overrides)
+        byPeriod[l.periodMs] = l;
+    std::vector<Level> out;
+    for (auto& [period, l] : byPeriod)
+        out.push_back(l);
+    return out;
+}
+
+std::optional<std::string> validate(const EngineConfig& c)
+{
+    std::set<std::string> names;
+    for (std::size_t i = 0; i < c.rules.size(); ++i) {
+        const ThrottleRule& r = c.rules[i];
+        const std::string f = "rules[" + std::to_string(i) + "]";
+        if (r.name.empty())
+            return f + ".name must not be empty";
+        if (!names.insert(r.name).second)
+            return f + ".name \"" + r.name + "\" is used twice";
+        if (r.discriminator == Discriminator::Header && r.header.empty())
+            return f + ".header must name a header for a header discriminator";
+        if (auto e = checkLevels(r.levels, f + ".levels", false))
+            return e;
+    }
+    std::set<std::string> cooldownNames;
+    for (std::size_t i = 0; i < c.cooldowns.size(); ++i) {
+        const Cooldown& cd = c.cooldowns[i];
+        const std::string f = "cooldowns[" + std::to_string(i) + "]";
+        if (cd.name.empty())
+            return f + ".name must not be empty";
+        if (!cooldownNames.insert(cd.name).second)
+            return f + ".name \"" + cd.name + "\" is used twice";
+        if (cd.pathGlob.empty())
+            return f + ".path must not be empty";
+        if (cd.durationMs <= 0)
+            return f + ".duration must be > 0";
+    }
+    std::set<std::string> tierNames;
+    for (std::size_t i = 0; i < c.tiers.size(); ++i) {
+        const Tier& t = c.tiers[i];
+        const std::string f = "tiers[" + std::to_string(i) + "]";
+        if (t.name.empty())
+            return f + ".name must not be empty";
+        if (!tierNames.insert(t.name).second)
+            return f + ".name \"" + t.name + "\" is used twice";
+        if (auto e = checkLevels(t.levels, f + ".levels", false))
+            return e;
+    }
+    std::set<std::string> customerIds;
+    for (std::size_t i = 0; i < c.customers.size(); ++i) {
+        const Customer& cu = c.customers[i];
+        const std::string f = "customers[" + std::to_string(i) + "]";
+        if (cu.id.empty())
+            return f + ".id must not be empty";
+        if (!customerIds.insert(cu.id).second)
+            return f + ".id \"" + cu.id + "\" is used twice";
+        if (!tierNames.count(cu.tier))
+            return f + ".tier \"" + cu.tier + "\" is not a known tier";
+        if (auto e = checkLevels(cu.overrides, f + ".overrides", true))
+            return e;
+    }
+    const Escalation& e = c.escalation;
+    if (e.enabled) {
+        if (e.refusals == 0)
+            return std::string("escalation.refusals must be > 0");
+        if (e.findMs <= 0)
+            return std::string("escalation.find must be > 0");
+        if (e.banMs <= 0)
+            return std::string("escalation.ban must be > 0");
+        if (e.maxBanMs < e.banMs)
+            return std::string("escalation.max_ban must be >= escalation.ban");
+        if (e.factor == 0)
+            return std::string("escalation.factor must be >= 1");
+    }
+    const Settings& s = c.settings;
+    if (s.throttleStatus != 429 && s.throttleStatus != 503 && s.throttleStatus != 403)
+        return std::string("settings.throttle_status must be 429, 503 or 403");
+    if (s.ipv6PrefixBits < 1 || s.ipv6PrefixBits > 128)
+        return std::string("settings.ipv6_prefix must be 1-128");
+    if (s.ipv4PrefixBits < 1 || s.ipv4PrefixBits > 32)
+        return std::string("settings.ipv4_prefix must be 1-32");
+    if (s.maxTrackedKeys < 1)
+        return std::string("settings.max_tracked_keys must be > 0");
+    return std::nullopt;
+}
+
+} // namespace Floodgate::Core

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: MIT
+// What the operator configures: throttle rules and their levels, cooldowns,
+// customer tiers, bot options, escalation and settings. Plain values; the
+// engine compiles a validated copy and publishes it atomically.
+#pragma once
+
+#include "Address.h"
+#include "Time.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace Floodgate::Core {
+
+enum class Algorithm : std::uint8_t {
+    SlidingWindow,  // buckets over the period; a request passes while the window sum < limit
+    FixedWindow,    // rack-attack: counter keyed floor(now / period), reset at each boundary
+    Lockout,        // seed 003: the window starts at the first request; once over,
+                    // refused for the lockout time, then let in again
+};
+
+enum class Discriminator : std::uint8_t {
+    ClientAddress,        // the client address (IPv6 cut to the counting prefix)
+    AddressAndUserAgent,  // many users behind one NAT with different browsers
+    Header,               // the value of a request header (an API key, a session id)
+};
+
+// One "limit per period" of a rule.
+struct Level {
+    std::string name;            // shown in headers and the UI; empty: "<rule>-<period>"
+    std::uint32_t limit = 0;     // requests allowed per period (> 0)
+    Millis periodMs = 0;         // > 0
+    Algorithm algorithm = Algorithm::SlidingWindow;
+    Millis bucketMs = 0;         // sliding only: bucket width; 0 = period / Tuning::defaultSlidingBuckets
+    Millis lockoutMs = 0;        // lockout only: how long a client is refused once over; 0 = the period
+    bool countRefused = false;   // do refused requests count against this level?
+                                 // (seed 001 counts them; seed 003 does not: the default)
+                                 // For a lockout level it means a refusal restarts the lockout.
+};
+
+struct ThrottleRule {
+    std::string name;  // "ip"
+    Discriminator discriminator = Discriminator::ClientAddress;
+    std::string header;    // for Discriminator::Header
+    std::string method;    // empty = any method
+    std::string pathGlob;  // empty = any path
+    std::vector<Level> levels;
+};
+
+// Seed 002: once an action succeeded, the same user may not repeat it for a while.
+struct Cooldown {
+    std::string name;        // "comments"
+    std::string method;      // "POST"
+    std::string pathGlob;    // "/comments"
+    Millis durationMs = 0;
+    std::string userHeader = "X-User-Id";  // identifies the user; absent: the client address
+};
+
+struct Tier {
+    std::string name;  // "Pro"
+    std::vector<Level> levels;
+};
+
+struct Customer {
+    std::string id;    // the customer_id the client sends
+    std::string name;  // "Acme Inc."
+    std::string tier;  // a Tier name
+    // Replace the tier's level of the same period and add the others (seed 004's
+    // {60:100, 3600:1000, 86400:10000}).
+    std::vector<Level> overrides;
+};
+
+struct BotOptions {
+    bool cookielessOnly = false;              // count only requests without cookies
+    std::vector<std::string> safeUserAgents;  // glob if it has * or ?, otherwise a case-insensitive substring
+    std::vector<std::string> excludedPaths;   // globs on the path; these requests are not counted
+};
+
+// fail2ban's bantime.increment: K refusals within F put the client on the
+// blocklist for T, doubling on each repeat up to a cap.
+struct Escalation {
+    bool enabled = true;
+    std::uint32_t refusals = 100;       // K
+    Millis findMs = 60'000;             // F
+    Millis banMs = 15 * 60'000;         // T
+    Millis maxBanMs = 7LL * 24 * 3600'000;
+    std::uint32_t factor = 2;           // each repeat multiplies the ban by this
+};
+
+enum class CustomerSource : std::uint8_t { QueryParameter, Header, Either };
+
+struct Settings {
+    int throttleStatus = 429;         // 429, 503 or 403
+    int ipv6PrefixBits = 64;          // IPv6 clients are counted per this prefix
+    int ipv4PrefixBits = 32;
+    bool dryRun = false;              // decide and report, let everything through
+    bool rateLimitHeadersOnAllowed = true;
+    CustomerSource customerSource = CustomerSource::Either;
+    std::string customerParam = "customer_id";
+    std::string customerHeader = "X-Customer-Id";
+    std::vector<Cidr> trustedProxies;  // used by the listener
+    std::size_t maxTrackedKeys = 1'000'000;
+};
+
+struct EngineConfig {
+    std::vector<ThrottleRule> rules;  // apply to anonymous clients (no known customer)
+    std::vector<Cooldown> cooldowns;
+    std::vector<Tier> tiers;
+    std::vector<Customer> customers;
+    BotOptions bot;
+    Escalation escalation;
+    Settings settings;
+};
+
+// INTERFACE.md's defaults on a new database.
+EngineConfig defaultConfig();
+
+// nullopt when the configuration can be published; otherwise what is wrong,
+// naming the field ("rules[0].levels[1].limit must be > 0").
+std::optional<std::string> validate(const EngineConfig& config);
+
+// "3s", "5m", "30m", "1h", "1d", "90s": the compact period used in level names.
+std::string formatPeriod(Millis periodMs);
+// The effective levels of a customer: the tier's, with overrides replacing the
+// level of the same period and adding the others; sorted by period.
+std::vector<Level> effectiveLevels(const Tier& tier, const Customer& customer);
+
+// Case-insensitive ASCII comparison (header names, methods).
+bool equalsIgnoreCase(std::string_view a, std::string_view b);
+
+} // namespace Floodgate::Core

@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: MIT
+// Bounded copies of the engine's state for the console and the admin API.
+// Taking one never holds more than one shard lock at a time.
+#pragma once
+
+#include "AddressList.h"
+#include "Decision.h"
+#include "Time.h"
+#include "Tuning.h"
+#include "Window.h"
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace Floodgate::Core {
+
+enum class ClientState : std::uint8_t { Ok, Throttled, Blocked, Safelisted };
+const char* toString(ClientState state);  // "ok" | "throttled" | "blocked" | "safelisted"
+
+// One second of traffic by action.
+struct SecondCounts {
+    Millis second = 0;  // start of the second, ms since the epoch
+    std::array<std::uint64_t, ActionCount> byAction{};  // indexed by Action
+    std::uint64_t total() const { return byAction[0] + byAction[1] + byAction[2] + byAction[3]; }
+};
+
+struct EngineCounters {
+    std::array<std::uint64_t, ActionCount> decisions{};  // since start, by Action
+    std::uint64_t trackedKeys = 0;
+    std::uint64_t evictions = 0;     // keys dropped at capacity (least recently used)
+    std::uint64_t expirations = 0;   // idle keys forgotten when their last bucket left the window
+    std::uint64_t autoBans = 0;      // escalations since start
+    std::uint64_t activeCooldowns = 0;
+    std::size_t blocklistEntries = 0;
+    std::size_t safelistEntries = 0;
+    std::size_t automaticEntries = 0;
+    std::size_t capacity = 0;
+};
+
+// The state of one level for one key.
+struct LevelUsage {
+    std::string name;
+    Algorithm algorithm = Algorithm::SlidingWindow;
+    std::uint32_t limit = 0;
+    Millis periodMs = 0;
+    std::uint32_t used = 0;       // counted in the window now
+    std::uint32_t remaining = 0;
+    Millis resetMs = 0;
+    Millis retryAfterMs = 0;      // > 0 while this level refuses
+    bool refusing = false;
+    std::vector<BucketView> buckets;  // oldest first
+};
+
+struct ClientSummary {
+    IpAddress key;            // the counting key (IPv6 cut to its prefix)
+    int keyPrefix = 128;      // prefix of the key in the 128-bit space
+    IpAddress lastAddress;    // the full address last seen under this key
+    std::uint32_t lastBucket = 0;  // requests in the current 3 s bucket
+    std::uint32_t last60s = 0;     // requests in the live window (60 s)
+    double ratePerSecond = 0;      // last60s over the live window... of what was observed
+    std::array<std::uint32_t, Tuning::liveBucketCount> live{};  // oldest first
+    // The binding level: least remaining.
+    std::string bindingRule;
+    std::uint32_t bindingUsed = 0;
+    std::uint32_t bindingLimit = 0;
+    Millis retryAfterMs = 0;
+    ClientState state = ClientState::Ok;
+    Millis lastSeen = 0;
+    std::string customer;          // the customer id this address last spoke for, if any
+    std::uint32_t customerTag = 0; // internal: which customer (0 = anonymous)
+    std::string keyText() const;  // "203.0.113.7" or "2001:db8:1:2::/64"
+};
+
+struct ClientDetail {
+    ClientSummary summary;
+    std::vector<LevelUsage> levels;
+    std::optional<ListEntry> listEntry;  // the block/safelist entry that applies, if any
+    std::optional<ListKind> listKind;
+};
+
+// seed 000's "dump of the buckets": each live bucket with its top keys.
+struct LiveBucket {
+    Millis startMs = 0;
+    std::uint64_t total = 0;  // all keys' requests in this bucket
+    std::vector<std::pair<IpAddress, std::uint32_t>> top;  // counting key, requests; most first
+};
+
+struct LiveBuckets {
+    Millis bucketMs = Tuning::liveBucketMs;
+    std::vector<LiveBucket> buckets;  // oldest first, Tuning::liveBucketCount of them
+    std::size_t keys = 0;             // keys with any request in the window
+};
+
+} // namespace Floodgate::Core

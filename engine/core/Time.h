@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: MIT
+// Time in the engine: integer milliseconds since the Unix epoch, always passed
+// in by the caller (one timestamp per event-loop pass), so tests inject it.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+
+namespace Floodgate::Core {
+
+using Millis = std::int64_t;  // milliseconds since 1970-01-01T00:00:00Z
+
+// Ceiling division for non-negative numerators and positive divisors; the
+// "whole seconds, rounded up" of Retry-After.
+constexpr std::int64_t ceilDiv(std::int64_t a, std::int64_t b) { return a <= 0 ? 0 : (a + b - 1) / b; }
+
+// Floor division that is right for negative numerators too (times before the
+// epoch never occur in practice, tests may still use small numbers).
+constexpr std::int64_t floorDiv(std::int64_t a, std::int64_t b)
+{
+    const std::int64_t q = a / b;
+    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+class Clock {
+public:
+    virtual ~Clock() = default;
+    virtual Millis now() const = 0;
+};
+
+class SystemClock final : public Clock {
+public:
+    Millis now() const override
+    {
+        using namespace std::chrono;
+        return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+    }
+};
+
+// A clock tests move by hand.
+class ManualClock final : public Clock {
+public:
+    explicit ManualClock(Millis start = 0) : m_now(start) {}
+    Millis now() const override { return m_now.load(std::memory_order_relaxed); }
+    void set(Millis t) { m_now.store(t, std::memory_order_relaxed); }
+    void advance(Millis d) { m_now.fetch_add(d, std::memory_order_relaxed); }
+
+private:
+    std::atomic<Millis> m_now;
+};
+
+} // namespace Floodgate::Core

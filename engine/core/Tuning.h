@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: MIT
+// Every tunable of the engine core in one place, units in the names.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace Floodgate::Core::Tuning {
+
+// Live view (seed 000): 3 s buckets, 20 of them, so 60 s of history per client.
+inline constexpr std::int64_t liveBucketMs = 3000;
+inline constexpr std::size_t liveBucketCount = 20;
+inline constexpr std::int64_t liveWindowMs = liveBucketMs * static_cast<std::int64_t>(liveBucketCount);
+
+// Sliding-window levels split their period into this many buckets unless a
+// level names its own bucket width. More buckets = a closer approximation of
+// a true sliding log, and 4 bytes more per tracked key per bucket.
+inline constexpr std::uint32_t defaultSlidingBuckets = 10;
+// A level may not ask for more buckets than this (memory per key is bounded).
+inline constexpr std::uint32_t maxSlidingBuckets = 120;
+
+// Tracked keys across all shards before least-recently-used eviction.
+inline constexpr std::size_t defaultMaxTrackedKeys = 1'000'000;
+// Shards of the key table; a power of two. Each has its own lock and is
+// padded to its own cache lines so two listener threads do not share one.
+inline constexpr std::size_t keyTableShards = 64;
+// Entries are allocated in chunks of this many slots (no up-front reservation
+// of the whole capacity: a desktop console with 50 clients stays small).
+inline constexpr std::size_t slotsPerChunk = 512;
+
+// Per-second counters by action kept for the charts: one hour.
+inline constexpr std::size_t statsSeconds = 3600;
+// Per-thread counter slots; threads beyond this share slots (still correct,
+// the counters are atomic, only slower).
+inline constexpr std::size_t statsThreadSlots = 32;
+
+// IPv6 clients are counted per this prefix unless the rules say otherwise.
+inline constexpr int defaultIpv6CountingPrefix = 64;
+
+// Default TTL for safelist/blocklist entries: 7 days.
+inline constexpr std::int64_t defaultListTtlMs = 7LL * 24 * 3600 * 1000;
+
+// Escalation history (how many times a client was banned) is forgotten after
+// this long without a new ban (fail2ban keeps it in its database; we bound it).
+inline constexpr std::int64_t escalationMemoryMs = 7LL * 24 * 3600 * 1000;
+
+// Cooldown entries per shard before the oldest are purged eagerly.
+inline constexpr std::size_t cooldownPurgeThreshold = 4096;
+
+// Snapshot bounds (what the console and the admin API may ask for).
+inline constexpr std::size_t maxTopClients = 1000;
+inline constexpr std::size_t maxEventsKept = 10'000;
+
+} // namespace Floodgate::Core::Tuning

@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: MIT
+#include "Window.h"
+
+#include "Hash.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+namespace Floodgate::Core {
+
+namespace {
+
+constexpr std::uint32_t SATURATED = std::numeric_limits<std::uint32_t>::max();
+
+std::int64_t modPos(std::int64_t b, std::int64_t n)
+{
+    const std::int64_t m = b % n;
+    return m < 0 ? m + n : m;
+}
+
+Millis load64(const std::uint32_t* c)
+{
+    return Millis(std::uint64_t(c[0]) | (std::uint64_t(c[1]) << 32));
+}
+
+void store64(std::uint32_t* c, Millis v)
+{
+    c[0] = std::uint32_t(std::uint64_t(v));
+    c[1] = std::uint32_t(std::uint64_t(v) >> 32);
+}
+
+// The bucket index `now` falls in, never older than the newest bucket the
+// cells already hold: two listener threads may take their timestamps in one
+// order and the lock in the other, and a late-arriving older timestamp must
+// count in the newest bucket rather than wipe the ring.
+std::int64_t currentBucket(std::uint32_t stamp, Millis now, Millis width)
+{
+    const std::int64_t cur = floorDiv(now, width);
+    const auto delta = std::int32_t(std::uint32_t(cur) - stamp);
+    return delta < 0 ? cur - delta : cur;
+}
+
+// Drops buckets that left the window; returns the current bucket index.
+std::int64_t advanceRing(std::uint32_t* stampCell, std::uint32_t* counts, std::uint32_t n, Millis now, Millis width,
+                         bool packed16)
+{
+    const std::int64_t cur = currentBucket(*stampCell, now, width);
+    const std::uint32_t d = std::uint32_t(cur) - *stampCell;
+    if (d == 0)
+        return cur;
+    auto zero = [&](std::int64_t b) {
+        const auto pos = std::size_t(modPos(b, n));
+        if (packed16)
+            counts[pos / 2] &= (pos % 2) ? 0x0000ffffu : 0xffff0000u;
+        else
+            counts[pos] = 0;
+    };
+    if (d >= n) {
+        std::memset(counts, 0, sizeof(std::uint32_t) * (packed16 ? (n + 1) / 2 : n));
+    } else {
+        for (std::uint32_t k = 1; k <= d; ++k)
+            zero(cur - d + k);
+    }
+    *stampCell = std::uint32_t(cur);
+    return cur;
+}
+
+Verdict evaluateSliding(const LevelSpec& s, std::uint32_t* cells, Millis now)
+{
+    const std::int64_t n = s.buckets;
+    std::uint32_t* counts = cells + 1;
+    const std::int64_t cur = advanceRing(cells, counts, s.buckets, now, s.bucketMs, false);
+    std::uint64_t sum = 0;
+    for (std::int64_t i = 0; i < n; ++i)
+        sum += counts[i];
+    Verdict v;
+    v.used = std::uint32_t(std::min<std::uint64_t>(sum, SATURATED));
+    v.allowed = sum < s.limit;
+    // Reset: when the newest non-empty bucket leaves the window.
+    for (std::int64_t b = cur; b > cur - n; --b) {
+        if (counts[modPos(b, n)] != 0) {
+            v.resetMs = (b + n) * s.bucketMs - now;
+            break;
+        }
+    }
+    if (!v.allowed) {
+        // Retry-after: when enough of the oldest buckets have left the window
+        // for the sum to drop below the limit. Bucket b leaves at (b + n) * width.
+        const std::uint64_t need = sum - s.limit + 1;
+        std::uint64_t dropped = 0;
+        for (std::int64_t b = cur - n + 1; b <= cur; ++b) {
+            dropped += counts[modPos(b, n)];
+            if (dropped >= need) {
+                v.retryAfterMs = (b + n) * s.bucketMs - now;
+                break;
+            }
+        }
+    }
+    return v;
+}
+
+std::int64_t fixedWindowIndex(const LevelSpec& s, std::uint32_t* cells, Millis now)
+{
+    const std::int64_t idx = floorDiv(now, s.periodMs);
+    const auto delta = std::int32_t(std::uint32_t(idx) - cells[0]);
+    if (delta > 0 || (cells[1] == 0 && delta != 0)) {
+        cells[0] = std::uint32_t(idx);
+        cells[1] = 0;
+        return idx;
+    }
+    return idx - delta;  // the stored (newest) window
+}
+
+Verdict evaluateFixed(const LevelSpec& s, std::uint32_t* cells, Millis now)
+{
+    const std::int64_t idx = fixedWindowIndex(s, cells, now);
+    Verdict v;
+    v.used = cells[1];
+    v.allowed = v.used < s.limit;
+    const Millis end = (idx + 1) * s.periodMs - now;
+    v.resetMs = v.used ? end : 0;
+    if (!v.allowed)
+        v.retryAfterMs = end;
+    return v;
+}
+
+// Lockout cells: [0..1] window start, [2] count, [3..4] locked until.
+Verdict evaluateLockout(const LevelSpec& s, std::uint32_t* cells, Millis now)
+{
+    Verdict v;
+    const Millis lockedUntil = load64(cells + 3);
+    if (now < lockedUntil) {
+        v.allowed = false;
+        v.used = s.limit;
+        v.retryAfterMs = lockedUntil - now;
+        v.resetMs = v.retryAfterMs;
+        return v;
+    }
+    const Millis start = load64(cells);
+    if (cells[2] != 0 && now - start >= s.periodMs)
+        cells[2] = 0;  // the window ran out: start over
+    v.used = cells[2];
+    v.allowed = v.used < s.limit;
+    v.resetMs = v.used ? start + s.periodMs - now : 0;
+    if (!v.allowed)
+        v.retryAfterMs = s.lockoutMs;  // refusing now starts a lockout that long
+    return v;
+}
+
+} // namespace
+
+LevelSpec LevelSpec::compile(const Level& level, std::string_view name)
+{
+    LevelSpec s;
+    s.name.assign(name);
+    s.algorithm = level.algorithm;
+    s.limit = level.limit;
+    s.periodMs = level.periodMs;
+    s.countRefused = level.countRefused;
+    s.cells = cellsFor(level);
+    if (level.algorithm == Algorithm::SlidingWindow) {
+        s.bucketMs = level.bucketMs > 0 ? level.bucketMs
+                                        : std::max<Millis>(1, ceilDiv(level.periodMs, Tuning::defaultSlidingBuckets));
+        s.buckets = std::uint32_t(ceilDiv(level.periodMs, s.bucketMs));
+    } else if (level.algorithm == Algorithm::Lockout) {
+        s.lockoutMs = level.lockoutMs > 0 ? level.lockoutMs : level.periodMs;
+    }
+    return s;
+}
+
+std::uint16_t LevelSpec::cellsFor(const Level& level)
+{
+    switch (level.algorithm) {
+    case Algorithm::SlidingWindow: {
+        const Millis width = level.bucketMs > 0
+            ? level.bucketMs
+            : std::max<Millis>(1, ceilDiv(level.periodMs, Tuning::defaultSlidingBuckets));
+        return std::uint16_t(1 + ceilDiv(level.periodMs, width));
+    }
+    case Algorithm::FixedWindow: return 2;
+    case Algorithm::Lockout: return 5;
+    }
+    return 0;
+}
+
+std::uint64_t LevelSpec::shapeSignature() const
+{
+    return hashWords(std::uint64_t(algorithm) + 1, std::uint64_t(periodMs), std::uint64_t(bucketMs) ^ (std::uint64_t(offset) << 48));
+}
+
+Millis LevelSpec::keepMs() const
+{
+    switch (algorithm) {
+    case Algorithm::SlidingWindow: return Millis(buckets) * bucketMs + bucketMs;
+    case Algorithm::FixedWindow: return periodMs;
+    case Algorithm::Lockout: return std::max(periodMs, lockoutMs);
+    }
+    return periodMs;
+}
+
+Verdict evaluate(const LevelSpec& spec, std::uint32_t* cells, Millis now)
+{
+    switch (spec.algorithm) {
+    case Algorithm::SlidingWindow: return evaluateSliding(spec, cells, now);
+    case Algorithm::FixedWindow: return evaluateFixed(spec, cells, now);
+    case Algorithm::Lockout: return evaluateLockout(spec, cells, now);
+    }
+    return {};
+}
+
+void count(const LevelSpec& spec, std::uint32_t* cells, Millis now)
+{
+    switch (spec.algorithm) {
+    case Algorithm::SlidingWindow: {
+        const std::int64_t cur = currentBucket(cells[0], now, spec.bucketMs);
+        std::uint32_t& c = cells[1 + modPos(cur, spec.buckets)];
+        if (c != SATURATED)
+            ++c;
+        break;
+    }
+    case Algorithm::FixedWindow:
+        if (cells[1] != SATURATED)
+            ++cells[1];
+        break;
+    case Algorithm::Lockout:
+        if (cells[2] == 0)
+            store64(cells, now);  // the window starts with its first request
+        if (cells[2] != SATURATED)
+            ++cells[2];
+        break;
+    }
+}
+
+Millis resetAfterCount(const LevelSpec& spec, const std::uint32_t* cells, Millis now)
+{
+    switch (spec.algorithm) {
+    case Algorithm::SlidingWindow:
+        // The bucket just counted into is the newest non-empty one.
+        return (currentBucket(cells[0], now, spec.bucketMs) + spec.buckets) * spec.bucketMs - now;
+    case Algorithm::FixedWindow: {
+        const std::int64_t idx = floorDiv(now, spec.periodMs);
+        const auto delta = std::int32_t(std::uint32_t(idx) - cells[0]);
+        return (idx - std::min(delta, 0) + 1) * spec.periodMs - now;
+    }
+    case Algorithm::Lockout: return load64(cells) + spec.periodMs - now;
+    }
+    return 0;
+}
+
+void uncount(const LevelSpec& spec, std::uint32_t* cells, Millis now)
+{
+    std::uint32_t* c = nullptr;
+    switch (spec.algorithm) {
+    case Algorithm::SlidingWindow:
+        c = &cells[1 + modPos(currentBucket(cells[0], now, spec.bucketMs), spec.buckets)];
+        break;
+    case Algorithm::FixedWindow: c = &cells[1]; break;
+    case Algorithm::Lockout: c = &cells[2]; break;
+    }
+    if (*c != 0 && *c != SATURATED)
+        --*c;
+}
+
+void refuse(const LevelSpec& spec, std::uint32_t* cells, Millis now)
+{
+    if (spec.algorithm != Algorithm::Lockout) {
+        if (spec.countRefused)
+            count(spec, cells, now);
+        return;
+    }
+    const Millis lockedUntil = load64(cells + 3);
+    if (now < lockedUntil) {
+        if (spec.countRefused)  // Charlie Arehart's original: blocked until the client pauses
+            store64(cells + 3, now + spec.lockoutMs);
+        return;
+    }
+    // Over the limit: lock out from now; the next window starts empty after it.
+    store64(cells + 3, now + spec.lockoutMs);
+    cells[2] = 0;
+}
+
+Verdict peek(const LevelSpec& spec, const std::uint32_t* cells, Millis now)
+{
+    std::uint32_t copy[1 + Tuning::maxSlidingBuckets];
+    std::memcpy(copy, cells, sizeof(std::uint32_t) * spec.cells);
+    return evaluate(spec, copy, now);
+}
+
+std::vector<BucketView> bucketsOf(const LevelSpec& spec, const std::uint32_t* cells, Millis now)
+{
+    std::uint32_t copy[1 + Tuning::maxSlidingBuckets];
+    std::memcpy(copy, cells, sizeof(std::uint32_t) * spec.cells);
+    std::vector<BucketView> out;
+    switch (spec.algorithm) {
+    case Algorithm::SlidingWindow: {
+        const std::int64_t n = spec.buckets;
+        const std::int64_t cur = advanceRing(copy, copy + 1, spec.buckets, now, spec.bucketMs, false);
+        for (std::int64_t b = cur - n + 1; b <= cur; ++b)
+            out.push_back({b * spec.bucketMs, copy[1 + modPos(b, n)]});
+        break;
+    }
+    case Algorithm::FixedWindow: {
+        const std::int64_t idx = fixedWindowIndex(spec, copy, now);
+        out.push_back({idx * spec.periodMs, copy[1]});
+        break;
+    }
+    case Algorithm::Lockout: {
+        evaluateLockout(spec, copy, now);
+        out.push_back({copy[2] ? load64(copy) : now, copy[2]});
+        break;
+    }
+    }
+    return out;
+}
+
+namespace LiveRing {
+
+void count(std::uint32_t* cells, Millis now)
+{
+    const std::int64_t cur = advanceRing(cells, cells + 1, Tuning::liveBucketCount, now, Tuning::liveBucketMs, true);
+    const auto pos = std::size_t(modPos(cur, Tuning::liveBucketCount));
+    std::uint32_t& cell = cells[1 + pos / 2];
+    const unsigned shift = (pos % 2) ? 16 : 0;
+    const std::uint32_t value = (cell >> shift) & 0xffffu;
+    if (value != 0xffffu)  // 65,535 per 3 s is "more than you need to know"
+        cell += 1u << shift;
+}
+
+std::array<std::uint32_t, Tuning::liveBucketCount> read(const std::uint32_t* cells, Millis now)
+{
+    std::uint32_t copy[Cells];
+    std::memcpy(copy, cells, sizeof copy);
+    const std::int64_t n = Tuning::liveBucketCount;
+    const std::int64_t cur = advanceRing(copy, copy + 1, Tuning::liveBucketCount, now, Tuning::liveBucketMs, true);
+    std::array<std::uint32_t, Tuning::liveBucketCount> out{};
+    for (std::int64_t i = 0; i < n; ++i) {
+        const auto pos = std::size_t(modPos(cur - n + 1 + i, n));
+        out[std::size_t(i)] = (copy[1 + pos / 2] >> ((pos % 2) ? 16 : 0)) & 0xffffu;
+    }
+    return out;
+}
+
+} // namespace LiveRing
+
+} // namespace Floodgate::Core

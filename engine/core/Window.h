@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: MIT
+// The per-key counting algorithms, working on a key's own small array of
+// 32-bit cells (seed 000: each key carries its ring of buckets stamped with
+// the bucket epoch, so a window sum is a loop over a few integers).
+//
+// Cell layouts (all counts saturate instead of wrapping):
+//   sliding:  [newest bucket index (epoch, truncated to 32 bits)] [count x N]
+//   fixed:    [window index (truncated to 32 bits)] [count]
+//   lockout:  [window start ms lo][hi] [count] [locked-until ms lo][hi]
+//   live ring (3 s x 20): [newest bucket index] [20 x 16-bit counts packed in 10 cells]
+#pragma once
+
+#include "Decision.h"
+#include "Rules.h"
+#include "Time.h"
+#include "Tuning.h"
+
+#include <array>
+#include <cstdint>
+
+namespace Floodgate::Core {
+
+// A level compiled for the engine: fixed numbers and its place in the cells.
+struct LevelSpec {
+    ShortName name;
+    Algorithm algorithm = Algorithm::SlidingWindow;
+    std::uint32_t limit = 0;
+    Millis periodMs = 0;
+    Millis bucketMs = 0;       // sliding: bucket width
+    std::uint32_t buckets = 0; // sliding: number of buckets (period / bucketMs, rounded up)
+    Millis lockoutMs = 0;      // lockout
+    bool countRefused = false;
+    std::uint16_t offset = 0;  // first cell
+    std::uint16_t cells = 0;   // cells used
+
+    static LevelSpec compile(const Level& level, std::string_view name);
+    static std::uint16_t cellsFor(const Level& level);
+    // Identifies the cell layout (algorithm, period, bucket width): a key's
+    // counts survive a change of limit but not of shape.
+    std::uint64_t shapeSignature() const;
+    // How long after its last counted request a key's state matters.
+    Millis keepMs() const;
+};
+
+struct Verdict {
+    bool allowed = true;
+    std::uint32_t used = 0;      // counted in the window now (before this request)
+    Millis resetMs = 0;          // until the counted requests have all left the window
+    Millis retryAfterMs = 0;     // when refused: until a request would pass
+};
+
+// Brings the cells up to `now` (drops buckets that left the window, ends an
+// elapsed lockout) and says whether one more request fits.
+Verdict evaluate(const LevelSpec& spec, std::uint32_t* cells, Millis now);
+// Counts one request (call after evaluate at the same `now`).
+void count(const LevelSpec& spec, std::uint32_t* cells, Millis now);
+// After count(): how long until the window's quota is whole again.
+Millis resetAfterCount(const LevelSpec& spec, const std::uint32_t* cells, Millis now);
+// Takes back a count made at the same `now` (a reservation the rest of the
+// decision did not confirm). Never goes below zero.
+void uncount(const LevelSpec& spec, std::uint32_t* cells, Millis now);
+// The level refused this request: a lockout level starts (or, with
+// countRefused, restarts) its lockout; the others count it if countRefused.
+void refuse(const LevelSpec& spec, std::uint32_t* cells, Millis now);
+// The buckets of a level, oldest first, for the console ("what sits in each bucket").
+struct BucketView {
+    Millis startMs = 0;
+    std::uint32_t count = 0;
+};
+std::vector<BucketView> bucketsOf(const LevelSpec& spec, const std::uint32_t* cells, Millis now);
+// The verdict without bringing the cells forward (for snapshots of a const table).
+Verdict peek(const LevelSpec& spec, const std::uint32_t* cells, Millis now);
+
+// The live view every client has: 3 s x 20 buckets.
+namespace LiveRing {
+inline constexpr std::uint16_t Cells = 1 + Tuning::liveBucketCount / 2;
+void count(std::uint32_t* cells, Millis now);
+// Counts oldest first; the last element is the bucket holding `now`.
+std::array<std::uint32_t, Tuning::liveBucketCount> read(const std::uint32_t* cells, Millis now);
+} // namespace LiveRing
+
+} // namespace Floodgate::Core

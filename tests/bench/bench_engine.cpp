@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: MIT
+// Engine::decide() cost: a hot key and 1,000,000 distinct keys, 1 and 2 threads.
+// Run through scripts/bench-engine, which writes the figures to docs/BENCHMARKS.md.
+#include "Engine.h"
+
+#include <benchmark/benchmark.h>
+
+#include <memory>
+#include <mutex>
+#include <vector>
+
+using namespace Floodgate::Core;
+
+namespace {
+
+constexpr Millis BASE = 1'790'000'000'000;  // a fixed wall-clock time (ms)
+constexpr std::size_t DISTINCT = 1'000'000;
+
+// The default rules with their limits raised, so every request takes the
+// full "allowed" path: evaluate three levels, count, update the live ring.
+EngineConfig roomyDefaults()
+{
+    EngineConfig c = defaultConfig();
+    for (auto& l : c.rules[0].levels)
+        l.limit = 1'000'000'000;
+    c.escalation.enabled = false;
+    return c;
+}
+
+EngineConfig refusingDefaults()
+{
+    EngineConfig c = defaultConfig();
+    c.escalation.enabled = false;  // otherwise the hot key is banned and only the list is consulted
+    return c;
+}
+
+std::vector<IpAddress>& distinctAddresses()
+{
+    static std::vector<IpAddress> v = [] {
+        std::vector<IpAddress> out;
+        out.reserve(DISTINCT);
+        for (std::uint32_t i = 0; i < DISTINCT; ++i)
+            out.push_back(IpAddress::fromV4(0x0a000000u + i));  // 10.0.0.0/12, all distinct
+        return out;
+    }();
+    return v;
+}
+
+struct Shared {
+    std::unique_ptr<Engine> engine;
+    std::mutex mutex;
+    int users = 0;
+};
+
+void release(Shared& s)
+{
+    std::lock_guard lock(s.mutex);
+    if (--s.users == 0)
+        s.engine.reset();
+}
+
+RequestFacts facts(const IpAddress& a)
+{
+    RequestFacts f;
+    f.peer = a;
+    f.client = a;
+    f.method = "GET";
+    f.path = "/products/42";
+    f.userAgent = "Mozilla/5.0";
+    return f;
+}
+
+template <EngineConfig (*Make)()>
+void hotKey(benchmark::State& state)
+{
+    static Shared shared;
+    // Both threads construct under the lock; thread 0 creates the engine.
+    Engine* engine = nullptr;
+    {
+        std::lock_guard lock(shared.mutex);
+        if (!shared.engine)
+            shared.engine = std::make_unique<Engine>(Make());
+        ++shared.users;
+        engine = shared.engine.get();
+    }
+    // Each thread hammers its own hot key: the question is how the engine
+    // scales, not how one lock does.
+    const RequestFacts f = facts(IpAddress::fromV4(0xc0000200u + std::uint32_t(state.thread_index())));
+    std::int64_t i = 0;
+    for (auto _ : state) {
+        Decision d = engine->decide(f, BASE + (i++ >> 10));
+        benchmark::DoNotOptimize(d);
+    }
+    state.SetItemsProcessed(state.iterations());
+    release(shared);
+}
+
+EngineConfig roomyMillion()
+{
+    // Room for all 1,000,000 keys: the figure is for lookups in a full table,
+    // not for eviction churn (measured separately below).
+    EngineConfig c = roomyDefaults();
+    c.settings.maxTrackedKeys = DISTINCT + DISTINCT / 10;
+    return c;
+}
+
+EngineConfig churningHalfMillion()
+{
+    // 1,000,000 keys cycling through a 500,000-key table: every request is a
+    // miss that evicts the least recently used key.
+    EngineConfig c = roomyDefaults();
+    c.settings.maxTrackedKeys = DISTINCT / 2;
+    return c;
+}
+
+template <EngineConfig (*Make)()>
+void distinctKeys(benchmark::State& state)
+{
+    static Shared shared;
+    Engine* engine = nullptr;
+    {
+        std::lock_guard lock(shared.mutex);
+        if (!shared.engine)
+            shared.engine = std::make_unique<Engine>(Make());
+        ++shared.users;
+        engine = shared.engine.get();
+    }
+    const auto& addrs = distinctAddresses();
+    std::size_t i = std::size_t(state.thread_index()) * 7919;
+    std::int64_t n = 0;
+    for (auto _ : state) {
+        Decision d = engine->decide(facts(addrs[i]), BASE + (n++ >> 10));
+        benchmark::DoNotOptimize(d);
+        i += 1;
+        if (i >= DISTINCT)
+            i = 0;
+    }
+    state.SetItemsProcessed(state.iterations());
+    release(shared);
+}
+
+} // namespace
+
+BENCHMARK(hotKey<roomyDefaults>)->Name("decide/hot_key_allowed")->Threads(1)->Threads(2)->UseRealTime();
+BENCHMARK(hotKey<refusingDefaults>)->Name("decide/hot_key_refused")->Threads(1)->Threads(2)->UseRealTime();
+BENCHMARK(distinctKeys<roomyMillion>)->Name("decide/1M_distinct_keys")->Threads(1)->Threads(2)->UseRealTime()->MinTime(2.0);
+BENCHMARK(distinctKeys<churningHalfMillion>)->Name("decide/1M_keys_500k_table_evicting")->Threads(1)->Threads(2)->UseRealTime()->MinTime(2.0);
+
+BENCHMARK_MAIN();
