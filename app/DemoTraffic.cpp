@@ -20,7 +20,7 @@ DemoTraffic::DemoTraffic(std::uint64_t seed)
         {"browser", 3.0},         // eight people reading pages, with cookies, fetching assets
         {"good-bot", 1.0},        // a crawler that keeps to 1 request per second (seed 003)
         {"scraper", 20.0},        // a flood from one address, no cookies
-        {"double-submit", 0.5},   // someone pressing "submit" several times
+        {"double-submit", 0.2},   // someone pressing "submit" five times, every five seconds
         {"customer-free", 0.05},  // API customers of each tier
         {"customer-pro", 2.0},
         {"customer-enterprise", 3.0},

@@ -76,6 +76,7 @@ struct Decision {
     std::uint32_t count = 0;         // requests counted in the binding window, this one included if counted
     std::uint32_t remaining = 0;     // of the binding level, after this request
     Millis windowMs = 0;             // the binding level's period
+    Millis windowStartMs = 0;        // when the binding window began (for the log's window_start)
     Millis resetMs = 0;              // until the binding window's quota is whole again
     Millis retryAfterMs = 0;         // until the same request would pass (0 when allowed)
     Millis listExpiresAt = 0;        // for block/safelist decisions: when the entry ends

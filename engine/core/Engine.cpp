@@ -870,6 +870,7 @@ Decision Engine::decide(const RequestFacts& f, Millis now)
         d.rule = s.name;
         d.limit = s.limit;
         d.windowMs = s.periodMs;
+        d.windowStartMs = v.windowStartMs;
         if (refused && binding.refusing) {
             d.count = v.used;
             d.remaining = 0;
@@ -887,6 +888,7 @@ Decision Engine::decide(const RequestFacts& f, Millis now)
         d.count = 1;
         d.remaining = 0;
         d.windowMs = coolingDown->durationMs;
+        d.windowStartMs = now + cooldownRetry - coolingDown->durationMs;  // when the successful action happened
         d.resetMs = cooldownRetry;
         d.retryAfterMs = cooldownRetry;
         d.reason = Reason::Cooldown;

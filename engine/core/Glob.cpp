@@ -70,13 +70,21 @@ PatternSet::PatternSet(const std::vector<std::string>& patterns, bool ignoreCase
             m_globs.push_back(p);
         }
     }
+    m_suffixesAreExtensions = std::all_of(m_suffixes.begin(), m_suffixes.end(),
+                                          [](const std::string& s) { return s.find('.') == 0 && s.find('/') == std::string::npos; });
 }
 
 bool PatternSet::matches(std::string_view text) const
 {
-    for (const auto& s : m_suffixes)
-        if (text.size() >= s.size() && sameChars(text.substr(text.size() - s.size()), s, m_ignoreCase))
-            return true;
+    bool trySuffixes = !m_suffixes.empty();
+    if (trySuffixes && m_suffixesAreExtensions) {
+        const auto dot = text.rfind('.');
+        trySuffixes = dot != std::string_view::npos && text.find('/', dot) == std::string_view::npos;
+    }
+    if (trySuffixes)
+        for (const auto& s : m_suffixes)
+            if (text.size() >= s.size() && sameChars(text.substr(text.size() - s.size()), s, m_ignoreCase))
+                return true;
     for (const auto& s : m_prefixes)
         if (text.size() >= s.size() && sameChars(text.substr(0, s.size()), s, m_ignoreCase))
             return true;

@@ -25,6 +25,7 @@ public:
 
 private:
     bool m_ignoreCase = false;
+    bool m_suffixesAreExtensions = false;  // every suffix starts with '.': skip them for paths with no extension
     std::vector<std::string> m_suffixes;    // "*.css" -> ".css"
     std::vector<std::string> m_prefixes;    // "/static/*" -> "/static/"
     std::vector<std::string> m_exact;

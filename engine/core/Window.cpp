@@ -75,6 +75,7 @@ Verdict evaluateSliding(const LevelSpec& s, std::uint32_t* cells, Millis now)
     for (std::int64_t i = 0; i < n; ++i)
         sum += counts[i];
     Verdict v;
+    v.windowStartMs = (cur - n + 1) * s.bucketMs;
     v.used = std::uint32_t(std::min<std::uint64_t>(sum, SATURATED));
     v.allowed = sum < s.limit;
     // Reset: when the newest non-empty bucket leaves the window.
@@ -116,6 +117,7 @@ Verdict evaluateFixed(const LevelSpec& s, std::uint32_t* cells, Millis now)
 {
     const std::int64_t idx = fixedWindowIndex(s, cells, now);
     Verdict v;
+    v.windowStartMs = idx * s.periodMs;
     v.used = cells[1];
     v.allowed = v.used < s.limit;
     const Millis end = (idx + 1) * s.periodMs - now;
@@ -131,6 +133,7 @@ Verdict evaluateLockout(const LevelSpec& s, std::uint32_t* cells, Millis now)
     Verdict v;
     const Millis lockedUntil = load64(cells + 3);
     if (now < lockedUntil) {
+        v.windowStartMs = lockedUntil - s.lockoutMs;  // the lockout began with the refusal
         v.allowed = false;
         v.used = s.limit;
         v.retryAfterMs = lockedUntil - now;
@@ -141,6 +144,7 @@ Verdict evaluateLockout(const LevelSpec& s, std::uint32_t* cells, Millis now)
     if (cells[2] != 0 && now - start >= s.periodMs)
         cells[2] = 0;  // the window ran out: start over
     v.used = cells[2];
+    v.windowStartMs = v.used ? start : now;
     v.allowed = v.used < s.limit;
     v.resetMs = v.used ? start + s.periodMs - now : 0;
     if (!v.allowed)

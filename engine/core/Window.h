@@ -47,6 +47,7 @@ struct Verdict {
     std::uint32_t used = 0;      // counted in the window now (before this request)
     Millis resetMs = 0;          // until the counted requests have all left the window
     Millis retryAfterMs = 0;     // when refused: until a request would pass
+    Millis windowStartMs = 0;    // when the counted window began (sliding: the oldest bucket's start)
 };
 
 // Brings the cells up to `now` (drops buckets that left the window, ends an

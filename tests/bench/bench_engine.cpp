@@ -139,8 +139,42 @@ void distinctKeys(benchmark::State& state)
     release(shared);
 }
 
+// An allowed hot key while 100,000 blocklist entries (99,000 /32, 1,000 /24)
+// and 1,000 safelist entries are loaded: the price of the list lookups.
+void hotKeyWithLists(benchmark::State& state)
+{
+    static Shared shared;
+    Engine* engine = nullptr;
+    {
+        std::lock_guard lock(shared.mutex);
+        if (!shared.engine) {
+            shared.engine = std::make_unique<Engine>(roomyDefaults());
+            std::vector<ListEntry> block, safe;
+            for (std::uint32_t i = 0; i < 99'000; ++i)
+                block.push_back(ListEntry{0, Cidr(IpAddress::fromV4(0x64000000u + i * 7u), 128), "bench", ListSource::Import, 0, "bench", NeverExpires});
+            for (std::uint32_t i = 0; i < 1'000; ++i)
+                block.push_back(ListEntry{0, Cidr(IpAddress::fromV4(0x65000000u + (i << 8)), 120), "bench", ListSource::Import, 0, "bench", NeverExpires});
+            for (std::uint32_t i = 0; i < 1'000; ++i)
+                safe.push_back(ListEntry{0, Cidr(IpAddress::fromV4(0x66000000u + i), 128), "bench", ListSource::Operator, 0, "bench", NeverExpires});
+            shared.engine->setList(ListKind::Blocklist, std::make_shared<const AddressList>(std::move(block)));
+            shared.engine->setList(ListKind::Safelist, std::make_shared<const AddressList>(std::move(safe)));
+        }
+        ++shared.users;
+        engine = shared.engine.get();
+    }
+    const RequestFacts f = facts(IpAddress::fromV4(0xc0000200u + std::uint32_t(state.thread_index())));
+    std::int64_t i = 0;
+    for (auto _ : state) {
+        Decision d = engine->decide(f, BASE + (i++ >> 10));
+        benchmark::DoNotOptimize(d);
+    }
+    state.SetItemsProcessed(state.iterations());
+    release(shared);
+}
+
 } // namespace
 
+BENCHMARK(hotKeyWithLists)->Name("decide/hot_key_allowed_100k_list_entries")->Threads(1)->Threads(2)->UseRealTime();
 BENCHMARK(hotKey<roomyDefaults>)->Name("decide/hot_key_allowed")->Threads(1)->Threads(2)->UseRealTime();
 BENCHMARK(hotKey<refusingDefaults>)->Name("decide/hot_key_refused")->Threads(1)->Threads(2)->UseRealTime();
 BENCHMARK(distinctKeys<roomyMillion>)->Name("decide/1M_distinct_keys")->Threads(1)->Threads(2)->UseRealTime()->MinTime(2.0);

@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: MIT
+#include "Options.h"
+
+#include <charconv>
+#include <cstdlib>
+
+namespace Floodgate::App {
+
+std::optional<HostPort> parseHostPort(std::string_view text, std::string* why)
+{
+    auto fail = [&](std::string reason) -> std::optional<HostPort> {
+        if (why)
+            *why = std::move(reason);
+        return std::nullopt;
+    };
+    HostPort hp;
+    std::string_view portText;
+    if (!text.empty() && text.front() == '[') {
+        const auto close = text.find(']');
+        if (close == std::string_view::npos || close + 1 >= text.size() || text[close + 1] != ':')
+            return fail("expected [IPv6]:PORT");
+        hp.host = std::string(text.substr(1, close - 1));
+        portText = text.substr(close + 2);
+    } else {
+        const auto colon = text.rfind(':');
+        if (colon == std::string_view::npos)
+            return fail("expected ADDRESS:PORT");
+        hp.host = std::string(text.substr(0, colon));
+        portText = text.substr(colon + 1);
+        if (hp.host.find(':') != std::string::npos)
+            return fail("write IPv6 addresses in brackets: [::1]:8080");
+    }
+    if (hp.host == "localhost")
+        hp.host = "127.0.0.1";
+    std::string addrWhy;
+    if (!Core::IpAddress::parse(hp.host, &addrWhy))
+        return fail("\"" + hp.host + "\" is not an IP address: " + addrWhy);
+    unsigned port = 0;
+    auto [ptr, ec] = std::from_chars(portText.data(), portText.data() + portText.size(), port);
+    if (portText.empty() || ec != std::errc() || ptr != portText.data() + portText.size() || port > 65535)
+        return fail("\"" + std::string(portText) + "\" is not a port (0-65535)");
+    hp.port = std::uint16_t(port);
+    return hp;
+}
+
+std::string defaultDatabasePath()
+{
+    std::string base;
+    if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg)
+        base = xdg;
+    else if (const char* home = std::getenv("HOME"); home && *home)
+        base = std::string(home) + "/.local/share";
+    else
+        base = ".";
+    return base + "/floodgate/floodgate.db";
+}
+
+std::string usageText()
+{
+    return "usage: floodgate [OPTIONS]              the console window (not in this build yet)\n"
+           "       floodgate --headless [OPTIONS]   engine + listener + admin API, no window\n"
+           "\n"
+           "  --listen ADDR:PORT     traffic listener            default 127.0.0.1:8080 (port 0: any free port)\n"
+           "  --upstream URL         reverse-proxy allowed requests to this http:// origin;\n"
+           "                         without it the listener runs in decision mode\n"
+           "  --admin ADDR:PORT|off  admin API + /metrics        default 127.0.0.1:9090\n"
+           "  --db PATH              SQLite database             default $XDG_DATA_HOME/floodgate/floodgate.db\n"
+           "  --log PATH|off         limiter log (CSV)           default limiter.log beside the database\n"
+           "  --trusted-proxy CIDR   repeatable; forwarding headers are believed only from these peers\n"
+           "  --dry-run              decide and log, let everything through (log-only mode)\n"
+           "  --threads N            listener threads            default: number of cores\n"
+           "  --demo                 drive synthetic traffic into the listener (trusts 127.0.0.1 as a proxy\n"
+           "                         so the demo's clients can have their own addresses)\n"
+           "  --seconds N            stop by itself after N seconds\n"
+           "  --version, --help\n";
+}
+
+std::optional<std::string> parseOptions(int argc, char** argv, Options& o)
+{
+    auto needValue = [&](int& i, const char* name) -> std::optional<std::string> {
+        if (i + 1 >= argc)
+            return std::nullopt;
+        (void)name;
+        return std::string(argv[++i]);
+    };
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        std::string why;
+        if (a == "--help" || a == "-h") {
+            o.help = true;
+        } else if (a == "--version") {
+            o.version = true;
+        } else if (a == "--headless") {
+            o.headless = true;
+        } else if (a == "--dry-run") {
+            o.dryRun = true;
+        } else if (a == "--demo") {
+            o.demo = true;
+        } else if (a == "--listen" || a == "--admin" || a == "--upstream" || a == "--db" || a == "--log" || a == "--trusted-proxy"
+                   || a == "--threads" || a == "--seconds") {
+            auto v = needValue(i, a.c_str());
+            if (!v)
+                return a + " needs a value";
+            if (a == "--listen") {
+                auto hp = parseHostPort(*v, &why);
+                if (!hp)
+                    return "--listen " + *v + ": " + why;
+                o.listen = *hp;
+            } else if (a == "--admin") {
+                if (*v == "off") {
+                    o.admin.reset();
+                } else {
+                    auto hp = parseHostPort(*v, &why);
+                    if (!hp)
+                        return "--admin " + *v + ": " + why;
+                    o.admin = *hp;
+                }
+            } else if (a == "--upstream") {
+                o.upstream = *v;
+            } else if (a == "--db") {
+                if (v->empty())
+                    return "--db needs a path";
+                o.db = *v;
+            } else if (a == "--log") {
+                if (v->empty())
+                    return "--log needs a path (or off)";
+                o.log = *v;
+            } else if (a == "--trusted-proxy") {
+                auto c = Core::Cidr::parse(*v, &why);
+                if (!c)
+                    return "--trusted-proxy " + *v + ": " + why;
+                o.trustedProxies.push_back(*c);
+            } else if (a == "--threads") {
+                unsigned n = 0;
+                auto [ptr, ec] = std::from_chars(v->data(), v->data() + v->size(), n);
+                if (ec != std::errc() || ptr != v->data() + v->size() || n == 0 || n > 256)
+                    return "--threads " + *v + ": expected a whole number from 1 to 256";
+                o.threads = n;
+            } else {
+                char* end = nullptr;
+                const double s = std::strtod(v->c_str(), &end);
+                if (end == v->c_str() || *end != '\0' || !(s > 0))
+                    return "--seconds " + *v + ": expected a positive number";
+                o.seconds = s;
+            }
+        } else if (a.starts_with("-")) {
+            return "unknown option " + a + " (see --help)";
+        } else {
+            o.command.push_back(a);
+        }
+    }
+    if (!o.command.empty())
+        return "unknown command \"" + o.command.front() + "\" (see --help)";
+    return std::nullopt;
+}
+
+} // namespace Floodgate::App

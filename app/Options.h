@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: MIT
+// The command line of INTERFACE.md, parsed into plain values. Errors name the
+// option and what was wrong (exit code 2).
+#pragma once
+
+#include "Address.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace Floodgate::App {
+
+struct HostPort {
+    std::string host;
+    std::uint16_t port = 0;
+};
+
+struct Options {
+    bool help = false;
+    bool version = false;
+    bool headless = false;
+    HostPort listen{"127.0.0.1", 8080};
+    std::string upstream;              // empty: decision mode
+    std::optional<HostPort> admin = HostPort{"127.0.0.1", 9090};  // nullopt: --admin off
+    std::string db;                    // resolved default when empty
+    std::string log;                   // resolved default when empty; "off" disables
+    std::vector<Core::Cidr> trustedProxies;
+    bool dryRun = false;
+    unsigned threads = 0;              // 0 = cores
+    bool demo = false;
+    double seconds = 0;                // --seconds N: stop after N seconds (tests, demos)
+    std::vector<std::string> command;  // "lists export FILE" ...
+};
+
+// Fills `out` or returns the message to print (exit 2).
+std::optional<std::string> parseOptions(int argc, char** argv, Options& out);
+std::optional<HostPort> parseHostPort(std::string_view text, std::string* why);
+// $XDG_DATA_HOME/floodgate/floodgate.db (XDG_DATA_HOME defaults to ~/.local/share).
+std::string defaultDatabasePath();
+std::string usageText();
+
+} // namespace Floodgate::App

@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: MIT
+#include "LimiterLog.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <sys/stat.h>
+
+namespace Floodgate::Http {
+
+struct LimiterLog::Ring {
+    explicit Ring(std::size_t capacity) : records(capacity), mask(capacity - 1) {}
+    std::vector<LogRecord> records;
+    std::size_t mask;
+    alignas(64) std::atomic<std::uint64_t> head{0};  // next to write (producer)
+    alignas(64) std::atomic<std::uint64_t> tail{0};  // next to read (writer thread)
+    alignas(64) std::atomic<std::uint64_t> dropped{0};
+};
+
+namespace {
+
+void copyField(char* dst, std::size_t cap, std::string_view src)
+{
+    const std::size_t n = std::min(src.size(), cap - 1);
+    std::memcpy(dst, src.data(), n);
+    dst[n] = '\0';
+}
+
+void appendCsv(std::string& out, std::string_view field)
+{
+    // RFC 4180: quote when the field holds a comma, quote, CR or LF; double the quotes.
+    const bool quote = field.find_first_of(",\"\r\n") != std::string_view::npos;
+    if (!quote) {
+        out += field;
+        return;
+    }
+    out += '"';
+    for (char c : field) {
+        if (c == '"')
+            out += '"';
+        out += c;
+    }
+    out += '"';
+}
+
+std::size_t roundUpPow2(std::size_t n)
+{
+    std::size_t p = 1;
+    while (p < n)
+        p <<= 1;
+    return p;
+}
+
+} // namespace
+
+std::string formatTime(Core::Millis ms)
+{
+    const std::time_t secs = std::time_t(Core::floorDiv(ms, 1000));
+    std::tm tm{};
+    gmtime_r(&secs, &tm);
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+                  tm.tm_min, tm.tm_sec, int(ms - Core::floorDiv(ms, 1000) * 1000));
+    return buf;
+}
+
+std::string formatLogLine(const LogRecord& r)
+{
+    std::string out;
+    out.reserve(256);
+    out += formatTime(r.time);
+    out += ',';
+    out += Core::toString(r.action);
+    out += ',';
+    appendCsv(out, r.rule.view());
+    out += ',';
+    out += r.ip.toString();
+    out += ',';
+    out += std::to_string(r.attempts);
+    out += ',';
+    appendCsv(out, r.method);
+    out += ',';
+    appendCsv(out, r.path);
+    out += ',';
+    appendCsv(out, r.query);
+    out += ',';
+    appendCsv(out, r.userAgent);
+    out += ',';
+    out += r.windowStart ? formatTime(r.windowStart) : std::string();
+    out += ',';
+    out += std::to_string(r.cookies);
+    out += ',';
+    appendCsv(out, r.customer);
+    out += "\r\n";
+    return out;
+}
+
+LimiterLog::LimiterLog(std::string path, std::size_t producers, std::size_t recordsPerProducer)
+    : m_path(std::move(path))
+{
+    for (std::size_t i = 0; i < std::max<std::size_t>(1, producers); ++i)
+        m_rings.push_back(std::make_unique<Ring>(roundUpPow2(std::max<std::size_t>(2, recordsPerProducer))));
+}
+
+LimiterLog::~LimiterLog()
+{
+    stop();
+}
+
+bool LimiterLog::start(std::string* error)
+{
+    if (!m_path.empty()) {
+        struct stat st {};
+        const bool existed = ::stat(m_path.c_str(), &st) == 0 && st.st_size > 0;
+        std::FILE* f = std::fopen(m_path.c_str(), "ab");
+        if (!f) {
+            if (error)
+                *error = "cannot open the limiter log " + m_path + ": " + std::strerror(errno);
+            return false;
+        }
+        if (!existed) {
+            std::fputs(LimiterLogHeader, f);
+            std::fputs("\r\n", f);
+            std::fflush(f);
+        }
+        m_file = f;
+    }
+    m_started = true;
+    m_thread = std::thread([this] { run(); });
+    return true;
+}
+
+void LimiterLog::stop()
+{
+    if (!m_started)
+        return;
+    {
+        std::lock_guard lock(m_mutex);
+        m_stop = true;
+    }
+    m_wake.notify_all();
+    if (m_thread.joinable())
+        m_thread.join();
+    if (m_file) {
+        std::fclose(static_cast<std::FILE*>(m_file));
+        m_file = nullptr;
+    }
+    m_started = false;
+}
+
+void LimiterLog::push(std::size_t producer, const Core::Decision& d, const Core::RequestFacts& f, std::string_view customer,
+                      Core::Millis now)
+{
+    Ring& ring = *m_rings[producer % m_rings.size()];
+    const std::uint64_t head = ring.head.load(std::memory_order_relaxed);
+    if (head - ring.tail.load(std::memory_order_acquire) > ring.mask) {
+        ring.dropped.fetch_add(1, std::memory_order_relaxed);
+        return;  // full: the request never waits for the disk
+    }
+    LogRecord& r = ring.records[head & ring.mask];
+    r.time = now;
+    r.action = d.action;
+    r.rule = d.rule;
+    r.ip = f.client;
+    r.attempts = d.count;
+    r.windowStart = d.windowStartMs;
+    r.cookies = f.cookieCount;
+    copyField(r.method, sizeof r.method, f.method);
+    copyField(r.path, sizeof r.path, f.path);
+    copyField(r.query, sizeof r.query, f.query);
+    copyField(r.userAgent, sizeof r.userAgent, f.userAgent);
+    copyField(r.customer, sizeof r.customer, customer);
+    ring.head.store(head + 1, std::memory_order_release);
+    // No notification: the writer polls every few milliseconds, so producers
+    // share no cache line with it or with each other.
+}
+
+std::uint64_t LimiterLog::dropped() const
+{
+    std::uint64_t n = 0;
+    for (const auto& r : m_rings)
+        n += r->dropped.load(std::memory_order_relaxed);
+    return n;
+}
+
+bool LimiterLog::drainOnce()
+{
+    bool any = false;
+    std::string batch;
+    for (auto& ringPtr : m_rings) {
+        Ring& ring = *ringPtr;
+        std::uint64_t tail = ring.tail.load(std::memory_order_relaxed);
+        const std::uint64_t head = ring.head.load(std::memory_order_acquire);
+        while (tail != head) {
+            batch += formatLogLine(ring.records[tail & ring.mask]);
+            ++tail;
+            any = true;
+            m_written.fetch_add(1, std::memory_order_relaxed);
+        }
+        ring.tail.store(tail, std::memory_order_release);
+    }
+    if (!batch.empty() && m_file) {
+        std::fwrite(batch.data(), 1, batch.size(), static_cast<std::FILE*>(m_file));
+        std::fflush(static_cast<std::FILE*>(m_file));
+    }
+    return any;
+}
+
+void LimiterLog::run()
+{
+    while (true) {
+        const bool any = drainOnce();
+        if (any) {
+            m_drained.notify_all();
+            continue;
+        }
+        std::unique_lock lock(m_mutex);
+        m_drained.notify_all();
+        if (m_stop)
+            break;
+        m_wake.wait_for(lock, std::chrono::milliseconds(20));
+    }
+    drainOnce();
+}
+
+void LimiterLog::flush()
+{
+    std::unique_lock lock(m_mutex);
+    m_wake.notify_all();
+    m_drained.wait_for(lock, std::chrono::seconds(5), [this] {
+        for (const auto& r : m_rings)
+            if (r->head.load(std::memory_order_acquire) != r->tail.load(std::memory_order_acquire))
+                return false;
+        return true;
+    });
+}
+
+} // namespace Floodgate::Http

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: MIT
+// limiter.log: one CSV line per throttled, blocked or would-be-throttled
+// request (seed 001), written by a background thread. Each listener thread
+// has its own bounded ring of fixed-size records: pushing is a few copies and
+// never waits; when a ring is full the line is dropped and counted.
+#pragma once
+
+#include "Decision.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+namespace Floodgate::Http {
+
+inline constexpr const char* LimiterLogHeader =
+    "time,action,rule,ip,attempts,method,path,query,user_agent,window_start,cookies,customer";
+
+struct LogRecord {
+    Core::Millis time = 0;
+    Core::Action action = Core::Action::Throttle;
+    Core::ShortName rule;
+    Core::IpAddress ip;
+    std::uint32_t attempts = 0;
+    Core::Millis windowStart = 0;
+    std::uint32_t cookies = 0;
+    // Truncated copies; `truncated` marks which were cut.
+    char method[16] = {};
+    char path[512] = {};
+    char query[512] = {};
+    char userAgent[256] = {};
+    char customer[64] = {};
+};
+
+// RFC 4180 line for a record (with CRLF), times in RFC 3339 UTC with milliseconds.
+std::string formatLogLine(const LogRecord& r);
+std::string formatTime(Core::Millis ms);  // "2026-11-22T05:00:00.123Z"
+
+class LimiterLog {
+public:
+    // An empty path makes a log that counts but writes nothing (e.g. --log off).
+    LimiterLog(std::string path, std::size_t producers, std::size_t recordsPerProducer = 4096);
+    ~LimiterLog();
+
+    // Opens the file (appending; writes the header if the file is new) and
+    // starts the writer. False with a reason if the file cannot be opened.
+    bool start(std::string* error);
+    // Flushes what is queued and stops the writer.
+    void stop();
+
+    // From listener thread `producer` only (each thread its own index).
+    void push(std::size_t producer, const Core::Decision& d, const Core::RequestFacts& f, std::string_view customer,
+              Core::Millis now);
+
+    std::uint64_t written() const { return m_written.load(std::memory_order_relaxed); }
+    std::uint64_t dropped() const;
+    const std::string& path() const { return m_path; }
+    // Blocks until every record pushed before the call is written (tests).
+    void flush();
+
+private:
+    struct Ring;
+    void run();
+    bool drainOnce();
+
+    std::string m_path;
+    std::vector<std::unique_ptr<Ring>> m_rings;
+    std::thread m_thread;
+    std::mutex m_mutex;
+    std::condition_variable m_wake;
+    std::condition_variable m_drained;
+    bool m_stop = false;
+    bool m_started = false;
+    std::atomic<std::uint64_t> m_written{0};
+    void* m_file = nullptr;  // std::FILE*
+};
+
+} // namespace Floodgate::Http

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: MIT
+// The traffic listener: an HTTP/1.1 server (Boost.Beast, hidden in the .cpp)
+// that puts the engine in front of every request. Decision mode answers
+// 200/429/403 itself (nginx auth_request, Traefik ForwardAuth, Envoy
+// ext_authz); proxy mode forwards allowed requests to an upstream.
+#pragma once
+
+#include "ClientIdentity.h"
+#include "Time.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace Floodgate::Core {
+class Engine;
+}
+
+namespace Floodgate::Http {
+
+class LimiterLog;
+class ListenerMetrics;
+
+struct UpstreamUrl {
+    std::string host;  // name or address
+    std::uint16_t port = 80;
+    std::string basePath;  // prefix added to every forwarded target ("" or "/app")
+    std::string text;      // as given: "http://127.0.0.1:3000"
+    // Parses "http://host[:port][/path]"; https is refused with a reason.
+    static std::optional<UpstreamUrl> parse(std::string_view url, std::string* why);
+};
+
+struct ListenerOptions {
+    std::string address = "127.0.0.1";
+    std::uint16_t port = 8080;      // 0 = any free port; see Listener::port()
+    unsigned threads = 0;           // 0 = number of cores
+    std::optional<UpstreamUrl> upstream;  // proxy mode when set
+    std::size_t maxConnections = 10'000;
+    std::size_t headerLimitBytes = 8 * 1024;   // request line + fields (414 / 431 beyond)
+    std::size_t maxHeaderFields = 100;         // 431 beyond
+    std::size_t bodyLimitBytes = 8 * 1024 * 1024;  // 413 beyond
+    std::size_t pipelineDepth = 16;            // requests answered per write when pipelined
+    Core::Millis headerTimeoutMs = 10'000;     // slowloris: the header must arrive within this
+    Core::Millis idleTimeoutMs = 60'000;       // keep-alive connections idle this long are closed
+    Core::Millis bodyTimeoutMs = 30'000;       // between body reads
+    Core::Millis writeTimeoutMs = 30'000;
+    Core::Millis upstreamConnectTimeoutMs = 3'000;   // 502 when the upstream cannot be reached in time
+    Core::Millis upstreamResponseTimeoutMs = 30'000; // 504 when it does not answer in time
+    std::size_t upstreamPoolPerThread = 64;    // idle keep-alive upstream connections kept per thread
+    Core::Millis shutdownDeadlineMs = 5'000;   // graceful stop: in-flight requests get this long
+    TrustedProxies trustedProxies;
+};
+
+class Listener {
+public:
+    Listener(Core::Engine& engine, ListenerOptions options, LimiterLog* log, ListenerMetrics* metrics);
+    ~Listener();
+    Listener(const Listener&) = delete;
+    Listener& operator=(const Listener&) = delete;
+
+    // Binds and starts the I/O threads. False with a reason when the address
+    // cannot be bound (exit code 3 in headless mode).
+    bool start(std::string* error);
+    // Stops accepting, lets in-flight requests finish until the deadline,
+    // closes the rest and joins the threads. Idempotent.
+    void stop();
+
+    std::uint16_t port() const;  // the real port (after binding port 0)
+    unsigned threads() const;
+    const ListenerOptions& options() const;
+
+    struct Impl;
+
+private:
+    std::unique_ptr<Impl> m;
+};
+
+} // namespace Floodgate::Http

@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: MIT
+// A deliberately small HTTP/1.1 client on POSIX sockets for the tests: it
+// sends exactly the bytes a test writes (including malformed ones) and reads
+// responses back, so nothing in between can "fix" a hostile request.
+#pragma once
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <string>
+#include <thread>
+
+namespace FloodgateTest {
+
+struct Response {
+    int status = 0;
+    std::string reason;
+    std::multimap<std::string, std::string> headers;  // names lower-cased
+    std::string body;
+    std::string header(const std::string& lowerName) const
+    {
+        auto it = headers.find(lowerName);
+        return it == headers.end() ? std::string() : it->second;
+    }
+};
+
+class Connection {
+public:
+    Connection() = default;
+    explicit Connection(std::uint16_t port, const char* host = "127.0.0.1") { open(port, host); }
+    ~Connection() { close(); }
+    Connection(const Connection&) = delete;
+    Connection& operator=(const Connection&) = delete;
+
+    bool open(std::uint16_t port, const char* host = "127.0.0.1")
+    {
+        close();
+        m_fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_port = htons(port);
+        ::inet_pton(AF_INET, host, &a.sin_addr);
+        if (::connect(m_fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+            close();
+            return false;
+        }
+        int one = 1;
+        ::setsockopt(m_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        m_buffer.clear();
+        return true;
+    }
+    void close()
+    {
+        if (m_fd >= 0)
+            ::close(m_fd);
+        m_fd = -1;
+    }
+    bool isOpen() const { return m_fd >= 0; }
+
+    bool send(const std::string& bytes)
+    {
+        std::size_t off = 0;
+        while (off < bytes.size()) {
+            const ssize_t n = ::send(m_fd, bytes.data() + off, bytes.size() - off, MSG_NOSIGNAL);
+            if (n <= 0)
+                return false;
+            off += std::size_t(n);
+        }
+        return true;
+    }
+
+    // Reads one response; nullopt on timeout or when the peer closed first.
+    std::optional<Response> read(int timeoutMs = 3000, bool headRequest = false)
+    {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
+        std::size_t end;
+        while ((end = m_buffer.find("\r\n\r\n")) == std::string::npos)
+            if (!fill(deadline))
+                return std::nullopt;
+        Response r;
+        const std::string head = m_buffer.substr(0, end);
+        std::size_t lineEnd = head.find("\r\n");
+        const std::string statusLine = head.substr(0, lineEnd);
+        if (statusLine.size() < 12)
+            return std::nullopt;
+        r.status = std::atoi(statusLine.c_str() + 9);
+        r.reason = statusLine.size() > 13 ? statusLine.substr(13) : std::string();
+        std::size_t pos = lineEnd == std::string::npos ? head.size() : lineEnd + 2;
+        while (pos < head.size()) {
+            std::size_t e = head.find("\r\n", pos);
+            if (e == std::string::npos)
+                e = head.size();
+            const std::string line = head.substr(pos, e - pos);
+            const auto colon = line.find(':');
+            if (colon != std::string::npos) {
+                std::string name = line.substr(0, colon);
+                for (char& c : name)
+                    c = char(std::tolower(static_cast<unsigned char>(c)));
+                std::string value = line.substr(colon + 1);
+                while (!value.empty() && value.front() == ' ')
+                    value.erase(0, 1);
+                r.headers.emplace(name, value);
+            }
+            pos = e + 2;
+        }
+        m_buffer.erase(0, end + 4);
+        std::size_t length = 0;
+        if (!r.header("content-length").empty())
+            length = std::size_t(std::stoull(r.header("content-length")));
+        if (headRequest || r.status == 100 || r.status == 204 || r.status == 304)
+            length = 0;
+        while (m_buffer.size() < length)
+            if (!fill(deadline))
+                return std::nullopt;
+        r.body = m_buffer.substr(0, length);
+        m_buffer.erase(0, length);
+        return r;
+    }
+
+    // True when the server closed the connection within the time.
+    bool closedByPeer(int timeoutMs = 3000)
+    {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
+        while (std::chrono::steady_clock::now() < deadline) {
+            pollfd p{m_fd, POLLIN, 0};
+            const int left = int(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count());
+            if (::poll(&p, 1, std::max(1, left)) <= 0)
+                continue;
+            char buf[4096];
+            const ssize_t n = ::recv(m_fd, buf, sizeof buf, 0);
+            if (n <= 0)
+                return true;
+            m_buffer.append(buf, std::size_t(n));
+        }
+        return false;
+    }
+
+    std::string& pending() { return m_buffer; }
+
+private:
+    bool fill(std::chrono::steady_clock::time_point deadline)
+    {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+        if (left <= 0)
+            return false;
+        pollfd p{m_fd, POLLIN, 0};
+        if (::poll(&p, 1, int(left)) <= 0)
+            return false;
+        char buf[16384];
+        const ssize_t n = ::recv(m_fd, buf, sizeof buf, 0);
+        if (n <= 0)
+            return false;
+        m_buffer.append(buf, std::size_t(n));
+        return true;
+    }
+
+    int m_fd = -1;
+    std::string m_buffer;
+};
+
+inline std::string get(const std::string& target, const std::string& extraHeaders = {})
+{
+    return "GET " + target + " HTTP/1.1\r\nHost: test\r\n" + extraHeaders + "\r\n";
+}
+
+// One request on a fresh connection.
+inline std::optional<Response> fetch(std::uint16_t port, const std::string& request, int timeoutMs = 3000)
+{
+    Connection c(port);
+    if (!c.isOpen() || !c.send(request))
+        return std::nullopt;
+    return c.read(timeoutMs);
+}
+
+} // namespace FloodgateTest

@@ -1,0 +1,396 @@
+// SPDX-License-Identifier: MIT
+// The traffic listener in process, over real sockets on 127.0.0.1: decision
+// mode answers, client identity, hostile input, pipelining, timeouts, the
+// limiter log. Proxy mode has its own suite (test_proxy).
+#include <QElapsedTimer>
+#include <QtTest>
+
+// moc cannot parse C++20 standard headers (<concepts>); it only needs the
+// test class, so it does not read the project's headers.
+#ifndef Q_MOC_RUN
+#include "Engine.h"
+#include "HttpTestClient.h"
+#include "LimiterLog.h"
+#include "Listener.h"
+#include "Metrics.h"
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#endif
+
+using namespace Floodgate;
+using namespace FloodgateTest;
+
+namespace {
+
+struct Server {
+    explicit Server(Core::EngineConfig config = Core::defaultConfig(), Http::ListenerOptions options = {}, std::string logPath = {})
+        : engine(std::move(config))
+        , log(std::move(logPath), 2)
+        , metrics(2)
+    {
+        options.port = 0;
+        options.threads = 2;
+        options.shutdownDeadlineMs = 500;
+        listener = std::make_unique<Http::Listener>(engine, options, &log, &metrics);
+        std::string why;
+        log.start(&why);
+        started = listener->start(&why);
+        error = why;
+    }
+    ~Server()
+    {
+        listener->stop();
+        log.stop();
+    }
+    std::uint16_t port() const { return listener->port(); }
+
+    Core::Engine engine;
+    Http::LimiterLog log;
+    Http::ListenerMetrics metrics;
+    std::unique_ptr<Http::Listener> listener;
+    bool started = false;
+    std::string error;
+};
+
+Core::EngineConfig noEscalation()
+{
+    Core::EngineConfig c = Core::defaultConfig();
+    c.escalation.enabled = false;
+    return c;
+}
+
+} // namespace
+
+class TestListener : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void seventhRequestIsThrottledWithTheEnginesRetryAfter()
+    {
+        Server s(noEscalation());
+        QVERIFY2(s.started, s.error.c_str());
+        Connection c(s.port());
+        for (int i = 1; i <= 6; ++i) {
+            QVERIFY(c.send(get("/page")));
+            auto r = c.read();
+            QVERIFY(r);
+            QCOMPARE(r->status, 200);
+            QCOMPARE(QString::fromStdString(r->body), QStringLiteral("ok"));
+            QCOMPARE(QString::fromStdString(r->header("ratelimit-policy")), QStringLiteral("\"ip-3s\";q=6;w=3"));
+            QCOMPARE(QString::fromStdString(r->header("ratelimit")), QStringLiteral("\"ip-3s\";r=%1;t=3").arg(6 - i));
+        }
+        QVERIFY(c.send(get("/page")));
+        auto r = c.read();
+        QVERIFY(r);
+        QCOMPARE(r->status, 429);
+        // The lockout level refuses for exactly 3 s: the engine's retry-after.
+        QCOMPARE(QString::fromStdString(r->header("retry-after")), QStringLiteral("3"));
+        QCOMPARE(QString::fromStdString(r->header("cache-control")), QStringLiteral("no-store"));
+        QCOMPARE(QString::fromStdString(r->header("ratelimit")), QStringLiteral("\"ip-3s\";r=0;t=3"));
+        QCOMPARE(QString::fromStdString(r->body),
+                 QStringLiteral("You are making too many requests too fast, please slow down and wait 3 seconds.\n"));
+        // The same connection keeps working (the refusal had no body to skip).
+        QVERIFY(c.send(get("/page")));
+        r = c.read();
+        QVERIFY(r);
+        QCOMPARE(r->status, 429);
+    }
+
+    void jsonWhenTheClientAsksForIt()
+    {
+        Server s(noEscalation());
+        for (int i = 0; i < 6; ++i)
+            QVERIFY(fetch(s.port(), get("/")));
+        auto r = fetch(s.port(), get("/", "Accept: application/json\r\n"));
+        QVERIFY(r);
+        QCOMPARE(r->status, 429);
+        QCOMPARE(QString::fromStdString(r->header("content-type")), QStringLiteral("application/json"));
+        QCOMPARE(QString::fromStdString(r->body), QStringLiteral("{\"error\":\"rate_limited\",\"rule\":\"ip-3s\",\"retry_after\":3}\n"));
+    }
+
+    void throttleStatusIsARuleSetting()
+    {
+        Core::EngineConfig c = noEscalation();
+        c.settings.throttleStatus = 503;
+        Server s(c);
+        for (int i = 0; i < 6; ++i)
+            QVERIFY(fetch(s.port(), get("/")));
+        auto r = fetch(s.port(), get("/"));
+        QVERIFY(r);
+        QCOMPARE(r->status, 503);
+        QCOMPARE(QString::fromStdString(r->header("retry-after")), QStringLiteral("3"));
+    }
+
+    void blocklistAnswers403AndSpendsNothing()
+    {
+        Server s(noEscalation());
+        s.engine.setList(Core::ListKind::Blocklist, std::make_shared<const Core::AddressList>(std::vector<Core::ListEntry>{
+                                                        Core::ListEntry{0, *Core::Cidr::parse("127.0.0.0/8"), "test", Core::ListSource::Operator, 0, "t", Core::NeverExpires}}));
+        for (int i = 0; i < 10; ++i) {
+            auto r = fetch(s.port(), get("/"));
+            QVERIFY(r);
+            QCOMPARE(r->status, 403);
+        }
+        s.engine.setList(Core::ListKind::Blocklist, nullptr);
+        auto r = fetch(s.port(), get("/"));
+        QVERIFY(r);
+        QCOMPARE(r->status, 200);
+        QCOMPARE(QString::fromStdString(r->header("ratelimit")), QStringLiteral("\"ip-3s\";r=5;t=3"));
+    }
+
+    void spoofedForwardingHeadersFromAnUntrustedPeerAreIgnored()
+    {
+        Server s(noEscalation());  // no trusted proxies at all
+        for (int i = 0; i < 6; ++i) {
+            auto r = fetch(s.port(), get("/", "X-Forwarded-For: 198.51.100." + std::to_string(i) + "\r\nForwarded: for=192.0.2.9\r\n"));
+            QVERIFY(r);
+            QCOMPARE(r->status, 200);
+        }
+        // Every request counted against the real peer, whatever it claimed.
+        auto r = fetch(s.port(), get("/", "X-Forwarded-For: 198.51.100.99\r\n"));
+        QVERIFY(r);
+        QCOMPARE(r->status, 429);
+        QVERIFY(!s.engine.client(*Core::IpAddress::parse("198.51.100.99"), Core::SystemClock().now()));
+        QVERIFY(s.engine.client(*Core::IpAddress::parse("127.0.0.1"), Core::SystemClock().now()));
+    }
+
+    void trustedProxyChainsResolveToTheClient_data()
+    {
+        QTest::addColumn<QString>("header");
+        QTest::addColumn<QString>("client");
+        QTest::newRow("one hop") << QStringLiteral("X-Forwarded-For: 203.0.113.9") << QStringLiteral("203.0.113.9");
+        QTest::newRow("walk over trusted hops") << QStringLiteral("X-Forwarded-For: 203.0.113.9, 10.0.0.7, 10.0.0.8")
+                                                << QStringLiteral("203.0.113.9");
+        QTest::newRow("leftmost spoof not believed") << QStringLiteral("X-Forwarded-For: 1.2.3.4, 203.0.113.9, 10.0.0.8")
+                                                     << QStringLiteral("203.0.113.9");
+        QTest::newRow("Forwarded header") << QStringLiteral("Forwarded: for=\"[2001:db8::7]:4711\";proto=https")
+                                          << QStringLiteral("2001:db8::7");
+        QTest::newRow("mapped IPv4") << QStringLiteral("X-Forwarded-For: ::ffff:203.0.113.5") << QStringLiteral("203.0.113.5");
+    }
+    void trustedProxyChainsResolveToTheClient()
+    {
+        QFETCH(QString, header);
+        QFETCH(QString, client);
+        Http::ListenerOptions o;
+        o.trustedProxies = Http::TrustedProxies({*Core::Cidr::parse("127.0.0.1"), *Core::Cidr::parse("10.0.0.0/8")});
+        Server s(noEscalation(), o);
+        auto r = fetch(s.port(), get("/", header.toStdString() + "\r\n"));
+        QVERIFY(r);
+        QCOMPARE(r->status, 200);
+        const auto now = Core::SystemClock().now();
+        auto detail = s.engine.client(*Core::IpAddress::parse(client.toStdString()), now);
+        QVERIFY2(detail.has_value(), "the resolved client is tracked");
+        QCOMPARE(detail->summary.last60s, 1u);
+        QVERIFY(!s.engine.client(*Core::IpAddress::parse("127.0.0.1"), now));
+    }
+
+    void originalRequestFromATrustedAuthRequestPeer()
+    {
+        // nginx auth_request sends the original URI in X-Original-URI: an
+        // excluded static path is then not counted.
+        Http::ListenerOptions o;
+        o.trustedProxies = Http::TrustedProxies({*Core::Cidr::parse("127.0.0.1")});
+        Server s(noEscalation(), o);
+        for (int i = 0; i < 20; ++i) {
+            auto r = fetch(s.port(), get("/_auth", "X-Original-URI: /static/site.css?v=3\r\nX-Original-Method: GET\r\nX-Forwarded-For: 203.0.113.50\r\n"));
+            QVERIFY(r);
+            QCOMPARE(r->status, 200);
+        }
+    }
+
+    void hostileInputGetsItsStatusAndTheListenerKeepsServing_data()
+    {
+        QTest::addColumn<QByteArray>("request");
+        QTest::addColumn<int>("status");
+        const QByteArray longTarget = "/" + QByteArray(9000, 'a');
+        const QByteArray bigHeader = "X-Big: " + QByteArray(9000, 'b') + "\r\n";
+        QByteArray manyFields;
+        for (int i = 0; i < 150; ++i)
+            manyFields += "X-F" + QByteArray::number(i) + ": v\r\n";
+        QTest::newRow("request line over 8 KiB") << ("GET " + longTarget + " HTTP/1.1\r\nHost: t\r\n\r\n") << 414;
+        QTest::newRow("header over 8 KiB") << ("GET / HTTP/1.1\r\nHost: t\r\n" + bigHeader + "\r\n") << 431;
+        QTest::newRow("too many fields") << ("GET / HTTP/1.1\r\nHost: t\r\n" + manyFields + "\r\n") << 431;
+        QTest::newRow("content-length and chunked") << QByteArray("POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n") << 400;
+        QTest::newRow("chunked then content-length") << QByteArray("POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\nContent-Length: 4\r\n\r\n0\r\n\r\n") << 400;
+        QTest::newRow("two equal content-lengths") << QByteArray("POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 4\r\nContent-Length: 4\r\n\r\nabcd") << 400;
+        QTest::newRow("gzip transfer-encoding with content-length") << QByteArray("POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip\r\nContent-Length: 4\r\n\r\nabcd") << 400;
+        QTest::newRow("unsupported transfer-encoding") << QByteArray("POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n") << 501;
+        QTest::newRow("chunked twice") << QByteArray("POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked, chunked\r\n\r\n0\r\n\r\n") << 501;
+        QTest::newRow("transfer-encoding in HTTP/1.0") << QByteArray("POST / HTTP/1.0\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n") << 400;
+        QTest::newRow("body over the limit") << QByteArray("POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 2000\r\n\r\n") << 413;
+        QTest::newRow("garbage") << QByteArray("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03 hello\r\n\r\n") << 400;
+        QTest::newRow("bad request line") << QByteArray("GET\r\n\r\n") << 400;
+    }
+    void hostileInputGetsItsStatusAndTheListenerKeepsServing()
+    {
+        QFETCH(QByteArray, request);
+        QFETCH(int, status);
+        Http::ListenerOptions o;
+        o.bodyLimitBytes = 1000;
+        Server s(noEscalation(), o);
+        Connection c(s.port());
+        QVERIFY(c.send(request.toStdString()));
+        auto r = c.read();
+        QVERIFY(r);
+        QCOMPARE(r->status, status);
+        QVERIFY2(c.closedByPeer(), "the connection is closed after a protocol error");
+        // Everyone else is still served.
+        auto ok = fetch(s.port(), get("/"));
+        QVERIFY(ok);
+        QCOMPARE(ok->status, 200);
+    }
+
+    void pipelinedRequestsAreAnsweredInOrder()
+    {
+        Server s(noEscalation());
+        Connection c(s.port());
+        std::string batch;
+        for (int i = 0; i < 8; ++i)
+            batch += get("/p" + std::to_string(i));
+        QVERIFY(c.send(batch));
+        for (int i = 0; i < 8; ++i) {
+            auto r = c.read();
+            QVERIFY(r);
+            QCOMPARE(r->status, i < 6 ? 200 : 429);
+        }
+    }
+
+    void slowlorisIsCutOffByTheHeaderDeadline()
+    {
+        Http::ListenerOptions o;
+        o.headerTimeoutMs = 400;
+        Server s(noEscalation(), o);
+        Connection c(s.port());
+        QVERIFY(c.send("GET / HTTP/1.1\r\nHost: t\r\n"));
+        QElapsedTimer t;
+        t.start();
+        // Dribble a byte every 100 ms: it must not extend the deadline.
+        bool closed = false;
+        for (int i = 0; i < 20 && !closed; ++i) {
+            c.send("X");
+            closed = c.closedByPeer(100);
+        }
+        QVERIFY2(closed, "the slow header was cut off");
+        QVERIFY(t.elapsed() >= 350);
+        QVERIFY(t.elapsed() < 1500);
+        auto ok = fetch(s.port(), get("/"));
+        QVERIFY(ok);
+        QCOMPARE(ok->status, 200);
+    }
+
+    void idleKeepAliveIsClosed()
+    {
+        Http::ListenerOptions o;
+        o.idleTimeoutMs = 300;
+        Server s(noEscalation(), o);
+        Connection c(s.port());
+        QVERIFY(c.send(get("/")));
+        QVERIFY(c.read());
+        QElapsedTimer t;
+        t.start();
+        QVERIFY(c.closedByPeer(2000));
+        QVERIFY(t.elapsed() >= 250);
+    }
+
+    void connectionCloseAndHttp10AreHonoured()
+    {
+        Server s(noEscalation());
+        Connection c(s.port());
+        QVERIFY(c.send("GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"));
+        auto r = c.read();
+        QVERIFY(r);
+        QCOMPARE(QString::fromStdString(r->header("connection")), QStringLiteral("close"));
+        QVERIFY(c.closedByPeer());
+        Connection d(s.port());
+        QVERIFY(d.send("GET / HTTP/1.0\r\n\r\n"));
+        r = d.read();
+        QVERIFY(r);
+        QCOMPARE(r->status, 200);
+        QVERIFY(d.closedByPeer());
+    }
+
+    void refusalsGoToTheLimiterLog()
+    {
+        const auto dir = std::filesystem::temp_directory_path() / ("fg-log-" + std::to_string(::getpid()));
+        std::filesystem::create_directories(dir);
+        const auto path = (dir / "limiter.log").string();
+        std::filesystem::remove(path);
+        {
+            Server s(noEscalation(), {}, path);
+            for (int i = 0; i < 8; ++i)
+                QVERIFY(fetch(s.port(), get("/search?q=a,b", "User-Agent: Bot, \"quoted\"\r\nCookie: a=1; b=2\r\n")));
+            s.log.flush();
+            QCOMPARE(s.log.written(), std::uint64_t(2));
+            QCOMPARE(s.log.dropped(), std::uint64_t(0));
+        }
+        std::ifstream in(path);
+        std::string header, line1, line2, extra;
+        std::getline(in, header);
+        std::getline(in, line1);
+        std::getline(in, line2);
+        QCOMPARE(QString::fromStdString(header), QStringLiteral("time,action,rule,ip,attempts,method,path,query,user_agent,window_start,cookies,customer\r"));
+        // RFC 4180: fields with commas or quotes are quoted, quotes doubled.
+        QVERIFY2(line1.find(",throttle,ip-3s,127.0.0.1,6,GET,/search,\"q=a,b\",\"Bot, \"\"quoted\"\"\",") != std::string::npos,
+                 line1.c_str());
+        QVERIFY2(line1.find(",2,\r") != std::string::npos, line1.c_str());  // two cookies, no customer
+        QVERIFY(!std::getline(in, extra) || extra.empty());
+        std::filesystem::remove_all(dir);
+    }
+
+    void dryRunLetsEverythingThrough()
+    {
+        Core::EngineConfig c = noEscalation();
+        c.settings.dryRun = true;
+        Server s(c);
+        for (int i = 0; i < 10; ++i) {
+            auto r = fetch(s.port(), get("/"));
+            QVERIFY(r);
+            QCOMPARE(r->status, 200);
+        }
+        QCOMPARE(s.engine.counters(Core::SystemClock().now()).decisions[std::size_t(Core::Action::DryRun)], std::uint64_t(4));
+    }
+
+    void portInUseIsReported()
+    {
+        Server first(noEscalation());
+        Http::ListenerOptions o;
+        o.port = first.port();
+        o.threads = 1;
+        Core::Engine engine;
+        // SO_REUSEPORT lets two sockets of the same user share a port; a
+        // different address family/port combination must still fail cleanly
+        // when the port is held by a non-reuseport socket.
+        int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_port = 0;
+        ::inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+        QCOMPARE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+        QCOMPARE(::listen(fd, 1), 0);
+        socklen_t len = sizeof a;
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+        o.port = ntohs(a.sin_port);
+        Http::Listener l(engine, o, nullptr, nullptr);
+        std::string why;
+        QVERIFY(!l.start(&why));
+        QVERIFY2(why.find("cannot listen on 127.0.0.1:") == 0, why.c_str());
+        ::close(fd);
+    }
+
+    void stopIsGracefulAndQuick()
+    {
+        auto s = std::make_unique<Server>(noEscalation());
+        Connection idle(s->port());
+        QVERIFY(idle.isOpen());
+        QElapsedTimer t;
+        t.start();
+        s->listener->stop();
+        QVERIFY(t.elapsed() < 2000);
+        QVERIFY(idle.closedByPeer(1000));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestListener)
+#include "test_listener.moc"
