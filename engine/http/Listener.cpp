@@ -621,6 +621,14 @@ private:
         const auto cfg = m_listener.engine.config();
         ctx.rateLimitHeaders = cfg->settings.rateLimitHeadersOnAllowed;
         ctx.throttleStatus = cfg->settings.throttleStatus;
+        // nginx auth_request accepts only 2xx, 401 and 403 from its
+        // subrequest: a trusted proxy may ask for throttles as 401 (and turn
+        // them back into 429 with the Retry-After it copies; see docs/INTEGRATIONS.md).
+        if (opts().trustedProxies.contains(m_peer)) {
+            const std::string_view want = trimView(m_data.header("X-Floodgate-Refusal-Status"));
+            if (want == "401" || want == "403")
+                ctx.throttleStatus = want == "401" ? 401 : 403;
+        }
         appendDecisionResponse(m_out, m_decision, ctx);
     }
 

@@ -41,10 +41,21 @@ public:
     Connection(const Connection&) = delete;
     Connection& operator=(const Connection&) = delete;
 
-    bool open(std::uint16_t port, const char* host = "127.0.0.1")
+    // `source`: a loopback address to send from (127.0.0.2...), so one test
+    // can play several clients.
+    bool open(std::uint16_t port, const char* host = "127.0.0.1", const char* source = nullptr)
     {
         close();
         m_fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        if (source) {
+            sockaddr_in s{};
+            s.sin_family = AF_INET;
+            ::inet_pton(AF_INET, source, &s.sin_addr);
+            if (::bind(m_fd, reinterpret_cast<sockaddr*>(&s), sizeof s) != 0) {
+                close();
+                return false;
+            }
+        }
         sockaddr_in a{};
         a.sin_family = AF_INET;
         a.sin_port = htons(port);
@@ -173,9 +184,10 @@ inline std::string get(const std::string& target, const std::string& extraHeader
 }
 
 // One request on a fresh connection.
-inline std::optional<Response> fetch(std::uint16_t port, const std::string& request, int timeoutMs = 3000)
+inline std::optional<Response> fetch(std::uint16_t port, const std::string& request, int timeoutMs = 3000, const char* source = nullptr)
 {
-    Connection c(port);
+    Connection c;
+    c.open(port, "127.0.0.1", source);
     if (!c.isOpen() || !c.send(request))
         return std::nullopt;
     return c.read(timeoutMs);

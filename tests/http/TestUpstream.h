@@ -133,8 +133,9 @@ private:
             buf.erase(0, end + 4 + length);
             if (reply.delayMs)
                 std::this_thread::sleep_for(std::chrono::milliseconds(reply.delayMs));
+            const bool headRequest = lower.starts_with("head ");
             std::string out = "HTTP/1.1 " + std::to_string(reply.status) + " " + reply.reason + "\r\n" + reply.headers
-                + "Content-Length: " + std::to_string(reply.body.size()) + "\r\n\r\n" + reply.body;
+                + "Content-Length: " + std::to_string(reply.body.size()) + "\r\n\r\n" + (headRequest ? std::string() : reply.body);
             if (::send(fd, out.data(), out.size(), MSG_NOSIGNAL) <= 0)
                 break;
         }

@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: MIT
+// The built `floodgate --headless` as a child process, over HTTP: start-up
+// lines, decisions, /healthz and /metrics, exit codes 0, 2 and 3.
+#include <QProcess>
+#include <QRegularExpression>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#ifndef Q_MOC_RUN
+#include "HttpTestClient.h"
+
+#include <csignal>
+#endif
+
+using namespace FloodgateTest;
+
+namespace {
+
+struct Child {
+    QProcess proc;
+    std::uint16_t port = 0;
+    std::uint16_t adminPort = 0;
+    QString firstLine;
+
+    bool start(const QStringList& args)
+    {
+        proc.start(QStringLiteral(FLOODGATE_BINARY), args);
+        if (!proc.waitForStarted(5000))
+            return false;
+        // The start-up lines come before serving.
+        QString out;
+        for (int i = 0; i < 100 && !out.contains(QStringLiteral("limiter log")); ++i) {
+            proc.waitForReadyRead(100);
+            out += QString::fromUtf8(proc.readAllStandardOutput());
+            if (proc.state() != QProcess::Running)
+                break;
+        }
+        const auto listening = QRegularExpression(QStringLiteral("listening on http://127\\.0\\.0\\.1:(\\d+) \\(([^)]*)\\)")).match(out);
+        const auto admin = QRegularExpression(QStringLiteral("admin on http://127\\.0\\.0\\.1:(\\d+)")).match(out);
+        firstLine = out.section(QLatin1Char('\n'), 0, 0);
+        if (!listening.hasMatch())
+            return false;
+        port = std::uint16_t(listening.captured(1).toUInt());
+        adminPort = admin.hasMatch() ? std::uint16_t(admin.captured(1).toUInt()) : 0;
+        return true;
+    }
+    int stop()
+    {
+        ::kill(pid_t(proc.processId()), SIGTERM);
+        if (!proc.waitForFinished(8000)) {
+            proc.kill();
+            proc.waitForFinished();
+            return -1;
+        }
+        return proc.exitStatus() == QProcess::NormalExit ? proc.exitCode() : -1;
+    }
+};
+
+int runToEnd(const QStringList& args, QString* err)
+{
+    QProcess p;
+    p.start(QStringLiteral(FLOODGATE_BINARY), args);
+    p.waitForFinished(10000);
+    if (err)
+        *err = QString::fromUtf8(p.readAllStandardError());
+    return p.exitCode();
+}
+
+} // namespace
+
+class TestHeadless : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void servesDecidesReportsAndStopsCleanly()
+    {
+        QTemporaryDir dir;
+        Child c;
+        QVERIFY2(c.start({QStringLiteral("--headless"), QStringLiteral("--listen"), QStringLiteral("127.0.0.1:0"), QStringLiteral("--admin"),
+                          QStringLiteral("127.0.0.1:0"), QStringLiteral("--db"), dir.filePath(QStringLiteral("data/floodgate.db"))}),
+                 qPrintable(QString::fromUtf8(c.proc.readAllStandardError())));
+        QCOMPARE(c.firstLine, QStringLiteral("listening on http://127.0.0.1:%1 (decision mode)").arg(c.port));
+        QVERIFY(c.adminPort != 0);
+        for (int i = 0; i < 6; ++i) {
+            auto r = fetch(c.port, get("/"));
+            QVERIFY(r);
+            QCOMPARE(r->status, 200);
+        }
+        auto r = fetch(c.port, get("/"));
+        QVERIFY(r);
+        QCOMPARE(r->status, 429);
+        QCOMPARE(QString::fromStdString(r->header("retry-after")), QStringLiteral("3"));
+
+        auto health = fetch(c.adminPort, get("/healthz"));
+        QVERIFY(health);
+        QCOMPARE(health->status, 200);
+        QCOMPARE(QString::fromStdString(health->body), QStringLiteral("ok"));
+        auto metrics = fetch(c.adminPort, get("/metrics"));
+        QVERIFY(metrics);
+        QCOMPARE(metrics->status, 200);
+        const QString m = QString::fromStdString(metrics->body);
+        QVERIFY2(m.contains(QStringLiteral("floodgate_requests_total{action=\"allow\"} 6\n")), qPrintable(m));
+        QVERIFY2(m.contains(QStringLiteral("floodgate_requests_total{action=\"throttle\"} 1\n")), qPrintable(m));
+        QVERIFY2(m.contains(QStringLiteral("floodgate_refusals_total{action=\"throttle\",rule=\"ip-3s\"} 1\n")), qPrintable(m));
+        QVERIFY(m.contains(QStringLiteral("floodgate_tracked_keys 1\n")));
+        QVERIFY(m.contains(QStringLiteral("# TYPE floodgate_decision_seconds histogram")));
+
+        QCOMPARE(c.stop(), 0);
+        // The limiter log beside the database holds the refusal.
+        QFile log(dir.filePath(QStringLiteral("data/limiter.log")));
+        QVERIFY(log.open(QIODevice::ReadOnly));
+        const QList<QByteArray> lines = log.readAll().split('\n');
+        QVERIFY(lines.size() >= 2);
+        QVERIFY(lines[1].contains(",throttle,ip-3s,127.0.0.1,6,GET,/,"));
+    }
+
+    void proxyModeSaysSo()
+    {
+        QTemporaryDir dir;
+        Child c;
+        QVERIFY(c.start({QStringLiteral("--headless"), QStringLiteral("--listen"), QStringLiteral("127.0.0.1:0"), QStringLiteral("--admin"),
+                         QStringLiteral("off"), QStringLiteral("--upstream"), QStringLiteral("http://127.0.0.1:9"), QStringLiteral("--log"),
+                         dir.filePath(QStringLiteral("l.log"))}));
+        QCOMPARE(c.firstLine, QStringLiteral("listening on http://127.0.0.1:%1 (proxy mode -> http://127.0.0.1:9)").arg(c.port));
+        auto r = fetch(c.port, get("/"));  // nothing listens on port 9
+        QVERIFY(r);
+        QCOMPARE(r->status, 502);
+        QCOMPARE(c.stop(), 0);
+    }
+
+    void dryRunRefusesNothing()
+    {
+        QTemporaryDir dir;
+        Child c;
+        QVERIFY(c.start({QStringLiteral("--headless"), QStringLiteral("--dry-run"), QStringLiteral("--listen"), QStringLiteral("127.0.0.1:0"),
+                         QStringLiteral("--admin"), QStringLiteral("off"), QStringLiteral("--log"), dir.filePath(QStringLiteral("l.log"))}));
+        for (int i = 0; i < 12; ++i) {
+            auto r = fetch(c.port, get("/"));
+            QVERIFY(r);
+            QCOMPARE(r->status, 200);
+        }
+        QCOMPARE(c.stop(), 0);
+    }
+
+    void badCommandLineIsExit2_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::newRow("unknown option") << QStringList{QStringLiteral("--headless"), QStringLiteral("--frobnicate")};
+        QTest::newRow("bad listen") << QStringList{QStringLiteral("--headless"), QStringLiteral("--listen"), QStringLiteral("999.1.1.1:80")};
+        QTest::newRow("bad port") << QStringList{QStringLiteral("--headless"), QStringLiteral("--listen"), QStringLiteral("127.0.0.1:70000")};
+        QTest::newRow("bad proxy range") << QStringList{QStringLiteral("--headless"), QStringLiteral("--trusted-proxy"), QStringLiteral("10.0.0.0/33")};
+        QTest::newRow("https upstream") << QStringList{QStringLiteral("--headless"), QStringLiteral("--upstream"), QStringLiteral("https://x")};
+        QTest::newRow("missing value") << QStringList{QStringLiteral("--headless"), QStringLiteral("--threads")};
+    }
+    void badCommandLineIsExit2()
+    {
+        QFETCH(QStringList, args);
+        QString err;
+        QCOMPARE(runToEnd(args, &err), 2);
+        QVERIFY2(err.startsWith(QStringLiteral("floodgate: ")), qPrintable(err));
+        QCOMPARE(err.count(QLatin1Char('\n')), 1);  // one line saying what was wrong
+    }
+
+    void cannotListenIsExit3()
+    {
+        QTemporaryDir dir;
+        const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        ::inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+        QCOMPARE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+        QCOMPARE(::listen(fd, 1), 0);
+        socklen_t len = sizeof a;
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+        QString err;
+        QCOMPARE(runToEnd({QStringLiteral("--headless"), QStringLiteral("--listen"), QStringLiteral("127.0.0.1:%1").arg(ntohs(a.sin_port)),
+                           QStringLiteral("--admin"), QStringLiteral("off"), QStringLiteral("--log"), dir.filePath(QStringLiteral("l.log"))},
+                          &err),
+                 3);
+        QVERIFY2(err.contains(QStringLiteral("cannot listen on 127.0.0.1:")), qPrintable(err));
+        ::close(fd);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestHeadless)
+#include "test_headless.moc"
