@@ -82,6 +82,11 @@ struct Decision {
     Millis listExpiresAt = 0;        // for block/safelist decisions: when the entry ends
     bool autoBanned = false;         // this very request put the client on the blocklist
     bool customer = false;           // decided by a customer tier
+    ShortName customerId;            // that customer's id
+    // How to answer, from the settings the decision was made under (so the
+    // listener needs no second look at the configuration).
+    std::uint16_t throttleStatus = 429;
+    bool rateLimitHeadersOnAllowed = true;
 
     bool refused() const { return action == Action::Throttle || action == Action::Block; }
     // HTTP Retry-After: whole seconds, rounded up, at least 1.

@@ -459,6 +459,8 @@ struct Engine::Impl {
     Decision finish(Decision& d, const Compiled& c, std::size_t slot, Millis now)
     {
         d.wouldBe = d.action;
+        d.throttleStatus = std::uint16_t(c.settings.throttleStatus);
+        d.rateLimitHeadersOnAllowed = c.settings.rateLimitHeadersOnAllowed;
         if (c.settings.dryRun && d.refused())
             d.action = Action::DryRun;
         stats.record(slot, d.action, now);
@@ -818,6 +820,7 @@ Decision Engine::decide(const RequestFacts& f, Millis now)
     }
     if (customer) {
         d.customer = true;
+        d.customerId.assign(customer->id);
         runSecondary(*p.customers, customer->key, customer->levels, customer->signature, customer->keepMs);
     } else {
         for (const CompiledRule& r : c.rules) {

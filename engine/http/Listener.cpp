@@ -570,7 +570,7 @@ private:
             if (metrics)
                 metrics->countRefusal(m_thread.index, m_decision);
             if (m_listener.log)
-                m_listener.log->push(m_thread.index, m_decision, f, customerOf(f), now);
+                m_listener.log->push(m_thread.index, m_decision, f, m_decision.customerId.view(), now);
         }
         const bool refused = m_decision.refused();
         m_keepAlive = m_parser->keep_alive() && !m_stopping;
@@ -591,25 +591,6 @@ private:
         return true;
     }
 
-    std::string_view customerOf(const Core::RequestFacts& f) const
-    {
-        const auto cfg = m_listener.engine.config();
-        if (!f.query.empty()) {
-            std::string_view q = f.query;
-            const std::string& name = cfg->settings.customerParam;
-            while (!q.empty()) {
-                const auto amp = q.find('&');
-                const std::string_view pair = q.substr(0, amp);
-                if (pair.size() > name.size() && pair.starts_with(name) && pair[name.size()] == '=')
-                    return pair.substr(name.size() + 1);
-                if (amp == std::string_view::npos)
-                    break;
-                q.remove_prefix(amp + 1);
-            }
-        }
-        return m_data.header(cfg->settings.customerHeader);
-    }
-
     void respondDecision()
     {
         ResponseContext ctx;
@@ -618,9 +599,8 @@ private:
         const std::string_view accept = m_data.header("Accept");
         ctx.wantsJson = accept.find("json") != std::string_view::npos;
         ctx.headRequest = Core::equalsIgnoreCase(m_data.view(m_data.method), "HEAD");
-        const auto cfg = m_listener.engine.config();
-        ctx.rateLimitHeaders = cfg->settings.rateLimitHeadersOnAllowed;
-        ctx.throttleStatus = cfg->settings.throttleStatus;
+        ctx.rateLimitHeaders = m_decision.rateLimitHeadersOnAllowed;
+        ctx.throttleStatus = m_decision.throttleStatus;
         // nginx auth_request accepts only 2xx, 401 and 403 from its
         // subrequest: a trusted proxy may ask for throttles as 401 (and turn
         // them back into 429 with the Retry-After it copies; see docs/INTEGRATIONS.md).
@@ -936,8 +916,7 @@ void Session::relayUpstream()
         o += std::string_view(field.value().data(), field.value().size());
         o += "\r\n";
     }
-    const auto cfg = m_listener.engine.config();
-    if (cfg->settings.rateLimitHeadersOnAllowed)
+    if (m_decision.rateLimitHeadersOnAllowed)
         appendRateLimitHeaders(o, m_decision);
     const bool noBody = status / 100 == 1 || status == 204 || status == 304;
     if (!noBody) {

@@ -14,6 +14,9 @@
 #include "Listener.h"
 #include "Metrics.h"
 
+#include <fcntl.h>
+#include <sys/resource.h>
+
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -377,6 +380,40 @@ private Q_SLOTS:
         QVERIFY(!l.start(&why));
         QVERIFY2(why.find("cannot listen on 127.0.0.1:") == 0, why.c_str());
         ::close(fd);
+    }
+
+    void runningOutOfFileDescriptorsBacksOffAndRecovers()
+    {
+        Server s(noEscalation());
+        rlimit saved{};
+        QCOMPARE(::getrlimit(RLIMIT_NOFILE, &saved), 0);
+        // Leave room for a handful of descriptors only, then connect more
+        // clients than fit: the server's accept() fails with EMFILE.
+        int open = 0;
+        for (int fd = 0; fd < 4096; ++fd)
+            if (::fcntl(fd, F_GETFD) != -1)
+                ++open;
+        rlimit tight = saved;
+        tight.rlim_cur = rlim_t(open + 12);
+        QCOMPARE(::setrlimit(RLIMIT_NOFILE, &tight), 0);
+        std::vector<std::unique_ptr<Connection>> clients;
+        for (int i = 0; i < 12; ++i) {
+            auto c = std::make_unique<Connection>();
+            if (c->open(s.port()))
+                clients.push_back(std::move(c));
+        }
+        QTRY_VERIFY_WITH_TIMEOUT(s.metrics.acceptErrors.load() > 0, 3000);
+        clients.clear();
+        QCOMPARE(::setrlimit(RLIMIT_NOFILE, &saved), 0);
+        // The listener backed off and kept its port: it serves again.
+        std::optional<Response> r;
+        for (int i = 0; i < 20 && !r; ++i) {
+            r = fetch(s.port(), get("/"), 1000);
+            if (!r)
+                QTest::qWait(100);
+        }
+        QVERIFY(r);
+        QCOMPARE(r->status, 200);
     }
 
     void stopIsGracefulAndQuick()
