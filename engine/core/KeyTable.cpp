@@ -92,7 +92,13 @@ void KeyTable::touch(Shard& s, std::uint32_t slot)
     if (s.head == slot + 1)
         return;  // already most recent: the hot key costs nothing here
     unlinkLru(s, slot);
+    linkHead(s, slot);
+}
+
+void KeyTable::linkHead(Shard& s, std::uint32_t slot)
+{
     Header& h = header(s, slot);
+    h.prev = 0;
     h.next = s.head;
     if (s.head)
         header(s, s.head - 1).prev = slot + 1;
@@ -171,6 +177,9 @@ std::uint32_t KeyTable::findOrInsert(Shard& s, const TableKey& key, std::uint64_
     h.expiresAt = now;
     std::memset(cells(s, slot), 0, sizeof(std::uint32_t) * m_stride);
     ++s.count;
+    // A new entry is not on the LRU list yet: unlinking it (as touch() does)
+    // would take the list's head and tail with it.
+    linkHead(s, slot);
 
     // Keep the index at most 3/4 full.
     if ((std::uint64_t(s.count) + 1) * 4 > (s.mask + 1) * 3) {

@@ -82,6 +82,7 @@ private:
     Header& header(const Shard& s, std::uint32_t slot) const;
     std::uint32_t* cells(const Shard& s, std::uint32_t slot) const;
     void touch(Shard& s, std::uint32_t slot);
+    void linkHead(Shard& s, std::uint32_t slot);
     void unlinkLru(Shard& s, std::uint32_t slot);
     void remove(Shard& s, std::uint32_t slot, bool eviction);
     std::size_t expireTail(Shard& s, Millis now, std::size_t maxCount);

@@ -45,7 +45,17 @@ std::int64_t currentBucket(std::uint32_t stamp, Millis now, Millis width)
 std::int64_t advanceRing(std::uint32_t* stampCell, std::uint32_t* counts, std::uint32_t n, Millis now, Millis width,
                          bool packed16)
 {
-    const std::int64_t cur = currentBucket(*stampCell, now, width);
+    const std::size_t countCells = packed16 ? (n + 1) / 2 : n;
+    std::int64_t cur = currentBucket(*stampCell, now, width);
+    if (cur != floorDiv(now, width)
+        && std::all_of(counts, counts + countCells, [](std::uint32_t c) { return c == 0; })) {
+        // The stamp looks newer than now, but nothing was ever counted: a fresh
+        // key (stamp 0) whose truncated bucket index has its top bit set. There
+        // is no late request to protect; start the ring at now.
+        cur = floorDiv(now, width);
+        *stampCell = std::uint32_t(cur);
+        return cur;
+    }
     const std::uint32_t d = std::uint32_t(cur) - *stampCell;
     if (d == 0)
         return cur;
@@ -57,7 +67,7 @@ std::int64_t advanceRing(std::uint32_t* stampCell, std::uint32_t* counts, std::u
             counts[pos] = 0;
     };
     if (d >= n) {
-        std::memset(counts, 0, sizeof(std::uint32_t) * (packed16 ? (n + 1) / 2 : n));
+        std::memset(counts, 0, sizeof(std::uint32_t) * countCells);
     } else {
         for (std::uint32_t k = 1; k <= d; ++k)
             zero(cur - d + k);
@@ -147,8 +157,12 @@ Verdict evaluateLockout(const LevelSpec& s, std::uint32_t* cells, Millis now)
     v.windowStartMs = v.used ? start : now;
     v.allowed = v.used < s.limit;
     v.resetMs = v.used ? start + s.periodMs - now : 0;
-    if (!v.allowed)
-        v.retryAfterMs = s.lockoutMs;  // refusing now starts a lockout that long
+    if (!v.allowed) {
+        // Refusing now starts a lockout that long; the quota is whole again
+        // when it ends (the next window starts empty), not at the window's end.
+        v.retryAfterMs = s.lockoutMs;
+        v.resetMs = s.lockoutMs;
+    }
     return v;
 }
 
