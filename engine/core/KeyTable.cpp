@@ -34,7 +34,6 @@ KeyTable::KeyTable(std::size_t capacity, std::uint16_t strideCells)
     , m_shardCount(shardCountFor(m_capacity))
     , m_shards(std::make_unique<Shard[]>(m_shardCount))
 {
-    m_shardCapacity = (m_capacity + m_shardCount - 1) / m_shardCount;
     for (std::size_t i = 0; i < m_shardCount; ++i) {
         m_shards[i].index.assign(16, 0);
         m_shards[i].mask = 15;
@@ -135,6 +134,7 @@ void KeyTable::remove(Shard& s, std::uint32_t slot, bool eviction)
     h.next = s.freeHead;
     s.freeHead = slot + 1;
     --s.count;
+    m_count.fetch_sub(1, std::memory_order_relaxed);
     (eviction ? s.evictions : s.expirations).fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -159,7 +159,11 @@ std::uint32_t KeyTable::findOrInsert(Shard& s, const TableKey& key, std::uint64_
     // Forget a little idle state on every insert (amortised expiry), then make
     // room at capacity by evicting the least recently used key.
     expireTail(s, now, 2);
-    if (s.count >= m_shardCapacity && s.tail)
+    // The capacity is one count across all shards (a per-shard share would
+    // evict early in whichever shard the hash fills first). Reserve a place
+    // first, then give one back from this shard's LRU end: at most one key
+    // over the capacity per shard that is empty when the table is full.
+    if (m_count.fetch_add(1, std::memory_order_relaxed) >= m_capacity && s.tail)
         remove(s, s.tail - 1, header(s, s.tail - 1).expiresAt > now);
 
     std::uint32_t slot;
@@ -176,7 +180,7 @@ std::uint32_t KeyTable::findOrInsert(Shard& s, const TableKey& key, std::uint64_
     h.lastSeen = now;
     h.expiresAt = now;
     std::memset(cells(s, slot), 0, sizeof(std::uint32_t) * m_stride);
-    ++s.count;
+    ++s.count;  // m_count was reserved above
     // A new entry is not on the LRU list yet: unlinking it (as touch() does)
     // would take the list's head and tail with it.
     linkHead(s, slot);

@@ -88,7 +88,9 @@ private:
     std::size_t expireTail(Shard& s, Millis now, std::size_t maxCount);
 
     std::size_t m_capacity;
-    std::size_t m_shardCapacity;
+    // Keys across all shards. Touched only when a key is created or removed,
+    // never for a key that exists, so the hot path does not share its line.
+    alignas(64) std::atomic<std::size_t> m_count{0};
     std::uint16_t m_stride;
     std::size_t m_slotBytes;
     std::size_t m_shardCount;
