@@ -695,6 +695,13 @@ std::shared_ptr<const AddressList> Engine::automaticBans() const
     return m->snapshot()->automatic;
 }
 
+void Engine::setAutomaticBans(std::shared_ptr<const AddressList> list)
+{
+    if (!list)
+        list = std::make_shared<const AddressList>();
+    m->publish([&](Published& p) { p.automatic = std::move(list); });
+}
+
 bool Engine::removeAutomaticBan(const Cidr& range)
 {
     bool found = false;
@@ -993,6 +1000,8 @@ LiveBuckets Engine::liveBuckets(std::size_t topPerBucket, Millis now) const
     auto p = m->snapshot();
     LiveBuckets out;
     out.buckets.resize(Tuning::liveBucketCount);
+    out.ipv6PrefixBits = p->compiled->settings.ipv6PrefixBits;
+    out.ipv4PrefixBits = p->compiled->settings.ipv4PrefixBits;
     const std::int64_t cur = floorDiv(now, Tuning::liveBucketMs);
     using Item = std::pair<std::uint32_t, IpAddress>;  // min-heap on count
     std::vector<std::priority_queue<Item, std::vector<Item>, std::greater<>>> heaps(Tuning::liveBucketCount);

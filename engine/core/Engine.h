@@ -44,6 +44,8 @@ public:
     // Escalation bans the engine made itself (source = automatic). Storage
     // persists them through the listener and may fold them into the blocklist.
     std::shared_ptr<const AddressList> automaticBans() const;
+    // Replaces every automatic ban (storage, after another process changed the database).
+    void setAutomaticBans(std::shared_ptr<const AddressList> list);
     // Lifts an automatic ban (the operator's "remove"); true when one was there.
     bool removeAutomaticBan(const Cidr& range);
     // Adds automatic bans (e.g. loaded after a restart with their remaining time).

@@ -92,6 +92,8 @@ struct LiveBuckets {
     Millis bucketMs = Tuning::liveBucketMs;
     std::vector<LiveBucket> buckets;  // oldest first, Tuning::liveBucketCount of them
     std::size_t keys = 0;             // keys with any request in the window
+    int ipv6PrefixBits = 64;          // IPv6 keys in `top` stand for this prefix
+    int ipv4PrefixBits = 32;
 };
 
 } // namespace Floodgate::Core

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 #include "LimiterLog.h"
 
+#include "Codec.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
 #include <sys/stat.h>
 
 namespace Floodgate::Http {
@@ -55,22 +56,11 @@ std::size_t roundUpPow2(std::size_t n)
 
 } // namespace
 
-std::string formatTime(Core::Millis ms)
-{
-    const std::time_t secs = std::time_t(Core::floorDiv(ms, 1000));
-    std::tm tm{};
-    gmtime_r(&secs, &tm);
-    char buf[96];
-    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-                  tm.tm_min, tm.tm_sec, int(ms - Core::floorDiv(ms, 1000) * 1000));
-    return buf;
-}
-
 std::string formatLogLine(const LogRecord& r)
 {
     std::string out;
     out.reserve(256);
-    out += formatTime(r.time);
+    out += Core::Codec::formatTime(r.time, true);
     out += ',';
     out += Core::toString(r.action);
     out += ',';
@@ -88,7 +78,7 @@ std::string formatLogLine(const LogRecord& r)
     out += ',';
     appendCsv(out, r.userAgent);
     out += ',';
-    out += r.windowStart ? formatTime(r.windowStart) : std::string();
+    out += r.windowStart ? Core::Codec::formatTime(r.windowStart, true) : std::string();
     out += ',';
     out += std::to_string(r.cookies);
     out += ',';

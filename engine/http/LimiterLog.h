@@ -38,9 +38,9 @@ struct LogRecord {
     char customer[64] = {};
 };
 
-// RFC 4180 line for a record (with CRLF), times in RFC 3339 UTC with milliseconds.
+// RFC 4180 line for a record (with CRLF), times in RFC 3339 UTC with
+// milliseconds ("2026-11-22T05:00:00.123Z", Codec::formatTime).
 std::string formatLogLine(const LogRecord& r);
-std::string formatTime(Core::Millis ms);  // "2026-11-22T05:00:00.123Z"
 
 class LimiterLog {
 public:

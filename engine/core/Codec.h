@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: MIT
+// The wire shapes of the engine's values (INTERFACE.md): list entries, tiers,
+// customers, the rules document, clients and buckets, as JSON; RFC 3339 times
+// and durations. Decoding is strict and names the field that is wrong
+// ("levels[1].period must be > 0"). Used by the admin API, the audit trail,
+// list import/export and the console. Plain C++20, no I/O.
+#pragma once
+
+#include "AddressList.h"
+#include "Json.h"
+#include "Rules.h"
+#include "Snapshot.h"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace Floodgate::Core::Codec {
+
+// "2026-11-22T05:00:00Z"; with milliseconds ("…:00.123Z") when they are not
+// zero or when `alwaysMillis`.
+std::string formatTime(Millis ms, bool alwaysMillis = false);
+// RFC 3339: "2026-11-22T05:00:00Z", "…T05:00:00.5+01:00"; nullopt + reason otherwise.
+std::optional<Millis> parseTime(std::string_view text, std::string* why);
+
+// A duration in seconds: a positive number (604800, 0.5) or a string with a
+// unit ("30s", "90m", "24h", "7d", "2w"; a bare number string is seconds).
+// Result in milliseconds, > 0.
+std::optional<Millis> parseDuration(const Json& value, std::string* why);
+// Whole seconds as an integer, otherwise a fraction: 3000 -> 3, 1500 -> 1.5.
+Json seconds(Millis ms);
+
+// ---- list entries ----------------------------------------------------------
+Json toJson(const ListEntry& entry, ListKind kind, Millis now);
+
+// What a client may send to add an entry: {"address", "ttl", "reason", "expires_at"}.
+struct EntryInput {
+    Cidr range;
+    std::string reason;
+    Millis expiresAt = NeverExpires;  // resolved against `now` and the default TTL
+};
+// ttl missing -> defaultTtlMs; ttl null -> permanent; "expires_at" (RFC 3339)
+// instead of ttl for an absolute end. Rejects an end at or before now.
+std::optional<EntryInput> entryFromJson(const Json& body, Millis now, Millis defaultTtlMs, std::string* why);
+
+// ---- tiers, customers, rules ----------------------------------------------
+Json toJson(const Level& level);
+Json toJson(const Tier& tier);
+Json toJson(const Customer& customer);
+std::optional<Tier> tierFromJson(const Json& body, std::string_view name, std::string* why);
+std::optional<Customer> customerFromJson(const Json& body, std::string_view id, std::string* why);
+
+// Everything configurable except tiers and customers: rules, cooldowns, bot
+// options, escalation, settings.
+Json rulesToJson(const EngineConfig& config);
+// Applies the sections present in `body` onto `config` (absent ones stay);
+// unknown fields are errors. Does not run validate(); the caller does.
+bool rulesFromJson(const Json& body, EngineConfig& config, std::string* why);
+
+// ---- snapshots for the admin API and the console ---------------------------
+Json toJson(const ClientSummary& client, Millis now);
+Json toJson(const ClientDetail& detail, Millis now);
+Json toJson(const LiveBuckets& buckets);
+
+const char* toString(Algorithm algorithm);  // "sliding" | "fixed" | "lockout"
+std::optional<Algorithm> algorithmFromString(std::string_view text);
+
+} // namespace Floodgate::Core::Codec

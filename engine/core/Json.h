@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: MIT
+// A small JSON value for the admin API, the audit trail and list import and
+// export: strict RFC 8259 parsing with a depth bound and an error that says
+// where, compact output, objects that keep their key order. Plain C++20; not
+// on the request path.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace Floodgate::Core {
+
+class Json {
+public:
+    using Array = std::vector<Json>;
+    using Object = std::vector<std::pair<std::string, Json>>;  // in insertion order
+    enum class Type { Null, Bool, Integer, Number, String, Array, Object };
+
+    Json() = default;  // null
+    Json(std::nullptr_t) {}
+    Json(bool b) : m_value(b) {}
+    Json(int v) : m_value(std::int64_t(v)) {}
+    Json(unsigned v) : m_value(std::int64_t(v)) {}
+    Json(long v) : m_value(std::int64_t(v)) {}
+    Json(long long v) : m_value(std::int64_t(v)) {}
+    Json(unsigned long v) : m_value(std::int64_t(v)) {}
+    Json(unsigned long long v) : m_value(std::int64_t(v)) {}
+    Json(double v) : m_value(v) {}
+    Json(const char* s) : m_value(std::string(s)) {}
+    Json(std::string s) : m_value(std::move(s)) {}
+    Json(std::string_view s) : m_value(std::string(s)) {}
+    Json(Array a) : m_value(std::move(a)) {}
+    Json(Object o) : m_value(std::move(o)) {}
+
+    static Json object() { return Json(Object{}); }
+    static Json array() { return Json(Array{}); }
+
+    // Strict parse of a whole document. On failure: nullopt and *error says
+    // what and at which byte offset ("expected ':' at offset 12").
+    static std::optional<Json> parse(std::string_view text, std::string* error = nullptr, int maxDepth = 64);
+
+    Type type() const { return Type(m_value.index()); }
+    bool isNull() const { return type() == Type::Null; }
+    bool isBool() const { return type() == Type::Bool; }
+    bool isInteger() const { return type() == Type::Integer; }
+    bool isNumber() const { return type() == Type::Integer || type() == Type::Number; }
+    bool isString() const { return type() == Type::String; }
+    bool isArray() const { return type() == Type::Array; }
+    bool isObject() const { return type() == Type::Object; }
+    const char* typeName() const;  // "null", "a boolean", "a number", "a string", "an array", "an object"
+
+    bool asBool() const { return std::get<bool>(m_value); }
+    std::int64_t asInteger() const;  // exact integers only; a whole-valued double converts
+    double asNumber() const;
+    const std::string& asString() const { return std::get<std::string>(m_value); }
+    const Array& asArray() const { return std::get<Array>(m_value); }
+    Array& asArray() { return std::get<Array>(m_value); }
+    const Object& asObject() const { return std::get<Object>(m_value); }
+    Object& asObject() { return std::get<Object>(m_value); }
+
+    // Object access: find returns nullptr when absent; set replaces or appends.
+    const Json* find(std::string_view key) const;
+    Json& set(std::string key, Json value);
+    // Array append.
+    Json& push(Json value);
+
+    std::string dump() const;
+    void dumpTo(std::string& out) const;
+
+    friend bool operator==(const Json&, const Json&) = default;
+
+private:
+    std::variant<std::nullptr_t, bool, std::int64_t, double, std::string, Array, Object> m_value;
+};
+
+// Appends `s` as a JSON string literal (quotes, escapes, valid UTF-8 passed through).
+void appendJsonString(std::string& out, std::string_view s);
+
+} // namespace Floodgate::Core

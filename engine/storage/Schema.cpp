@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: MIT
+#include "Schema.h"
+
+#include "Sqlite.h"
+
+#include <string>
+
+namespace Floodgate::Storage::Schema {
+
+namespace {
+
+// Addresses are 16-byte blobs (IPv4 mapped into IPv6) with the prefix in the
+// 128-bit space (an IPv4 /24 is 120); times are integer milliseconds since
+// the Unix epoch; periods and durations are integer milliseconds.
+constexpr const char* MIGRATION_1 = R"SQL(
+CREATE TABLE meta (
+  key   TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE list_entries (
+  id         INTEGER PRIMARY KEY,
+  list       TEXT    NOT NULL CHECK (list IN ('safelist', 'blocklist')),
+  address    BLOB    NOT NULL CHECK (length(address) = 16),
+  prefix     INTEGER NOT NULL CHECK (prefix BETWEEN 0 AND 128),
+  reason     TEXT    NOT NULL DEFAULT '',
+  source     TEXT    NOT NULL CHECK (source IN ('operator', 'automatic', 'import')),
+  created_at INTEGER NOT NULL,
+  created_by TEXT    NOT NULL DEFAULT '',
+  expires_at INTEGER,  -- NULL: permanent
+  UNIQUE (list, address, prefix)
+);
+CREATE INDEX list_entries_expiry ON list_entries (expires_at) WHERE expires_at IS NOT NULL;
+
+CREATE TABLE tiers (
+  name     TEXT PRIMARY KEY,
+  position INTEGER NOT NULL
+);
+
+CREATE TABLE tier_levels (
+  owner         TEXT    NOT NULL REFERENCES tiers (name) ON DELETE CASCADE ON UPDATE CASCADE,
+  position      INTEGER NOT NULL,
+  name          TEXT    NOT NULL DEFAULT '',
+  limit_count   INTEGER NOT NULL CHECK (limit_count > 0),
+  period_ms     INTEGER NOT NULL CHECK (period_ms > 0),
+  algorithm     TEXT    NOT NULL CHECK (algorithm IN ('sliding', 'fixed', 'lockout')),
+  bucket_ms     INTEGER NOT NULL DEFAULT 0,
+  lockout_ms    INTEGER NOT NULL DEFAULT 0,
+  count_refused INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (owner, position)
+) WITHOUT ROWID;
+
+CREATE TABLE customers (
+  id   TEXT PRIMARY KEY,
+  name TEXT NOT NULL DEFAULT '',
+  tier TEXT NOT NULL REFERENCES tiers (name) ON UPDATE CASCADE
+);
+
+CREATE TABLE customer_overrides (
+  customer    TEXT    NOT NULL REFERENCES customers (id) ON DELETE CASCADE ON UPDATE CASCADE,
+  position    INTEGER NOT NULL,
+  name        TEXT    NOT NULL DEFAULT '',
+  limit_count INTEGER NOT NULL CHECK (limit_count > 0),
+  period_ms   INTEGER NOT NULL CHECK (period_ms > 0),
+  PRIMARY KEY (customer, position)
+) WITHOUT ROWID;
+
+CREATE TABLE rules (
+  name          TEXT PRIMARY KEY,
+  position      INTEGER NOT NULL,
+  discriminator TEXT NOT NULL CHECK (discriminator IN ('address', 'address_user_agent', 'header')),
+  header        TEXT NOT NULL DEFAULT '',
+  method        TEXT NOT NULL DEFAULT '',
+  path_glob     TEXT NOT NULL DEFAULT ''
+);
+
+CREATE TABLE rule_levels (
+  owner         TEXT    NOT NULL REFERENCES rules (name) ON DELETE CASCADE ON UPDATE CASCADE,
+  position      INTEGER NOT NULL,
+  name          TEXT    NOT NULL DEFAULT '',
+  limit_count   INTEGER NOT NULL CHECK (limit_count > 0),
+  period_ms     INTEGER NOT NULL CHECK (period_ms > 0),
+  algorithm     TEXT    NOT NULL CHECK (algorithm IN ('sliding', 'fixed', 'lockout')),
+  bucket_ms     INTEGER NOT NULL DEFAULT 0,
+  lockout_ms    INTEGER NOT NULL DEFAULT 0,
+  count_refused INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (owner, position)
+) WITHOUT ROWID;
+
+CREATE TABLE cooldowns (
+  name        TEXT PRIMARY KEY,
+  position    INTEGER NOT NULL,
+  method      TEXT    NOT NULL DEFAULT '',
+  path_glob   TEXT    NOT NULL,
+  duration_ms INTEGER NOT NULL CHECK (duration_ms > 0),
+  user_header TEXT    NOT NULL DEFAULT ''
+);
+
+-- Excluded paths and safe user agents, in order.
+CREATE TABLE patterns (
+  kind     TEXT    NOT NULL CHECK (kind IN ('excluded_path', 'safe_user_agent')),
+  position INTEGER NOT NULL,
+  pattern  TEXT    NOT NULL,
+  PRIMARY KEY (kind, position)
+) WITHOUT ROWID;
+
+CREATE TABLE trusted_proxies (
+  address BLOB    NOT NULL CHECK (length(address) = 16),
+  prefix  INTEGER NOT NULL CHECK (prefix BETWEEN 0 AND 128),
+  PRIMARY KEY (address, prefix)
+) WITHOUT ROWID;
+
+-- Scalar settings, one typed value per key (integers as INTEGER, words as TEXT).
+CREATE TABLE settings (
+  key   TEXT PRIMARY KEY,
+  value NOT NULL  -- no declared type: stored exactly as bound
+) WITHOUT ROWID;
+
+-- Who changed what, when; before/after are the API's JSON shapes.
+CREATE TABLE audit (
+  id      INTEGER PRIMARY KEY,
+  at      INTEGER NOT NULL,
+  actor   TEXT    NOT NULL,
+  action  TEXT    NOT NULL,
+  subject TEXT    NOT NULL,
+  before  TEXT,
+  after   TEXT
+);
+CREATE INDEX audit_at ON audit (at);
+)SQL";
+
+struct Migration {
+    int version;
+    const char* sql;
+};
+
+constexpr Migration MIGRATIONS[] = {
+    {1, MIGRATION_1},
+};
+
+} // namespace
+
+int versionOf(Connection& db)
+{
+    Statement s = db.prepare("PRAGMA user_version");
+    s.step();
+    return int(s.integer(0));
+}
+
+void migrate(Connection& db, int from)
+{
+    for (const Migration& m : MIGRATIONS) {
+        if (m.version <= from)
+            continue;
+        db.exec(m.sql);
+        db.exec("PRAGMA user_version = " + std::to_string(m.version));
+    }
+    db.exec("PRAGMA application_id = " + std::to_string(ApplicationId));
+}
+
+} // namespace Floodgate::Storage::Schema

@@ -1,0 +1,683 @@
+// SPDX-License-Identifier: MIT
+#include "Store.h"
+
+#include "Codec.h"
+#include "Engine.h"
+#include "Schema.h"
+#include "Sqlite.h"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <random>
+#include <set>
+
+namespace Floodgate::Storage {
+
+using namespace Core;
+
+struct Store::Effects {
+    bool config = false;
+    std::vector<std::pair<ListKind, ListEntry>> upserts;
+    std::vector<std::pair<ListKind, Cidr>> removals;
+
+    void merge(Effects&& other)
+    {
+        config = config || other.config;
+        for (auto& u : other.upserts)
+            upserts.push_back(std::move(u));
+        for (auto& r : other.removals)
+            removals.push_back(r);
+    }
+    bool empty() const { return !config && upserts.empty() && removals.empty(); }
+};
+
+namespace {
+
+std::string randomToken()
+{
+    std::random_device device;  // /dev/urandom on Linux
+    static constexpr char HEX[] = "0123456789abcdef";
+    std::string out;
+    for (int i = 0; i < 8; ++i) {
+        std::uint32_t v = device();
+        for (int k = 0; k < 8; ++k) {
+            out += HEX[v & 0xF];
+            v >>= 4;
+        }
+    }
+    return out;  // 256 bits
+}
+
+std::string subjectOf(ListKind kind, const Cidr& range)
+{
+    return std::string(toString(kind)) + " " + range.toString();
+}
+
+std::string seconds(int ms)
+{
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g s", ms / 1000.0);
+    return buf;
+}
+
+} // namespace
+
+const char* toString(OpenError error)
+{
+    switch (error) {
+    case OpenError::Corrupt: return "corrupt";
+    case OpenError::Locked: return "locked";
+    case OpenError::NewerSchema: return "newer schema";
+    case OpenError::Foreign: return "not a Floodgate database";
+    case OpenError::Io: return "cannot open";
+    }
+    return "cannot open";
+}
+
+Store::Store(StoreOptions options, const Clock& clock)
+    : m_options(std::move(options))
+    , m_clock(clock)
+{
+}
+
+Store::~Store()
+{
+    stop();
+}
+
+std::unique_ptr<Store> Store::open(const StoreOptions& options, const Clock& clock, OpenFailure* failure)
+{
+    namespace fs = std::filesystem;
+    const std::string& path = options.path;
+    auto fail = [&](OpenError kind, std::string message) -> std::unique_ptr<Store> {
+        if (failure)
+            *failure = {kind, std::move(message)};
+        return nullptr;
+    };
+    std::error_code ec;
+    const bool exists = fs::exists(path, ec);
+    if (!exists) {
+        const fs::path dir = fs::path(path).parent_path();
+        if (!dir.empty() && !fs::exists(dir, ec)) {
+            fs::create_directories(dir, ec);
+            if (ec)
+                return fail(OpenError::Io, "cannot create the folder " + dir.string() + " for the database: " + ec.message()
+                                               + " (choose another place with --db)");
+        }
+    } else if (fs::is_directory(path, ec)) {
+        return fail(OpenError::Io, "the database path " + path + " is a folder (give a file with --db)");
+    }
+
+    std::unique_ptr<Store> s(new Store(options, clock));
+    try {
+        s->m_writer = std::make_unique<Connection>(path, exists ? Connection::Mode::ReadWrite : Connection::Mode::ReadWriteCreate,
+                                                   options.busyTimeoutMs);
+        Connection& db = *s->m_writer;
+        if (sqlite3_db_readonly(db.handle(), "main") == 1)
+            return fail(OpenError::Io, "the database " + path + " is read-only (check its permissions, or choose another with --db)");
+        int version = 0;
+        if (exists) {
+            // Everything here only reads: a file that fails a check is left
+            // exactly as it was, byte for byte.
+            Statement app = db.prepare("PRAGMA application_id");
+            app.step();
+            const std::int64_t appId = app.integer(0);
+            version = Schema::versionOf(db);
+            if (appId != 0 && appId != Schema::ApplicationId)
+                return fail(OpenError::Foreign, path + " is a SQLite database of another application (application_id "
+                                                    + std::to_string(appId) + "); it was left untouched (choose another with --db)");
+            if (version > Schema::CurrentVersion)
+                return fail(OpenError::NewerSchema, path + " was written by a newer Floodgate (schema " + std::to_string(version)
+                                                        + ", this one knows " + std::to_string(Schema::CurrentVersion)
+                                                        + "); it was left untouched: upgrade Floodgate or use another --db");
+            if (appId == 0 && version == 0) {
+                Statement tables = db.prepare("SELECT count(*) FROM sqlite_schema");
+                tables.step();
+                if (tables.integer(0) > 0)
+                    return fail(OpenError::Foreign, path + " holds another application's tables; it was left untouched"
+                                                           " (choose another with --db)");
+            }
+            Statement check = db.prepare("PRAGMA quick_check");
+            check.step();
+            std::string result = check.text(0);
+            if (result != "ok") {
+                // The first problem, on one line.
+                result = result.substr(0, result.find('\n')).substr(0, 160);
+            }
+            if (result != "ok")
+                return fail(OpenError::Corrupt, path + " is damaged (" + result + "); it was left untouched:"
+                                                    " restore a backup or move it away");
+        }
+        {
+            Statement wal = db.prepare("PRAGMA journal_mode = WAL");
+            wal.step();
+        }
+        db.exec("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON");
+        {
+            WriteTransaction tx(db);
+            version = Schema::versionOf(db);
+            if (version < Schema::CurrentVersion)
+                Schema::migrate(db, version);
+            if (version == 0) {
+                Tables::writeConfig(db, defaultConfig());
+                Tables::setMeta(db, "created_at", Codec::formatTime(clock.now()));
+                s->m_created = true;
+            }
+            auto token = Tables::meta(db, "admin_token");
+            if (!token) {
+                token = randomToken();
+                Tables::setMeta(db, "admin_token", *token);
+            }
+            s->m_adminToken = *token;
+            tx.commit();
+        }
+        s->m_dataVersion = db.dataVersion();
+        s->m_reader = std::make_unique<Connection>(path, Connection::Mode::ReadWrite, options.busyTimeoutMs);
+        s->m_reader->exec("PRAGMA query_only = ON; PRAGMA foreign_keys = ON");
+    } catch (const SqliteError& e) {
+        if (e.corrupt())
+            return fail(OpenError::Corrupt, path + " is not a Floodgate database or is damaged (" + e.what()
+                                                + "); it was left untouched: restore a backup or move it away");
+        if (e.busy())
+            return fail(OpenError::Locked, path + " is locked by another process (waited " + seconds(options.busyTimeoutMs)
+                                               + "): stop the other writer, or use another --db");
+        return fail(OpenError::Io, "cannot open the database " + path + ": " + e.what());
+    }
+    return s;
+}
+
+Loaded Store::load()
+{
+    std::lock_guard lock(m_readerMutex);
+    Loaded out;
+    out.config = Tables::readConfig(*m_reader);
+    for (StoredEntry& e : Tables::readEntries(*m_reader)) {
+        if (e.kind == ListKind::Safelist)
+            out.safelist.push_back(std::move(e.entry));
+        else if (e.entry.source == ListSource::Automatic)
+            out.automatic.push_back(std::move(e.entry));
+        else
+            out.blocklist.push_back(std::move(e.entry));
+    }
+    return out;
+}
+
+std::vector<AuditRow> Store::audit(std::int64_t afterId, std::size_t limit)
+{
+    std::lock_guard lock(m_readerMutex);
+    return Tables::readAudit(*m_reader, afterId, limit);
+}
+
+std::vector<StoredEntry> Store::entries()
+{
+    std::lock_guard lock(m_readerMutex);
+    return Tables::readEntries(*m_reader);
+}
+
+EngineConfig Store::config()
+{
+    std::lock_guard lock(m_readerMutex);
+    return Tables::readConfig(*m_reader);
+}
+
+std::uint64_t Store::droppedAutoBans() const
+{
+    return m_droppedAutoBans.load(std::memory_order_relaxed);
+}
+
+std::uint64_t Store::reloads() const
+{
+    return m_reloads.load(std::memory_order_relaxed);
+}
+
+void Store::start(Engine* engine, std::function<void(EngineConfig&)> adjust, std::function<void(const EngineConfig&)> published)
+{
+    m_engine = engine;
+    m_adjust = std::move(adjust);
+    m_published = std::move(published);
+    m_thread = std::thread([this] { writerLoop(); });
+}
+
+void Store::stop()
+{
+    {
+        std::lock_guard lock(m_mutex);
+        m_stop = true;
+    }
+    m_wake.notify_all();
+    if (m_thread.joinable())
+        m_thread.join();
+}
+
+void Store::submit(std::string what, std::function<Outcome(Connection&, Effects&)> run, Done done)
+{
+    {
+        std::lock_guard lock(m_mutex);
+        if (!m_stop || m_thread.joinable()) {
+            m_jobs.push_back(Job{std::move(what), std::move(run), std::move(done)});
+            m_wake.notify_one();
+            return;
+        }
+    }
+    if (done)
+        done(Outcome{503, "the store is stopped", {}});
+}
+
+void Store::recordAutomaticBan(const ListEntry& entry)
+{
+    {
+        std::lock_guard lock(m_mutex);
+        if (m_autoBans.size() >= m_options.autoBanQueue) {
+            m_droppedAutoBans.fetch_add(1, std::memory_order_relaxed);
+            return;
+        }
+        m_autoBans.push_back(entry);
+    }
+    m_wake.notify_one();
+}
+
+void Store::writeAudit(Connection& db, const Actor& actor, std::string action, std::string subject, const Json* before, const Json* after)
+{
+    AuditRow row;
+    row.at = m_clock.now();
+    row.actor = actor.name;
+    row.action = std::move(action);
+    row.subject = std::move(subject);
+    if (before)
+        row.before = before->dump();
+    if (after)
+        row.after = after->dump();
+    Tables::appendAudit(db, row);
+}
+
+void Store::writerLoop()
+{
+    while (true) {
+        std::vector<Job> batch;
+        std::vector<ListEntry> bans;
+        bool stopping = false;
+        {
+            std::unique_lock lock(m_mutex);
+            m_wake.wait_for(lock, std::chrono::milliseconds(m_options.pollIntervalMs),
+                            [this] { return m_stop || !m_jobs.empty() || !m_autoBans.empty(); });
+            while (!m_jobs.empty()) {
+                batch.push_back(std::move(m_jobs.front()));
+                m_jobs.pop_front();
+            }
+            bans.swap(m_autoBans);
+            stopping = m_stop;
+        }
+        for (ListEntry& ban : bans) {
+            batch.push_back(Job{"automatic ban", [this, ban = std::move(ban)](Connection& db, Effects& fx) mutable -> Outcome {
+                                    // An operator's or an import's entry for the same range stands.
+                                    if (auto old = Tables::findEntry(db, ListKind::Blocklist, ban.range);
+                                        old && old->entry.source != ListSource::Automatic && old->entry.activeAt(m_clock.now()))
+                                        return Outcome{200, {}, {}};
+                                    const auto before = Tables::upsertEntry(db, ListKind::Blocklist, ban);
+                                    const Json after = Codec::toJson(ban, ListKind::Blocklist, m_clock.now());
+                                    writeAudit(db, Actor{"floodgate"}, "list.autoban", subjectOf(ListKind::Blocklist, ban.range), nullptr, &after);
+                                    fx.upserts.emplace_back(ListKind::Blocklist, ban);
+                                    return Outcome{201, {}, after};
+                                },
+                                {}});
+        }
+        if (!batch.empty())
+            runBatch(batch);
+        if (stopping) {
+            std::lock_guard lock(m_mutex);
+            if (m_jobs.empty() && m_autoBans.empty())
+                break;
+            continue;
+        }
+        try {
+            const Millis now = m_clock.now();
+            if (now >= m_nextPurge) {
+                purgeExpired();
+                m_nextPurge = now + m_options.purgeIntervalMs;
+            }
+            const std::int64_t version = m_writer->dataVersion();
+            if (version != m_dataVersion) {
+                m_dataVersion = version;
+                m_reloads.fetch_add(1, std::memory_order_relaxed);
+                publishAll();
+            }
+        } catch (const SqliteError& e) {
+            std::fprintf(stderr, "floodgate: storage: %s (will retry)\n", e.what());
+        }
+    }
+}
+
+void Store::runBatch(std::vector<Job>& jobs)
+{
+    std::vector<Outcome> outcomes(jobs.size());
+    Effects effects;
+    try {
+        WriteTransaction tx(*m_writer);
+        for (std::size_t i = 0; i < jobs.size(); ++i) {
+            Effects mine;
+            try {
+                Savepoint sp(*m_writer);
+                outcomes[i] = jobs[i].run(*m_writer, mine);
+                if (outcomes[i].ok()) {
+                    sp.release();
+                    effects.merge(std::move(mine));
+                }
+            } catch (const SqliteError& e) {
+                outcomes[i] = Outcome{e.busy() ? 503 : 500, std::string("not saved: ") + e.what(), {}};
+            }
+        }
+        tx.commit();
+    } catch (const SqliteError& e) {
+        // Nothing of the batch is on disk: every job fails, nothing is published.
+        for (Outcome& o : outcomes)
+            if (o.ok())
+                o = Outcome{503, std::string("not saved: ") + e.what(), {}};
+        effects = Effects{};
+    }
+    if (!effects.empty()) {
+        try {
+            publish(effects);
+        } catch (const SqliteError& e) {
+            std::fprintf(stderr, "floodgate: storage: publishing a committed change: %s\n", e.what());
+        }
+    }
+    // After COMMIT and after the engine has the change: the caller may now
+    // say "saved", and the very next request is decided under it.
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+        if (!outcomes[i].ok() && outcomes[i].status >= 500)
+            std::fprintf(stderr, "floodgate: storage: %s: %s\n", jobs[i].what.c_str(), outcomes[i].error.c_str());
+        if (jobs[i].done)
+            jobs[i].done(outcomes[i]);
+    }
+}
+
+void Store::publishConfig(EngineConfig config)
+{
+    if (!m_engine)
+        return;
+    if (m_adjust)
+        m_adjust(config);
+    if (auto error = m_engine->setConfig(config)) {
+        std::fprintf(stderr, "floodgate: storage: the stored configuration is not valid (%s); the running one stays\n", error->c_str());
+        return;
+    }
+    if (m_published)
+        m_published(config);
+}
+
+void Store::publish(const Effects& fx)
+{
+    if (!m_engine)
+        return;
+    if (fx.config)
+        publishConfig(Tables::readConfig(*m_writer));
+    for (ListKind kind : {ListKind::Safelist, ListKind::Blocklist}) {
+        std::set<Cidr> touched;
+        std::vector<ListEntry> added;
+        for (const auto& [k, e] : fx.upserts) {
+            if (k != kind)
+                continue;
+            if (e.source == ListSource::Automatic) {
+                // The engine's own list of escalation bans: make sure it holds
+                // this one (it may have been replaced by a reload meanwhile).
+                const auto current = m_engine->automaticBans();
+                const ListEntry* have = current->find(e.range);
+                if (!have || have->expiresAt != e.expiresAt)
+                    m_engine->restoreAutomaticBans({e});
+                continue;
+            }
+            touched.insert(e.range);
+            added.push_back(e);
+            if (kind == ListKind::Blocklist)
+                m_engine->removeAutomaticBan(e.range);  // the operator's entry replaces it
+        }
+        for (const auto& [k, range] : fx.removals) {
+            if (k != kind)
+                continue;
+            touched.insert(range);
+            if (kind == ListKind::Blocklist)
+                m_engine->removeAutomaticBan(range);
+        }
+        if (touched.empty())
+            continue;
+        std::vector<ListEntry> next;
+        const auto current = m_engine->list(kind);
+        next.reserve(current->size() + added.size());
+        for (const ListEntry& e : current->entries())
+            if (!touched.count(e.range))
+                next.push_back(e);
+        for (ListEntry& e : added)
+            next.push_back(std::move(e));
+        m_engine->setList(kind, std::make_shared<const AddressList>(std::move(next)));
+    }
+}
+
+void Store::publishAll()
+{
+    if (!m_engine)
+        return;
+    EngineConfig config = Tables::readConfig(*m_writer);
+    std::vector<ListEntry> safe, block, automatic;
+    for (StoredEntry& e : Tables::readEntries(*m_writer)) {
+        if (e.kind == ListKind::Safelist)
+            safe.push_back(std::move(e.entry));
+        else if (e.entry.source == ListSource::Automatic)
+            automatic.push_back(std::move(e.entry));
+        else
+            block.push_back(std::move(e.entry));
+    }
+    publishConfig(std::move(config));
+    m_engine->setList(ListKind::Safelist, std::make_shared<const AddressList>(std::move(safe)));
+    m_engine->setList(ListKind::Blocklist, std::make_shared<const AddressList>(std::move(block)));
+    m_engine->setAutomaticBans(std::make_shared<const AddressList>(std::move(automatic)));
+}
+
+void Store::purgeExpired()
+{
+    const Millis now = m_clock.now();
+    std::vector<StoredEntry> gone;
+    {
+        WriteTransaction tx(*m_writer);
+        gone = Tables::deleteExpired(*m_writer, now);
+        if (gone.empty())
+            return;  // the transaction rolls back: nothing was written
+        // One audit row per purge; the rows that created the entries stay.
+        Json before = Json::array();
+        for (std::size_t i = 0; i < gone.size() && i < 100; ++i)
+            before.push(Codec::toJson(gone[i].entry, gone[i].kind, now));
+        AuditRow row;
+        row.at = now;
+        row.actor = "floodgate";
+        row.action = "list.expire";
+        row.subject = std::to_string(gone.size()) + (gone.size() == 1 ? " entry" : " entries");
+        row.before = before.dump();
+        Tables::appendAudit(*m_writer, row);
+        tx.commit();
+    }
+    if (!m_engine)
+        return;
+    // Expired entries already stopped applying at their expiry; this only
+    // frees their memory. The engine forgets its own expired bans in purge().
+    for (ListKind kind : {ListKind::Safelist, ListKind::Blocklist}) {
+        const bool any = std::any_of(gone.begin(), gone.end(), [&](const StoredEntry& e) {
+            return e.kind == kind && e.entry.source != ListSource::Automatic;
+        });
+        if (any)
+            m_engine->setList(kind, std::make_shared<const AddressList>(m_engine->list(kind)->withoutExpired(now)));
+    }
+}
+
+// ---- the jobs ----------------------------------------------------------------------
+
+void Store::addEntry(ListKind kind, ListEntry entry, Actor actor, Done done)
+{
+    submit("add to the " + std::string(toString(kind)), [this, kind, entry = std::move(entry), actor = std::move(actor)](Connection& db, Effects& fx) mutable {
+        const Millis now = m_clock.now();
+        if (entry.expiresAt <= now)
+            return Outcome{400, "the entry would already be expired", {}};
+        entry.createdAt = now;
+        if (entry.createdBy.empty())
+            entry.createdBy = actor.name;
+        const auto before = Tables::upsertEntry(db, kind, entry);
+        const Json after = Codec::toJson(entry, kind, now);
+        if (before) {
+            const Json old = Codec::toJson(*before, kind, now);
+            writeAudit(db, actor, "list.replace", subjectOf(kind, entry.range), &old, &after);
+        } else {
+            writeAudit(db, actor, "list.add", subjectOf(kind, entry.range), nullptr, &after);
+        }
+        fx.upserts.emplace_back(kind, entry);
+        return Outcome{before ? 200 : 201, {}, after};
+    }, std::move(done));
+}
+
+void Store::removeEntry(ListKind kind, Cidr range, Actor actor, Done done)
+{
+    submit("remove from the " + std::string(toString(kind)), [this, kind, range, actor = std::move(actor)](Connection& db, Effects& fx) {
+        const Millis now = m_clock.now();
+        const auto old = Tables::findEntry(db, kind, range);
+        if (!old)
+            return Outcome{404, range.toString() + " is not on the " + toString(kind), {}};
+        Tables::deleteEntry(db, kind, range);
+        const Json before = Codec::toJson(old->entry, kind, now);
+        writeAudit(db, actor, "list.remove", subjectOf(kind, range), &before, nullptr);
+        fx.removals.emplace_back(kind, range);
+        return Outcome{204, {}, before};
+    }, std::move(done));
+}
+
+void Store::putTier(Tier tier, Actor actor, Done done)
+{
+    submit("save tier " + tier.name, [this, tier = std::move(tier), actor = std::move(actor)](Connection& db, Effects& fx) {
+        EngineConfig config = Tables::readConfig(db);
+        auto it = std::find_if(config.tiers.begin(), config.tiers.end(), [&](const Tier& t) { return t.name == tier.name; });
+        std::optional<Json> before;
+        if (it != config.tiers.end()) {
+            before = Codec::toJson(*it);
+            *it = tier;
+        } else {
+            config.tiers.push_back(tier);
+        }
+        if (auto error = validate(config))
+            return Outcome{400, *error, {}};
+        Tables::writeTier(db, tier);
+        const Json after = Codec::toJson(tier);
+        writeAudit(db, actor, before ? "tier.replace" : "tier.add", "tier " + tier.name, before ? &*before : nullptr, &after);
+        fx.config = true;
+        return Outcome{before ? 200 : 201, {}, after};
+    }, std::move(done));
+}
+
+void Store::deleteTier(std::string name, Actor actor, Done done)
+{
+    submit("delete tier " + name, [this, name = std::move(name), actor = std::move(actor)](Connection& db, Effects& fx) {
+        const EngineConfig config = Tables::readConfig(db);
+        auto it = std::find_if(config.tiers.begin(), config.tiers.end(), [&](const Tier& t) { return t.name == name; });
+        if (it == config.tiers.end())
+            return Outcome{404, "there is no tier \"" + name + "\"", {}};
+        std::string users;
+        std::size_t count = 0;
+        for (const Customer& c : config.customers) {
+            if (c.tier != name)
+                continue;
+            if (count++ < 3)
+                users += (users.empty() ? "" : ", ") + c.id;
+        }
+        if (count)
+            return Outcome{409, "tier \"" + name + "\" is used by " + std::to_string(count) + " customer" + (count == 1 ? "" : "s")
+                                    + " (" + users + (count > 3 ? ", ..." : "") + "): move them to another tier first", {}};
+        const Json before = Codec::toJson(*it);
+        Tables::deleteTier(db, name);
+        writeAudit(db, actor, "tier.delete", "tier " + name, &before, nullptr);
+        fx.config = true;
+        return Outcome{204, {}, before};
+    }, std::move(done));
+}
+
+void Store::putCustomer(Customer customer, Actor actor, Done done)
+{
+    submit("save customer " + customer.id, [this, customer = std::move(customer), actor = std::move(actor)](Connection& db, Effects& fx) {
+        EngineConfig config = Tables::readConfig(db);
+        if (std::none_of(config.tiers.begin(), config.tiers.end(), [&](const Tier& t) { return t.name == customer.tier; }))
+            return Outcome{400, "tier \"" + customer.tier + "\" is not a known tier", {}};
+        auto it = std::find_if(config.customers.begin(), config.customers.end(), [&](const Customer& c) { return c.id == customer.id; });
+        std::optional<Json> before;
+        if (it != config.customers.end()) {
+            before = Codec::toJson(*it);
+            *it = customer;
+        } else {
+            config.customers.push_back(customer);
+        }
+        if (auto error = validate(config))
+            return Outcome{400, *error, {}};
+        Tables::writeCustomer(db, customer);
+        const Json after = Codec::toJson(customer);
+        writeAudit(db, actor, before ? "customer.replace" : "customer.add", "customer " + customer.id, before ? &*before : nullptr, &after);
+        fx.config = true;
+        return Outcome{before ? 200 : 201, {}, after};
+    }, std::move(done));
+}
+
+void Store::deleteCustomer(std::string id, Actor actor, Done done)
+{
+    submit("delete customer " + id, [this, id = std::move(id), actor = std::move(actor)](Connection& db, Effects& fx) {
+        const EngineConfig config = Tables::readConfig(db);
+        auto it = std::find_if(config.customers.begin(), config.customers.end(), [&](const Customer& c) { return c.id == id; });
+        if (it == config.customers.end())
+            return Outcome{404, "there is no customer \"" + id + "\"", {}};
+        const Json before = Codec::toJson(*it);
+        Tables::deleteCustomer(db, id);
+        writeAudit(db, actor, "customer.delete", "customer " + id, &before, nullptr);
+        fx.config = true;
+        return Outcome{204, {}, before};
+    }, std::move(done));
+}
+
+void Store::putRules(EngineConfig rules, Actor actor, Done done)
+{
+    submit("save rules", [this, rules = std::move(rules), actor = std::move(actor)](Connection& db, Effects& fx) {
+        EngineConfig config = Tables::readConfig(db);
+        const Json before = Codec::rulesToJson(config);
+        config.rules = rules.rules;
+        config.cooldowns = rules.cooldowns;
+        config.bot = rules.bot;
+        config.escalation = rules.escalation;
+        config.settings = rules.settings;
+        if (auto error = validate(config))
+            return Outcome{400, *error, {}};
+        Tables::writeRules(db, config);
+        const Json after = Codec::rulesToJson(config);
+        writeAudit(db, actor, "rules.replace", "rules", &before, &after);
+        fx.config = true;
+        return Outcome{200, {}, after};
+    }, std::move(done));
+}
+
+void Store::importEntries(std::vector<ImportRow> rows, Actor actor, Done done)
+{
+    submit("import list entries", [this, rows = std::move(rows), actor = std::move(actor)](Connection& db, Effects& fx) mutable {
+        const Millis now = m_clock.now();
+        std::size_t replaced = 0;
+        for (ImportRow& r : rows) {
+            if (r.entry.expiresAt <= now)
+                return Outcome{400, r.entry.range.toString() + ": already expired", {}};
+            if (r.entry.createdAt == 0)
+                r.entry.createdAt = now;
+            if (r.entry.createdBy.empty())
+                r.entry.createdBy = actor.name;
+            if (Tables::upsertEntry(db, r.kind, r.entry))
+                ++replaced;
+            fx.upserts.emplace_back(r.kind, r.entry);
+        }
+        Json summary = Json::object();
+        summary.set("imported", rows.size());
+        summary.set("replaced", replaced);
+        writeAudit(db, actor, "lists.import", std::to_string(rows.size()) + (rows.size() == 1 ? " entry" : " entries"), nullptr, &summary);
+        return Outcome{200, {}, summary};
+    }, std::move(done));
+}
+
+} // namespace Floodgate::Storage

@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: MIT
+// The SQLite store: opens (or creates, with INTERFACE.md's defaults) the
+// database, refuses a corrupt, locked, foreign or newer file without touching
+// it, and runs every write on one writer thread that batches queued jobs into
+// one transaction (a savepoint per job). A job's result is delivered only
+// after COMMIT; the engine's immutable sets are republished right after, so
+// the next request sees the change. Changes made by another process are
+// picked up by polling PRAGMA data_version. Never on the request path.
+#pragma once
+
+#include "AddressList.h"
+#include "Json.h"
+#include "Rules.h"
+#include "Tables.h"
+#include "Time.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace Floodgate::Core {
+class Engine;
+}
+
+namespace Floodgate::Storage {
+
+class Connection;
+
+enum class OpenError {
+    Corrupt,      // not a database, or pages that fail PRAGMA quick_check
+    Locked,       // another connection held the write lock past the busy timeout
+    NewerSchema,  // written by a newer Floodgate
+    Foreign,      // a SQLite database of some other application
+    Io,           // cannot create the folder or the file, or it is read-only
+};
+
+struct OpenFailure {
+    OpenError kind = OpenError::Io;
+    std::string message;  // one line: what is wrong and what to do
+};
+
+struct StoreOptions {
+    std::string path;
+    int busyTimeoutMs = 5000;         // how long a write waits for another writer's lock
+    Core::Millis pollIntervalMs = 500; // PRAGMA data_version polling (other processes' changes)
+    Core::Millis purgeIntervalMs = 60'000;  // expired list entries deleted this often
+    std::size_t autoBanQueue = 10'000;      // escalation bans waiting to be written; beyond: dropped, counted
+};
+
+// Who made a change: "console:alice", "api:127.0.0.1", "cli:alice", "floodgate".
+struct Actor {
+    std::string name;
+};
+
+// The outcome of a write, delivered after COMMIT (or the failure).
+struct Outcome {
+    int status = 200;     // HTTP-like: 200, 201, 204, 400, 404, 409, 503
+    std::string error;    // empty on success; names the field on 400
+    Core::Json value;     // the stored value in the API's shape
+    bool ok() const { return status < 400; }
+};
+
+// Everything the engine needs at start.
+struct Loaded {
+    Core::EngineConfig config;
+    std::vector<Core::ListEntry> safelist;
+    std::vector<Core::ListEntry> blocklist;   // operator and imported entries
+    std::vector<Core::ListEntry> automatic;   // escalation bans, with their absolute expiry
+};
+
+struct ImportRow {
+    Core::ListKind kind = Core::ListKind::Blocklist;
+    Core::ListEntry entry;
+};
+
+class Store {
+public:
+    using Done = std::function<void(const Outcome&)>;
+
+    // Opens or creates the database at options.path. On failure returns null
+    // and fills *failure; the file is left exactly as it was.
+    static std::unique_ptr<Store> open(const StoreOptions& options, const Core::Clock& clock, OpenFailure* failure);
+    ~Store();
+    Store(const Store&) = delete;
+    Store& operator=(const Store&) = delete;
+
+    bool created() const { return m_created; }  // this open made a new database
+    const std::string& path() const { return m_options.path; }
+    const std::string& adminToken() const { return m_adminToken; }
+
+    Loaded load();
+
+    // Starts the writer thread, publishing every committed change into
+    // `engine` (null: no engine, e.g. the command-line import). `adjust` is
+    // applied to every configuration before it is published (command-line
+    // overrides such as --dry-run); `published` is told after each publish.
+    void start(Core::Engine* engine, std::function<void(Core::EngineConfig&)> adjust = {},
+               std::function<void(const Core::EngineConfig&)> published = {});
+    // Finishes queued jobs and stops the writer thread. Idempotent.
+    void stop();
+
+    // ---- writes (asynchronous; `done` runs on the writer thread after COMMIT) ----
+    void addEntry(Core::ListKind kind, Core::ListEntry entry, Actor actor, Done done);  // 201 new, 200 replaced
+    void removeEntry(Core::ListKind kind, Core::Cidr range, Actor actor, Done done);    // 204, 404
+    void putTier(Core::Tier tier, Actor actor, Done done);                               // 201 new, 200 replaced
+    void deleteTier(std::string name, Actor actor, Done done);                           // 204, 404, 409 in use
+    void putCustomer(Core::Customer customer, Actor actor, Done done);                   // 201, 200, 400 unknown tier
+    void deleteCustomer(std::string id, Actor actor, Done done);                         // 204, 404
+    // Replaces rules, cooldowns, bot options, escalation and settings with
+    // those in `config` (tiers and customers in it are ignored).
+    void putRules(Core::EngineConfig config, Actor actor, Done done);
+    // All or nothing: 200 with {"imported": n, "replaced": m}.
+    void importEntries(std::vector<ImportRow> rows, Actor actor, Done done);
+    // An escalation ban made by the engine: queued without waiting (called on
+    // listener threads); dropped and counted when the queue is full.
+    void recordAutomaticBan(const Core::ListEntry& entry);
+
+    // Blocking forms for callers that may wait (the admin API thread, the
+    // command line, tests). Never call them on the writer thread.
+    template <class Fn>
+    Outcome wait(Fn&& submit)
+    {
+        auto promise = std::make_shared<std::promise<Outcome>>();
+        auto future = promise->get_future();
+        submit([promise](const Outcome& o) { promise->set_value(o); });
+        return future.get();
+    }
+
+    // ---- reads (their own connection) ----
+    std::vector<AuditRow> audit(std::int64_t afterId, std::size_t limit);  // afterId < 0: the newest
+    std::vector<StoredEntry> entries();
+    Core::EngineConfig config();
+
+    std::uint64_t droppedAutoBans() const;
+    std::uint64_t reloads() const;  // changes picked up from other processes
+
+    struct Effects;
+
+private:
+    struct Job {
+        std::string what;  // for the log of failures
+        std::function<Outcome(Connection&, Effects&)> run;
+        Done done;
+    };
+
+    Store(StoreOptions options, const Core::Clock& clock);
+    void submit(std::string what, std::function<Outcome(Connection&, Effects&)> run, Done done);
+    void writerLoop();
+    void runBatch(std::vector<Job>& jobs);
+    void publish(const Effects& effects);
+    void publishAll();
+    void purgeExpired();
+    void publishConfig(Core::EngineConfig config);
+    void writeAudit(Connection& db, const Actor& actor, std::string action, std::string subject, const Core::Json* before,
+               const Core::Json* after);
+
+    StoreOptions m_options;
+    const Core::Clock& m_clock;
+    bool m_created = false;
+    std::string m_adminToken;
+    std::unique_ptr<Connection> m_writer;
+    std::unique_ptr<Connection> m_reader;
+    std::mutex m_readerMutex;
+
+    Core::Engine* m_engine = nullptr;
+    std::function<void(Core::EngineConfig&)> m_adjust;
+    std::function<void(const Core::EngineConfig&)> m_published;
+
+    std::mutex m_mutex;
+    std::condition_variable m_wake;
+    std::deque<Job> m_jobs;
+    std::vector<Core::ListEntry> m_autoBans;
+    bool m_stop = false;
+    std::thread m_thread;
+    std::int64_t m_dataVersion = 0;
+    Core::Millis m_nextPurge = 0;
+    std::atomic<std::uint64_t> m_droppedAutoBans{0};
+    std::atomic<std::uint64_t> m_reloads{0};
+};
+
+const char* toString(OpenError error);
+
+} // namespace Floodgate::Storage

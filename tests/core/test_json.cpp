@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: MIT
+// The JSON the admin API reads and writes: strict parsing with a reason and
+// an offset, a depth bound, exact integers, UTF-8 checked, compact output.
+#include <QtTest>
+
+#include "Json.h"
+
+using namespace Floodgate::Core;
+
+class TestJson : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void roundTrip_data()
+    {
+        QTest::addColumn<QByteArray>("text");
+        QTest::addColumn<QByteArray>("dumped");
+        QTest::newRow("object") << QByteArray(" { \"a\" : 1 , \"b\" : [true, false, null] } ")
+                                << QByteArray("{\"a\":1,\"b\":[true,false,null]}");
+        QTest::newRow("key order kept") << QByteArray("{\"z\":1,\"a\":2}") << QByteArray("{\"z\":1,\"a\":2}");
+        QTest::newRow("empty containers") << QByteArray("{\"a\":{},\"b\":[]}") << QByteArray("{\"a\":{},\"b\":[]}");
+        QTest::newRow("negative integer") << QByteArray("-42") << QByteArray("-42");
+        QTest::newRow("int64 max") << QByteArray("9223372036854775807") << QByteArray("9223372036854775807");
+        QTest::newRow("fraction") << QByteArray("0.5") << QByteArray("0.5");
+        QTest::newRow("exponent") << QByteArray("1e3") << QByteArray("1000");
+        QTest::newRow("whole fraction is an integer") << QByteArray("100.0") << QByteArray("100");
+        QTest::newRow("escapes") << QByteArray("\"a\\\"b\\\\c\\/d\\n\\t\"") << QByteArray("\"a\\\"b\\\\c/d\\n\\t\"");
+        QTest::newRow("unicode escape") << QByteArray("\"\\u00e9\"") << QByteArray("\"\xc3\xa9\"");
+        QTest::newRow("surrogate pair") << QByteArray("\"\\ud83d\\ude00\"") << QByteArray("\"\xf0\x9f\x98\x80\"");
+        QTest::newRow("raw utf-8") << QByteArray("\"caf\xc3\xa9\"") << QByteArray("\"caf\xc3\xa9\"");
+        QTest::newRow("control char escaped on output") << QByteArray("\"\\u0001\"") << QByteArray("\"\\u0001\"");
+    }
+    void roundTrip()
+    {
+        QFETCH(QByteArray, text);
+        QFETCH(QByteArray, dumped);
+        std::string error;
+        const auto v = Json::parse(text.toStdString(), &error);
+        QVERIFY2(v.has_value(), error.c_str());
+        QCOMPARE(QByteArray::fromStdString(v->dump()), dumped);
+        // What we write, we read back to the same value.
+        const auto again = Json::parse(v->dump());
+        QVERIFY(again.has_value());
+        QVERIFY(*again == *v);
+    }
+
+    void rejects_data()
+    {
+        QTest::addColumn<QByteArray>("text");
+        QTest::addColumn<QString>("error");
+        QTest::newRow("empty") << QByteArray("") << QStringLiteral("unexpected end of input at offset 0");
+        QTest::newRow("trailing comma") << QByteArray("{\"a\":1,}") << QStringLiteral("expected a string key at offset 7");
+        QTest::newRow("missing colon") << QByteArray("{\"a\" 1}") << QStringLiteral("expected ':' at offset 5");
+        QTest::newRow("single quotes") << QByteArray("{'a':1}") << QStringLiteral("expected a string key at offset 1");
+        QTest::newRow("trailing text") << QByteArray("{} x") << QStringLiteral("unexpected text after the JSON value at offset 3");
+        QTest::newRow("leading zero") << QByteArray("01") << QStringLiteral("unexpected text after the JSON value at offset 1");
+        QTest::newRow("bare minus") << QByteArray("-") << QStringLiteral("invalid number at offset 1");
+        QTest::newRow("dot without digits") << QByteArray("1.") << QStringLiteral("invalid number at offset 2");
+        QTest::newRow("huge exponent") << QByteArray("1e999") << QStringLiteral("number out of range at offset 0");
+        QTest::newRow("unterminated") << QByteArray("\"abc") << QStringLiteral("unterminated string at offset 4");
+        QTest::newRow("raw newline") << QByteArray("\"a\nb\"") << QStringLiteral("control character in a string at offset 2");
+        QTest::newRow("bad escape") << QByteArray("\"\\x\"") << QStringLiteral("invalid escape at offset 2");
+        QTest::newRow("lone surrogate") << QByteArray("\"\\ud800\"") << QStringLiteral("unpaired surrogate in \\u escape at offset 7");
+        QTest::newRow("bad utf-8") << QByteArray("\"\xc3(\"") << QStringLiteral("invalid UTF-8 at offset 1");
+        QTest::newRow("overlong utf-8") << QByteArray("\"\xe0\x80\xaf\"") << QStringLiteral("invalid UTF-8 at offset 1");
+        QTest::newRow("truncated utf-8") << QByteArray("\"\xe2\x82") << QStringLiteral("invalid UTF-8 at offset 1");
+        QTest::newRow("duplicate key") << QByteArray("{\"a\":1,\"a\":2}") << QStringLiteral("duplicate key \"a\" at offset 12");
+        QTest::newRow("bad literal") << QByteArray("nul") << QStringLiteral("invalid literal at offset 0");
+    }
+    void rejects()
+    {
+        QFETCH(QByteArray, text);
+        QFETCH(QString, error);
+        std::string why;
+        QVERIFY(!Json::parse(text.toStdString(), &why).has_value());
+        QCOMPARE(QString::fromStdString(why), error);
+    }
+
+    void depthIsBounded()
+    {
+        const std::string deep = std::string(10, '[') + std::string(10, ']');
+        QVERIFY(Json::parse(deep, nullptr, 10).has_value());
+        std::string why;
+        QVERIFY(!Json::parse(std::string(11, '[') + std::string(11, ']'), &why, 10).has_value());
+        QVERIFY2(why.find("nested deeper than 10 levels") == 0, why.c_str());
+        // A hostile body of a million brackets fails fast instead of overflowing the stack.
+        QVERIFY(!Json::parse(std::string(1'000'000, '['), &why).has_value());
+    }
+
+    void accessors()
+    {
+        const auto v = Json::parse("{\"n\":3,\"d\":2.5,\"s\":\"x\",\"a\":[1],\"o\":{\"k\":null}}");
+        QVERIFY(v);
+        QVERIFY(v->find("n")->isInteger());
+        QCOMPARE(v->find("n")->asInteger(), std::int64_t(3));
+        QVERIFY(v->find("d")->isNumber());
+        QVERIFY(!v->find("d")->isInteger());
+        QCOMPARE(v->find("d")->asNumber(), 2.5);
+        QCOMPARE(QString::fromStdString(v->find("s")->asString()), QStringLiteral("x"));
+        QCOMPARE(v->find("a")->asArray().size(), std::size_t(1));
+        QVERIFY(v->find("o")->find("k")->isNull());
+        QVERIFY(v->find("missing") == nullptr);
+        QCOMPARE(QString::fromLatin1(v->find("a")->typeName()), QStringLiteral("an array"));
+
+        Json built = Json::object();
+        built.set("b", 1);
+        built.set("a", "two");
+        built.set("b", Json::array()).push(true);
+        QCOMPARE(QString::fromStdString(built.dump()), QStringLiteral("{\"b\":[true],\"a\":\"two\"}"));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestJson)
+#include "test_json.moc"

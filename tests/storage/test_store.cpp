@@ -1,0 +1,465 @@
+// SPDX-License-Identifier: MIT
+// The SQLite store on real files: first run with the defaults, writes that
+// are on disk before they are reported and in the engine before the next
+// request, TTL and purge, automatic bans that survive a restart with their
+// remaining time, changes from another connection, and files that must be
+// refused untouched (corrupt, newer, foreign, locked).
+#include <QtTest>
+
+#include "Codec.h"
+#include "Engine.h"
+#include "Schema.h"
+#include "Store.h"
+#include "TestSupport.h"
+
+#include <sqlite3.h>
+
+#include <QFile>
+#include <QTemporaryDir>
+
+using namespace Floodgate;
+using namespace Floodgate::Core;
+using namespace Floodgate::Core::Test;
+using Storage::OpenError;
+using Storage::Outcome;
+using Storage::Store;
+
+namespace {
+
+Storage::StoreOptions options(const QString& path, int busyMs = 2000)
+{
+    Storage::StoreOptions o;
+    o.path = path.toStdString();
+    o.busyTimeoutMs = busyMs;
+    o.pollIntervalMs = 20;
+    o.purgeIntervalMs = 50;
+    return o;
+}
+
+QByteArray fileBytes(const QString& path)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
+    return f.readAll();
+}
+
+// Runs SQL on the file with a connection of its own (another process would).
+void rawExec(const QString& path, const char* sql)
+{
+    sqlite3* db = nullptr;
+    QCOMPARE(sqlite3_open(path.toUtf8().constData(), &db), SQLITE_OK);
+    sqlite3_busy_timeout(db, 2000);
+    char* error = nullptr;
+    const int rc = sqlite3_exec(db, sql, nullptr, nullptr, &error);
+    const QByteArray message = error ? QByteArray(error) : QByteArray();
+    sqlite3_free(error);
+    sqlite3_close(db);
+    QVERIFY2(rc == SQLITE_OK, message.constData());
+}
+
+ListEntry entryFor(std::string_view range, Millis expiresAt, std::string reason = "test")
+{
+    ListEntry e;
+    e.range = cidr(range);
+    e.reason = std::move(reason);
+    e.expiresAt = expiresAt;
+    return e;
+}
+
+const Storage::Actor ALICE{"console:alice"};
+
+} // namespace
+
+class TestStore : public QObject {
+    Q_OBJECT
+
+private:
+    QTemporaryDir m_dir;
+    ManualClock m_clock{T0};
+    int m_n = 0;
+    QString freshPath() { return m_dir.filePath(QStringLiteral("db%1/floodgate.db").arg(++m_n)); }
+
+    std::unique_ptr<Store> openOk(const QString& path)
+    {
+        Storage::OpenFailure failure;
+        auto s = Store::open(options(path), m_clock, &failure);
+        if (!s)
+            qWarning("open failed: %s", failure.message.c_str());
+        return s;
+    }
+
+private Q_SLOTS:
+    void init() { m_clock.set(T0); }
+
+    void firstRunCreatesTheDefaults()
+    {
+        const QString path = freshPath();  // its folder does not exist yet either
+        std::string token;
+        {
+            auto store = openOk(path);
+            QVERIFY(store);
+            QVERIFY(store->created());
+            token = store->adminToken();
+            QCOMPARE(token.size(), std::size_t(64));
+            const auto loaded = store->load();
+            QCOMPARE(QString::fromStdString(Codec::rulesToJson(loaded.config).dump()),
+                     QString::fromStdString(Codec::rulesToJson(defaultConfig()).dump()));
+            QCOMPARE(loaded.config.tiers.size(), std::size_t(3));
+            QCOMPARE(QString::fromStdString(Codec::toJson(loaded.config.tiers[1]).dump()),
+                     QStringLiteral("{\"name\":\"Pro\",\"levels\":[{\"limit\":100,\"period\":60},{\"limit\":5000,\"period\":3600}]}"));
+            QVERIFY(loaded.blocklist.empty() && loaded.safelist.empty() && loaded.automatic.empty());
+        }
+        // Opening it again finds it: nothing is recreated, the token stays.
+        auto again = openOk(path);
+        QVERIFY(again);
+        QVERIFY(!again->created());
+        QCOMPARE(again->adminToken(), token);
+        sqlite3* db = nullptr;
+        sqlite3_open(path.toUtf8().constData(), &db);
+        sqlite3_stmt* st = nullptr;
+        sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &st, nullptr);
+        sqlite3_step(st);
+        QCOMPARE(QByteArray(reinterpret_cast<const char*>(sqlite3_column_text(st, 0))), QByteArray("wal"));
+        sqlite3_finalize(st);
+        sqlite3_close(db);
+    }
+
+    void addedEntryIsOnDiskAndInTheEngineBeforeTheAnswer()
+    {
+        const QString path = freshPath();
+        auto store = openOk(path);
+        QVERIFY(store);
+        Engine engine(store->load().config);
+        store->start(&engine);
+        QCOMPARE(label(decide(engine, Request().from("203.0.113.7"), T0).action), label(Action::Allow));
+
+        const Outcome o = store->wait([&](auto done) {
+            store->addEntry(ListKind::Blocklist, entryFor("203.0.113.7", T0 + 7 * DAY, "scraper"), ALICE, done);
+        });
+        QCOMPARE(o.status, 201);
+        QCOMPARE(QString::fromStdString(o.value.find("address")->asString()), QStringLiteral("203.0.113.7/32"));
+        QCOMPARE(QString::fromStdString(o.value.find("expires_at")->asString()), QString::fromStdString(Codec::formatTime(T0 + 7 * DAY)));
+        // The very next request is refused.
+        QCOMPARE(label(decide(engine, Request().from("203.0.113.7"), T0 + 1).action), label(Action::Block));
+        // And it is in the file, read by a connection of its own.
+        sqlite3* db = nullptr;
+        sqlite3_open(path.toUtf8().constData(), &db);
+        sqlite3_stmt* st = nullptr;
+        sqlite3_prepare_v2(db, "SELECT reason, source, created_by, expires_at, prefix, length(address) FROM list_entries", -1, &st, nullptr);
+        QCOMPARE(sqlite3_step(st), SQLITE_ROW);
+        QCOMPARE(QByteArray(reinterpret_cast<const char*>(sqlite3_column_text(st, 0))), QByteArray("scraper"));
+        QCOMPARE(QByteArray(reinterpret_cast<const char*>(sqlite3_column_text(st, 1))), QByteArray("operator"));
+        QCOMPARE(QByteArray(reinterpret_cast<const char*>(sqlite3_column_text(st, 2))), QByteArray("console:alice"));
+        QCOMPARE(sqlite3_column_int64(st, 3), qint64(T0 + 7 * DAY));
+        QCOMPARE(sqlite3_column_int(st, 4), 128);
+        QCOMPARE(sqlite3_column_int(st, 5), 16);
+        sqlite3_finalize(st);
+        sqlite3_close(db);
+        store->stop();
+
+        // A new process on the same file refuses the address too.
+        auto reopened = openOk(path);
+        const auto loaded = reopened->load();
+        QCOMPARE(loaded.blocklist.size(), std::size_t(1));
+        QVERIFY(loaded.blocklist[0].range == cidr("203.0.113.7/32"));
+        QCOMPARE(loaded.blocklist[0].createdAt, T0);
+        QCOMPARE(loaded.blocklist[0].expiresAt, T0 + 7 * DAY);
+    }
+
+    void replaceRemoveAndTheAuditTrail()
+    {
+        auto store = openOk(freshPath());
+        Engine engine(store->load().config);
+        store->start(&engine);
+        auto add = [&](Millis expires, std::string reason) {
+            return store->wait([&](auto done) { store->addEntry(ListKind::Safelist, entryFor("2001:db8::/48", expires, reason), ALICE, done); });
+        };
+        QCOMPARE(add(T0 + HOUR, "office").status, 201);
+        QCOMPARE(add(NeverExpires, "office, for good").status, 200);  // the same range again: replaced
+        QCOMPARE(engine.list(ListKind::Safelist)->size(), std::size_t(1));
+        QCOMPARE(engine.list(ListKind::Safelist)->entries()[0].expiresAt, NeverExpires);
+        QCOMPARE(label(decide(engine, Request().from("2001:db8:0:1::5"), T0).action), label(Action::Allow));
+        QCOMPARE(label(decide(engine, Request().from("2001:db8:0:1::5"), T0).reason), label(Reason::Safelisted));
+
+        QCOMPARE(store->wait([&](auto done) { store->removeEntry(ListKind::Safelist, cidr("2001:db8::/48"), ALICE, done); }).status, 204);
+        QCOMPARE(engine.list(ListKind::Safelist)->size(), std::size_t(0));
+        const Outcome missing = store->wait([&](auto done) { store->removeEntry(ListKind::Safelist, cidr("2001:db8::/48"), ALICE, done); });
+        QCOMPARE(missing.status, 404);
+        QCOMPARE(QString::fromStdString(missing.error), QStringLiteral("2001:db8::/48 is not on the safelist"));
+
+        const auto rows = store->audit(-1, 100);
+        QStringList actions;
+        for (const auto& r : rows)
+            actions << QString::fromStdString(r.action + " " + r.subject + " by " + r.actor);
+        QCOMPARE(actions, QStringList({QStringLiteral("list.add safelist 2001:db8::/48 by console:alice"),
+                                       QStringLiteral("list.replace safelist 2001:db8::/48 by console:alice"),
+                                       QStringLiteral("list.remove safelist 2001:db8::/48 by console:alice")}));
+        QVERIFY(rows[1].before.find("\"office\"") != std::string::npos);
+        QVERIFY(rows[1].after.find("\"office, for good\"") != std::string::npos);
+        QVERIFY(rows[2].after.empty());
+    }
+
+    void expiredEntriesStopApplyingAndArePurged()
+    {
+        auto store = openOk(freshPath());
+        Engine engine(store->load().config);
+        store->start(&engine);
+        QCOMPARE(store->wait([&](auto done) { store->addEntry(ListKind::Blocklist, entryFor("198.51.100.0/24", T0 + HOUR), ALICE, done); }).status, 201);
+        QCOMPARE(label(decide(engine, Request().from("198.51.100.9"), T0 + HOUR - 1).action), label(Action::Block));
+        QCOMPARE(label(decide(engine, Request().from("198.51.100.9"), T0 + HOUR).action), label(Action::Allow));
+
+        m_clock.set(T0 + HOUR);
+        QTRY_VERIFY_WITH_TIMEOUT(store->entries().empty(), 3000);
+        QTRY_COMPARE_WITH_TIMEOUT(engine.list(ListKind::Blocklist)->size(), std::size_t(0), 3000);
+        const auto rows = store->audit(-1, 10);
+        QCOMPARE(rows.size(), std::size_t(2));
+        QCOMPARE(QString::fromStdString(rows[0].action), QStringLiteral("list.add"));  // the creation stays
+        QCOMPARE(QString::fromStdString(rows[1].action), QStringLiteral("list.expire"));
+        QCOMPARE(QString::fromStdString(rows[1].actor), QStringLiteral("floodgate"));
+        QVERIFY(rows[1].before.find("198.51.100.0/24") != std::string::npos);
+    }
+
+    void automaticBansKeepTheirRemainingTimeAcrossARestart()
+    {
+        const QString path = freshPath();
+        {
+            auto store = openOk(path);
+            EngineConfig cfg = store->load().config;
+            cfg.escalation.refusals = 3;
+            Engine engine(cfg);
+            engine.setAutoBanListener([&](const ListEntry& e) { store->recordAutomaticBan(e); });
+            store->start(&engine);
+            // 6 allowed, then 3 refusals: the third bans for 15 minutes.
+            for (int i = 0; i < 9; ++i)
+                decide(engine, Request().from("203.0.113.66"), T0 + i);
+            QCOMPARE(label(decide(engine, Request().from("203.0.113.66"), T0 + 10).reason), label(Reason::AutoBanned));
+            QTRY_COMPARE_WITH_TIMEOUT(store->entries().size(), std::size_t(1), 3000);
+            const auto stored = store->entries()[0];
+            QCOMPARE(label(stored.entry.source), label(ListSource::Automatic));
+            QCOMPARE(stored.entry.expiresAt, T0 + 8 + 15 * MINUTE);
+            QCOMPARE(QString::fromStdString(stored.entry.createdBy), QStringLiteral("floodgate"));
+        }
+        // Ten minutes later a new process starts: five minutes of the ban are left.
+        m_clock.set(T0 + 10 * MINUTE);
+        auto store = openOk(path);
+        const auto loaded = store->load();
+        QCOMPARE(loaded.automatic.size(), std::size_t(1));
+        QVERIFY(loaded.blocklist.empty());
+        Engine engine(loaded.config);
+        engine.restoreAutomaticBans(loaded.automatic);
+        const Decision d = decide(engine, Request().from("203.0.113.66"), T0 + 10 * MINUTE);
+        QCOMPARE(label(d.action), label(Action::Block));
+        QCOMPARE(d.retryAfterMs, 5 * MINUTE + 8);
+    }
+
+    void anOperatorsEntryIsNotReplacedByAnAutomaticBan()
+    {
+        auto store = openOk(freshPath());
+        Engine engine(store->load().config);
+        store->start(&engine);
+        QCOMPARE(store->wait([&](auto done) { store->addEntry(ListKind::Blocklist, entryFor("203.0.113.9", NeverExpires, "known bad"), ALICE, done); }).status, 201);
+        ListEntry ban = entryFor("203.0.113.9", T0 + MINUTE, "escalation");
+        ban.source = ListSource::Automatic;
+        store->recordAutomaticBan(ban);
+        // A later write is a barrier: the ban was handled in an earlier batch.
+        store->wait([&](auto done) { store->removeEntry(ListKind::Safelist, cidr("10.9.9.9"), ALICE, done); });
+        const auto all = store->entries();
+        QCOMPARE(all.size(), std::size_t(1));
+        QCOMPARE(label(all[0].entry.source), label(ListSource::Operator));
+        QCOMPARE(all[0].entry.expiresAt, NeverExpires);
+    }
+
+    void tiersAndCustomersApplyToTheNextDecision()
+    {
+        auto store = openOk(freshPath());
+        Engine engine(store->load().config);
+        store->start(&engine);
+        Customer acme;
+        acme.id = "acme";
+        acme.name = "Acme Inc.";
+        acme.tier = "Free";
+        QCOMPARE(store->wait([&](auto done) { store->putCustomer(acme, ALICE, done); }).status, 201);
+        for (int i = 0; i < 100; ++i)
+            QCOMPARE(label(decide(engine, Request().customer("acme"), T0 + i).action), label(Action::Allow));
+        QCOMPARE(label(decide(engine, Request().customer("acme"), T0 + 100).action), label(Action::Throttle));
+
+        // Free goes from 100/h to 150/h: the next request passes.
+        Tier free{"Free", {level(150, HOUR)}};
+        QCOMPARE(store->wait([&](auto done) { store->putTier(free, ALICE, done); }).status, 200);
+        const Decision d = decide(engine, Request().customer("acme"), T0 + 101);
+        QCOMPARE(label(d.action), label(Action::Allow));
+        QCOMPARE(d.limit, 150u);
+
+        const Outcome inUse = store->wait([&](auto done) { store->deleteTier("Free", ALICE, done); });
+        QCOMPARE(inUse.status, 409);
+        QCOMPARE(QString::fromStdString(inUse.error),
+                 QStringLiteral("tier \"Free\" is used by 1 customer (acme): move them to another tier first"));
+        Customer ghost = acme;
+        ghost.id = "ghost";
+        ghost.tier = "Platinum";
+        const Outcome unknown = store->wait([&](auto done) { store->putCustomer(ghost, ALICE, done); });
+        QCOMPARE(unknown.status, 400);
+        QCOMPARE(QString::fromStdString(unknown.error), QStringLiteral("tier \"Platinum\" is not a known tier"));
+        QCOMPARE(store->wait([&](auto done) { store->deleteCustomer("acme", ALICE, done); }).status, 204);
+        QCOMPARE(store->wait([&](auto done) { store->deleteTier("Free", ALICE, done); }).status, 204);
+        QCOMPARE(engine.config()->tiers.size(), std::size_t(2));
+        QCOMPARE(store->wait([&](auto done) { store->deleteTier("Free", ALICE, done); }).status, 404);
+    }
+
+    void rulesAreValidatedAndApplied()
+    {
+        auto store = openOk(freshPath());
+        Engine engine(store->load().config);
+        std::vector<std::string> published;
+        store->start(&engine, [](EngineConfig& c) { c.settings.dryRun = false; },
+                     [&](const EngineConfig& c) { published.push_back(std::to_string(c.settings.throttleStatus)); });
+        EngineConfig rules = store->config();
+        rules.settings.throttleStatus = 503;
+        rules.rules[0].levels[0].limit = 2;
+        QCOMPARE(store->wait([&](auto done) { store->putRules(rules, ALICE, done); }).status, 200);
+        QCOMPARE(published, std::vector<std::string>({"503"}));
+        decide(engine, Request(), T0);
+        decide(engine, Request(), T0 + 1);
+        const Decision d = decide(engine, Request(), T0 + 2);
+        QCOMPARE(label(d.action), label(Action::Throttle));
+        QCOMPARE(int(d.throttleStatus), 503);
+
+        rules.rules.push_back(rules.rules[0]);  // two rules named "ip"
+        const Outcome bad = store->wait([&](auto done) { store->putRules(rules, ALICE, done); });
+        QCOMPARE(bad.status, 400);
+        QCOMPARE(QString::fromStdString(bad.error), QStringLiteral("rules[1].name \"ip\" is used twice"));
+        QCOMPARE(store->config().rules.size(), std::size_t(1));  // nothing of it was written
+    }
+
+    void importIsAllOrNothing()
+    {
+        auto store = openOk(freshPath());
+        Engine engine(store->load().config);
+        store->start(&engine);
+        std::vector<Storage::ImportRow> rows;
+        rows.push_back({ListKind::Blocklist, entryFor("192.0.2.1", T0 + DAY)});
+        rows.push_back({ListKind::Safelist, entryFor("192.0.2.2", NeverExpires)});
+        rows.push_back({ListKind::Blocklist, entryFor("192.0.2.3", T0 - 1)});  // already over
+        const Outcome bad = store->wait([&](auto done) { store->importEntries(rows, ALICE, done); });
+        QCOMPARE(bad.status, 400);
+        QVERIFY(store->entries().empty());
+        QCOMPARE(engine.list(ListKind::Blocklist)->size(), std::size_t(0));
+
+        rows.pop_back();
+        const Outcome good = store->wait([&](auto done) { store->importEntries(rows, Storage::Actor{"cli:bob"}, done); });
+        QCOMPARE(good.status, 200);
+        QCOMPARE(QString::fromStdString(good.value.dump()), QStringLiteral("{\"imported\":2,\"replaced\":0}"));
+        QCOMPARE(store->entries().size(), std::size_t(2));
+        QCOMPARE(label(decide(engine, Request().from("192.0.2.1"), T0).action), label(Action::Block));
+        QCOMPARE(label(decide(engine, Request().from("192.0.2.2"), T0).reason), label(Reason::Safelisted));
+    }
+
+    void changesFromAnotherConnectionArePickedUp()
+    {
+        const QString path = freshPath();
+        auto store = openOk(path);
+        Engine engine(store->load().config);
+        store->start(&engine);
+        // What an operator would type in the sqlite3 shell.
+        rawExec(path, "INSERT INTO list_entries (list, address, prefix, reason, source, created_at, created_by, expires_at)"
+                      " VALUES ('blocklist', x'00000000000000000000ffffcb007109', 128, 'by hand', 'operator', 0, 'sqlite3', NULL);"
+                      "UPDATE tier_levels SET limit_count = 7 WHERE owner = 'Free';");
+        QTRY_COMPARE_WITH_TIMEOUT(engine.list(ListKind::Blocklist)->size(), std::size_t(1), 2000);
+        QCOMPARE(label(decide(engine, Request().from("203.0.113.9"), T0).action), label(Action::Block));
+        QTRY_COMPARE_WITH_TIMEOUT(engine.config()->tiers[0].levels[0].limit, 7u, 2000);
+        QVERIFY(store->reloads() >= 1);
+    }
+
+    void refusedFilesAreLeftUntouched_data()
+    {
+        QTest::addColumn<int>("kind");
+        QTest::addColumn<int>("expected");
+        QTest::newRow("not a database") << 0 << int(OpenError::Corrupt);
+        QTest::newRow("damaged page") << 1 << int(OpenError::Corrupt);
+        QTest::newRow("newer schema") << 2 << int(OpenError::NewerSchema);
+        QTest::newRow("another application's database") << 3 << int(OpenError::Foreign);
+    }
+    void refusedFilesAreLeftUntouched()
+    {
+        QFETCH(int, kind);
+        QFETCH(int, expected);
+        const QString path = freshPath();
+        QDir().mkpath(QFileInfo(path).path());
+        if (kind == 0) {
+            QFile f(path);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(QByteArray("this is not a database, it is a shopping list\n").repeated(200));
+        } else if (kind == 1 || kind == 2) {
+            {
+                auto store = openOk(path);
+                QVERIFY(store);
+                store->start(nullptr);
+                std::vector<Storage::ImportRow> rows;
+                for (int i = 0; i < 2000; ++i)
+                    rows.push_back({ListKind::Blocklist, entryFor("10.0." + std::to_string(i / 256) + "." + std::to_string(i % 256), NeverExpires, std::string(40, 'x'))});
+                QCOMPARE(store->wait([&](auto done) { store->importEntries(rows, ALICE, done); }).status, 200);
+            }
+            // Fold the WAL into the file so the damage below hits real pages.
+            rawExec(path, kind == 2 ? "PRAGMA user_version = 99; PRAGMA wal_checkpoint(TRUNCATE);" : "PRAGMA wal_checkpoint(TRUNCATE);");
+            if (kind == 1) {
+                QFile f(path);
+                QVERIFY(f.open(QIODevice::ReadWrite));
+                QVERIFY(f.size() > 40 * 4096);
+                f.seek(20 * 4096);  // two whole b-tree pages in the middle of the file
+                f.write(QByteArray(2 * 4096, '\xA5'));
+            }
+            QFile::remove(path + QStringLiteral("-wal"));
+            QFile::remove(path + QStringLiteral("-shm"));
+        } else {
+            rawExec(path, "CREATE TABLE invoices (id INTEGER PRIMARY KEY, total REAL)");
+        }
+        const QByteArray before = fileBytes(path);
+        QVERIFY(!before.isEmpty());
+        Storage::OpenFailure failure;
+        auto store = Store::open(options(path), m_clock, &failure);
+        QVERIFY(!store);
+        QCOMPARE(int(failure.kind), expected);
+        QVERIFY2(failure.message.find(path.toStdString()) != std::string::npos, failure.message.c_str());
+        QVERIFY2(failure.message.find("left untouched") != std::string::npos, failure.message.c_str());
+        QVERIFY(failure.message.find('\n') == std::string::npos);
+        QCOMPARE(fileBytes(path), before);  // byte for byte
+    }
+
+    void aLockedFileIsReportedAfterTheTimeout()
+    {
+        const QString path = freshPath();
+        {
+            auto store = openOk(path);
+            QVERIFY(store);
+        }
+        sqlite3* holder = nullptr;
+        QCOMPARE(sqlite3_open(path.toUtf8().constData(), &holder), SQLITE_OK);
+        QCOMPARE(sqlite3_exec(holder, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+        QElapsedTimer t;
+        t.start();
+        Storage::OpenFailure failure;
+        auto store = Store::open(options(path, 300), m_clock, &failure);
+        const qint64 waited = t.elapsed();
+        sqlite3_exec(holder, "ROLLBACK", nullptr, nullptr, nullptr);
+        sqlite3_close(holder);
+        QVERIFY(!store);
+        QCOMPARE(int(failure.kind), int(OpenError::Locked));
+        QVERIFY2(waited >= 250 && waited < 5000, QByteArray::number(waited).constData());
+        QVERIFY2(failure.message.find("locked by another process (waited 0.3 s)") != std::string::npos, failure.message.c_str());
+        // Once the other writer is gone, it opens.
+        QVERIFY(openOk(path));
+    }
+
+    void aFolderThatCannotBeCreatedIsAnIoError()
+    {
+        Storage::OpenFailure failure;
+        auto store = Store::open(options(QStringLiteral("/proc/floodgate/x.db")), m_clock, &failure);
+        QVERIFY(!store);
+        QCOMPARE(int(failure.kind), int(OpenError::Io));
+        QVERIFY2(failure.message.find("cannot create the folder /proc/floodgate") == 0, failure.message.c_str());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestStore)
+#include "test_store.moc"
