@@ -57,7 +57,7 @@ std::string defaultDatabasePath()
 
 std::string usageText()
 {
-    return "usage: floodgate [OPTIONS]              the console window (not in this build yet)\n"
+    return "usage: floodgate [OPTIONS]              the console window\n"
            "       floodgate --headless [OPTIONS]   engine + listener + admin API, no window\n"
            "\n"
            "  --listen ADDR:PORT     traffic listener            default 127.0.0.1:8080 (port 0: any free port)\n"
@@ -71,8 +71,16 @@ std::string usageText()
            "  --threads N            listener threads            default: number of cores\n"
            "  --demo                 drive synthetic traffic into the listener (trusts 127.0.0.1 as a proxy\n"
            "                         so the demo's clients can have their own addresses)\n"
+           "  --db-timeout SECONDS   wait this long for another writer's lock   default 5\n"
            "  --seconds N            stop by itself after N seconds\n"
-           "  --version, --help\n";
+           "  --version, --help\n"
+           "\n"
+           "       floodgate lists export FILE [--db PATH]   safelist + blocklist to CSV or JSON (by extension)\n"
+           "       floodgate lists import FILE [--db PATH]   all or nothing; reports each rejected line and why\n"
+           "       floodgate token [--db PATH]               the admin API's bearer token\n"
+           "\n"
+           "exit codes: 0 clean stop, 1 rejected import or unwritable file, 2 bad command line,\n"
+           "            3 cannot listen, 4 database unusable (corrupt, locked, newer schema)\n";
 }
 
 std::optional<std::string> parseOptions(int argc, char** argv, Options& o)
@@ -97,7 +105,7 @@ std::optional<std::string> parseOptions(int argc, char** argv, Options& o)
         } else if (a == "--demo") {
             o.demo = true;
         } else if (a == "--listen" || a == "--admin" || a == "--upstream" || a == "--db" || a == "--log" || a == "--trusted-proxy"
-                   || a == "--threads" || a == "--seconds") {
+                   || a == "--threads" || a == "--seconds" || a == "--db-timeout") {
             auto v = needValue(i, a.c_str());
             if (!v)
                 return a + " needs a value";
@@ -139,9 +147,9 @@ std::optional<std::string> parseOptions(int argc, char** argv, Options& o)
             } else {
                 char* end = nullptr;
                 const double s = std::strtod(v->c_str(), &end);
-                if (end == v->c_str() || *end != '\0' || !(s > 0))
-                    return "--seconds " + *v + ": expected a positive number";
-                o.seconds = s;
+                if (end == v->c_str() || *end != '\0' || !(s > 0) || s > 1e6)
+                    return a + " " + *v + ": expected a positive number of seconds";
+                (a == "--seconds" ? o.seconds : o.dbTimeoutSeconds) = s;
             }
         } else if (a.starts_with("-")) {
             return "unknown option " + a + " (see --help)";
@@ -149,8 +157,18 @@ std::optional<std::string> parseOptions(int argc, char** argv, Options& o)
             o.command.push_back(a);
         }
     }
-    if (!o.command.empty())
-        return "unknown command \"" + o.command.front() + "\" (see --help)";
+    if (!o.command.empty()) {
+        const auto& c = o.command;
+        if (c[0] == "lists") {
+            if (c.size() != 3 || (c[1] != "export" && c[1] != "import"))
+                return "usage: floodgate lists export|import FILE [--db PATH]";
+        } else if (c[0] == "token") {
+            if (c.size() != 1)
+                return "usage: floodgate token [--db PATH]";
+        } else {
+            return "unknown command \"" + c[0] + "\" (see --help)";
+        }
+    }
     return std::nullopt;
 }
 

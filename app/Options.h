@@ -31,6 +31,7 @@ struct Options {
     unsigned threads = 0;              // 0 = cores
     bool demo = false;
     double seconds = 0;                // --seconds N: stop after N seconds (tests, demos)
+    double dbTimeoutSeconds = 5;       // --db-timeout: how long to wait for another writer's lock
     std::vector<std::string> command;  // "lists export FILE" ...
 };
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // floodgate: the console (coming), or --headless: engine + listener + admin API.
+#include "Commands.h"
 #include "Headless.h"
 #include "Options.h"
 
@@ -25,6 +26,8 @@ int main(int argc, char** argv)
         std::printf("floodgate %s\n", VERSION);
         return 0;
     }
+    if (!options.command.empty())
+        return runCommand(options);
     if (!options.headless) {
         std::fprintf(stderr, "floodgate: the console window is not in this build yet; run with --headless "
                              "(scripts/run does: floodgate --headless --demo)\n");

@@ -1071,6 +1071,32 @@ std::optional<ClientDetail> Engine::client(const IpAddress& address, Millis now)
     return detail;
 }
 
+std::optional<std::vector<LevelUsage>> Engine::customerUsage(std::string_view id, Millis now) const
+{
+    auto p = m->snapshot();
+    const Compiled& c = *p->compiled;
+    const auto it = c.customers.find(id);
+    if (it == c.customers.end())
+        return std::nullopt;
+    const CompiledCustomer& cu = it->second;
+    std::vector<LevelUsage> out;
+    auto describeLevels = [&](const std::uint32_t* cells) {
+        for (const LevelSpec& spec : cu.levels)
+            out.push_back(Impl::usageOf(spec, peek(spec, cells + spec.offset, now), cells, now));
+    };
+    const bool found = p->customers->read(cu.key, now, [&](const KeyTable::Header& h, const std::uint32_t* cells) {
+        if (h.signature == cu.signature)
+            describeLevels(cells);
+    });
+    if (!found || out.empty()) {
+        // No request yet (or the levels changed shape): every level is whole.
+        out.clear();
+        const std::vector<std::uint32_t> zero(std::max<std::size_t>(1, c.customerStride), 0);
+        describeLevels(zero.data());
+    }
+    return out;
+}
+
 std::size_t Engine::purge(Millis now)
 {
     auto p = m->snapshot();

@@ -22,6 +22,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace Floodgate::Core {
@@ -72,6 +73,9 @@ public:
     // One client: every applicable level with its buckets. nullopt if unknown
     // and on no list.
     std::optional<ClientDetail> client(const IpAddress& address, Millis now) const;
+    // A customer's effective levels (tier with overrides) and their use now;
+    // nullopt when `id` is not a known customer.
+    std::optional<std::vector<LevelUsage>> customerUsage(std::string_view id, Millis now) const;
     // The counting key the engine uses for an address (IPv6 cut to its prefix).
     Cidr countingRange(const IpAddress& address) const;
 

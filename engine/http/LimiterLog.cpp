@@ -2,6 +2,8 @@
 #include "LimiterLog.h"
 
 #include "Codec.h"
+#include "ListFile.h"
+#include "Tuning.h"
 
 #include <algorithm>
 #include <chrono>
@@ -29,23 +31,6 @@ void copyField(char* dst, std::size_t cap, std::string_view src)
     dst[n] = '\0';
 }
 
-void appendCsv(std::string& out, std::string_view field)
-{
-    // RFC 4180: quote when the field holds a comma, quote, CR or LF; double the quotes.
-    const bool quote = field.find_first_of(",\"\r\n") != std::string_view::npos;
-    if (!quote) {
-        out += field;
-        return;
-    }
-    out += '"';
-    for (char c : field) {
-        if (c == '"')
-            out += '"';
-        out += c;
-    }
-    out += '"';
-}
-
 std::size_t roundUpPow2(std::size_t n)
 {
     std::size_t p = 1;
@@ -64,25 +49,25 @@ std::string formatLogLine(const LogRecord& r)
     out += ',';
     out += Core::toString(r.action);
     out += ',';
-    appendCsv(out, r.rule.view());
+    Core::ListFile::appendCsvField(out, r.rule.view());
     out += ',';
     out += r.ip.toString();
     out += ',';
     out += std::to_string(r.attempts);
     out += ',';
-    appendCsv(out, r.method);
+    Core::ListFile::appendCsvField(out, r.method);
     out += ',';
-    appendCsv(out, r.path);
+    Core::ListFile::appendCsvField(out, r.path);
     out += ',';
-    appendCsv(out, r.query);
+    Core::ListFile::appendCsvField(out, r.query);
     out += ',';
-    appendCsv(out, r.userAgent);
+    Core::ListFile::appendCsvField(out, r.userAgent);
     out += ',';
     out += r.windowStart ? Core::Codec::formatTime(r.windowStart, true) : std::string();
     out += ',';
     out += std::to_string(r.cookies);
     out += ',';
-    appendCsv(out, r.customer);
+    Core::ListFile::appendCsvField(out, r.customer);
     out += "\r\n";
     return out;
 }
@@ -141,7 +126,7 @@ void LimiterLog::stop()
 }
 
 void LimiterLog::push(std::size_t producer, const Core::Decision& d, const Core::RequestFacts& f, std::string_view customer,
-                      Core::Millis now)
+                      std::string_view forwardedFor, Core::Millis now)
 {
     Ring& ring = *m_rings[producer % m_rings.size()];
     const std::uint64_t head = ring.head.load(std::memory_order_relaxed);
@@ -152,11 +137,18 @@ void LimiterLog::push(std::size_t producer, const Core::Decision& d, const Core:
     LogRecord& r = ring.records[head & ring.mask];
     r.time = now;
     r.action = d.action;
+    r.wouldBe = d.wouldBe;
+    r.reason = d.reason;
     r.rule = d.rule;
     r.ip = f.client;
+    r.peer = f.peer;
     r.attempts = d.count;
+    r.limit = d.limit;
+    r.windowMs = d.windowMs;
     r.windowStart = d.windowStartMs;
+    r.retryAfterMs = d.retryAfterMs;
     r.cookies = f.cookieCount;
+    copyField(r.forwardedFor, sizeof r.forwardedFor, forwardedFor);
     copyField(r.method, sizeof r.method, f.method);
     copyField(r.path, sizeof r.path, f.path);
     copyField(r.query, sizeof r.query, f.query);
@@ -183,8 +175,16 @@ bool LimiterLog::drainOnce()
         Ring& ring = *ringPtr;
         std::uint64_t tail = ring.tail.load(std::memory_order_relaxed);
         const std::uint64_t head = ring.head.load(std::memory_order_acquire);
+        if (tail == head)
+            continue;
+        std::lock_guard lock(m_eventsMutex);
         while (tail != head) {
-            batch += formatLogLine(ring.records[tail & ring.mask]);
+            const LogRecord& r = ring.records[tail & ring.mask];
+            if (m_file)
+                batch += formatLogLine(r);
+            m_events.push_back(Event{m_nextEventId++, r});
+            if (m_events.size() > Core::Tuning::maxEventsKept)
+                m_events.pop_front();
             ++tail;
             any = true;
             m_written.fetch_add(1, std::memory_order_relaxed);
@@ -225,6 +225,33 @@ void LimiterLog::flush()
                 return false;
         return true;
     });
+}
+
+} // namespace Floodgate::Http
+
+namespace Floodgate::Http {
+
+std::vector<Event> LimiterLog::events(std::uint64_t afterId, std::size_t limit) const
+{
+    std::lock_guard lock(m_eventsMutex);
+    std::vector<Event> out;
+    // Ids are consecutive: find the first one above afterId by arithmetic.
+    if (m_events.empty() || limit == 0)
+        return out;
+    const std::uint64_t first = m_events.front().id;
+    std::size_t start = afterId < first ? 0 : std::size_t(afterId - first + 1);
+    if (start >= m_events.size())
+        return out;
+    if (m_events.size() - start > limit)
+        start = m_events.size() - limit;
+    out.assign(m_events.begin() + std::ptrdiff_t(start), m_events.end());
+    return out;
+}
+
+std::uint64_t LimiterLog::lastEventId() const
+{
+    std::lock_guard lock(m_eventsMutex);
+    return m_nextEventId - 1;
 }
 
 } // namespace Floodgate::Http

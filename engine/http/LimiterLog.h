@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <deque>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -25,17 +26,30 @@ inline constexpr const char* LimiterLogHeader =
 struct LogRecord {
     Core::Millis time = 0;
     Core::Action action = Core::Action::Throttle;
+    Core::Action wouldBe = Core::Action::Throttle;  // for dry-run: what would have happened
+    Core::Reason reason = Core::Reason::OverLimit;
     Core::ShortName rule;
-    Core::IpAddress ip;
-    std::uint32_t attempts = 0;
+    Core::IpAddress ip;        // the client, after trusted-proxy resolution
+    Core::IpAddress peer;      // the TCP peer
+    std::uint32_t attempts = 0;  // counted in the binding window
+    std::uint32_t limit = 0;     // of the binding window
+    Core::Millis windowMs = 0;
     Core::Millis windowStart = 0;
+    Core::Millis retryAfterMs = 0;
     std::uint32_t cookies = 0;
+    char forwardedFor[192] = {};  // the X-Forwarded-For chain a trusted proxy sent, if any
     // Truncated copies; `truncated` marks which were cut.
     char method[16] = {};
     char path[512] = {};
     char query[512] = {};
     char userAgent[256] = {};
     char customer[64] = {};
+};
+
+// A refusal kept in memory for the console and GET /api/v1/events.
+struct Event {
+    std::uint64_t id = 0;  // 1, 2, 3... in the order the writer saw them
+    LogRecord record;
 };
 
 // RFC 4180 line for a record (with CRLF), times in RFC 3339 UTC with
@@ -56,7 +70,13 @@ public:
 
     // From listener thread `producer` only (each thread its own index).
     void push(std::size_t producer, const Core::Decision& d, const Core::RequestFacts& f, std::string_view customer,
-              Core::Millis now);
+              std::string_view forwardedFor, Core::Millis now);
+
+    // The most recent refusals (at most Tuning::maxEventsKept), oldest first:
+    // those with an id above `afterId`, at most `limit` of them (the newest
+    // ones when there are more).
+    std::vector<Event> events(std::uint64_t afterId, std::size_t limit) const;
+    std::uint64_t lastEventId() const;
 
     std::uint64_t written() const { return m_written.load(std::memory_order_relaxed); }
     std::uint64_t dropped() const;
@@ -78,6 +98,9 @@ private:
     bool m_stop = false;
     bool m_started = false;
     std::atomic<std::uint64_t> m_written{0};
+    mutable std::mutex m_eventsMutex;
+    std::deque<Event> m_events;
+    std::uint64_t m_nextEventId = 1;
     void* m_file = nullptr;  // std::FILE*
 };
 

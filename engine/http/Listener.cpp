@@ -24,6 +24,7 @@
 #include <chrono>
 #include <future>
 #include <list>
+#include <mutex>
 #include <thread>
 
 namespace Floodgate::Http {
@@ -342,6 +343,10 @@ struct ThreadContext {
     std::vector<tcp::socket> idleUpstream;  // keep-alive connections to the upstream
     std::vector<tcp::endpoint> upstreamEndpoints;
     std::thread thread;
+    // This thread's copy of the trusted proxies, refreshed when their
+    // version moves (one relaxed load per request otherwise).
+    std::shared_ptr<const TrustedProxies> proxies;
+    std::uint64_t proxiesVersion = 0;
 };
 
 struct Listener::Impl {
@@ -354,9 +359,23 @@ struct Listener::Impl {
     std::uint16_t port = 0;
     std::atomic<bool> stopping{false};
     bool started = false;
+    std::mutex proxiesMutex;
+    std::shared_ptr<const TrustedProxies> proxies;
+    std::atomic<std::uint64_t> proxiesVersion{1};
+
+    const TrustedProxies& trusted(ThreadContext& t)
+    {
+        const std::uint64_t v = proxiesVersion.load(std::memory_order_acquire);
+        if (t.proxiesVersion != v) {
+            std::lock_guard lock(proxiesMutex);
+            t.proxies = proxies;
+            t.proxiesVersion = proxiesVersion.load(std::memory_order_relaxed);
+        }
+        return *t.proxies;
+    }
 
     Impl(Core::Engine& e, ListenerOptions o, LimiterLog* l, ListenerMetrics* m)
-        : engine(e), options(std::move(o)), log(l), metrics(m)
+        : engine(e), options(std::move(o)), log(l), metrics(m), proxies(std::make_shared<const TrustedProxies>(options.trustedProxies))
     {
     }
 
@@ -430,6 +449,7 @@ public:
 
 private:
     const ListenerOptions& opts() const { return m_listener.options; }
+    const TrustedProxies& trusted() { return m_listener.trusted(m_thread); }
 
     void newRequest()
     {
@@ -532,7 +552,7 @@ private:
         Core::RequestFacts& f = m_facts;
         f = Core::RequestFacts{};
         f.peer = m_peer;
-        const bool trustedPeer = opts().trustedProxies.contains(m_peer);
+        const bool trustedPeer = trusted().contains(m_peer);
         std::string_view target = d.view(d.target);
         std::string_view method = d.view(d.method);
         if (trustedPeer) {
@@ -548,7 +568,7 @@ private:
         }
         m_xff = trustedPeer ? d.joined("X-Forwarded-For") : std::string();
         const std::string forwarded = trustedPeer ? d.joined("Forwarded") : std::string();
-        const ClientIdentity id = resolveClient(m_peer, m_xff, forwarded, opts().trustedProxies);
+        const ClientIdentity id = resolveClient(m_peer, m_xff, forwarded, trusted());
         f.client = id.client;
         const auto q = target.find('?');
         f.path = target.substr(0, q);
@@ -570,7 +590,7 @@ private:
             if (metrics)
                 metrics->countRefusal(m_thread.index, m_decision);
             if (m_listener.log)
-                m_listener.log->push(m_thread.index, m_decision, f, m_decision.customerId.view(), now);
+                m_listener.log->push(m_thread.index, m_decision, f, m_decision.customerId.view(), m_xff, now);
         }
         const bool refused = m_decision.refused();
         m_keepAlive = m_parser->keep_alive() && !m_stopping;
@@ -604,7 +624,7 @@ private:
         // nginx auth_request accepts only 2xx, 401 and 403 from its
         // subrequest: a trusted proxy may ask for throttles as 401 (and turn
         // them back into 429 with the Retry-After it copies; see docs/INTEGRATIONS.md).
-        if (opts().trustedProxies.contains(m_peer)) {
+        if (trusted().contains(m_peer)) {
             const std::string_view want = trimView(m_data.header("X-Floodgate-Refusal-Status"));
             if (want == "401" || want == "403")
                 ctx.throttleStatus = want == "401" ? 401 : 403;
@@ -761,7 +781,7 @@ void Session::startForward()
         if (Core::equalsIgnoreCase(name, "x-forwarded-for") || Core::equalsIgnoreCase(name, "x-forwarded-host"))
             continue;
         if (Core::equalsIgnoreCase(name, "x-forwarded-proto")) {
-            if (opts().trustedProxies.contains(m_peer))
+            if (trusted().contains(m_peer))
                 proto = d.view(v);
             continue;
         }
@@ -1133,6 +1153,14 @@ void Listener::stop()
     }
     m->threads.clear();
     m->started = false;
+}
+
+void Listener::setTrustedProxies(TrustedProxies proxies)
+{
+    auto next = std::make_shared<const TrustedProxies>(std::move(proxies));
+    std::lock_guard lock(m->proxiesMutex);
+    m->proxies = std::move(next);
+    m->proxiesVersion.fetch_add(1, std::memory_order_acq_rel);
 }
 
 std::uint16_t Listener::port() const

@@ -67,6 +67,10 @@ public:
     // closes the rest and joins the threads. Idempotent.
     void stop();
 
+    // Replaces the trusted proxies (the rules changed); the next request on
+    // every thread uses the new ones.
+    void setTrustedProxies(TrustedProxies proxies);
+
     std::uint16_t port() const;  // the real port (after binding port 0)
     unsigned threads() const;
     const ListenerOptions& options() const;

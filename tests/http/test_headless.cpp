@@ -1,72 +1,16 @@
 // SPDX-License-Identifier: MIT
 // The built `floodgate --headless` as a child process, over HTTP: start-up
 // lines, decisions, /healthz and /metrics, exit codes 0, 2 and 3.
-#include <QProcess>
-#include <QRegularExpression>
-#include <QTemporaryDir>
 #include <QtTest>
 
 #ifndef Q_MOC_RUN
+#include "ChildProcess.h"
 #include "HttpTestClient.h"
 
 #include <csignal>
 #endif
 
 using namespace FloodgateTest;
-
-namespace {
-
-struct Child {
-    QProcess proc;
-    std::uint16_t port = 0;
-    std::uint16_t adminPort = 0;
-    QString firstLine;
-
-    bool start(const QStringList& args)
-    {
-        proc.start(QStringLiteral(FLOODGATE_BINARY), args);
-        if (!proc.waitForStarted(5000))
-            return false;
-        // The start-up lines come before serving.
-        QString out;
-        for (int i = 0; i < 100 && !out.contains(QStringLiteral("limiter log")); ++i) {
-            proc.waitForReadyRead(100);
-            out += QString::fromUtf8(proc.readAllStandardOutput());
-            if (proc.state() != QProcess::Running)
-                break;
-        }
-        const auto listening = QRegularExpression(QStringLiteral("listening on http://127\\.0\\.0\\.1:(\\d+) \\(([^)]*)\\)")).match(out);
-        const auto admin = QRegularExpression(QStringLiteral("admin on http://127\\.0\\.0\\.1:(\\d+)")).match(out);
-        firstLine = out.section(QLatin1Char('\n'), 0, 0);
-        if (!listening.hasMatch())
-            return false;
-        port = std::uint16_t(listening.captured(1).toUInt());
-        adminPort = admin.hasMatch() ? std::uint16_t(admin.captured(1).toUInt()) : 0;
-        return true;
-    }
-    int stop()
-    {
-        ::kill(pid_t(proc.processId()), SIGTERM);
-        if (!proc.waitForFinished(8000)) {
-            proc.kill();
-            proc.waitForFinished();
-            return -1;
-        }
-        return proc.exitStatus() == QProcess::NormalExit ? proc.exitCode() : -1;
-    }
-};
-
-int runToEnd(const QStringList& args, QString* err)
-{
-    QProcess p;
-    p.start(QStringLiteral(FLOODGATE_BINARY), args);
-    p.waitForFinished(10000);
-    if (err)
-        *err = QString::fromUtf8(p.readAllStandardError());
-    return p.exitCode();
-}
-
-} // namespace
 
 class TestHeadless : public QObject {
     Q_OBJECT

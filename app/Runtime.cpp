@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: MIT
+#include "Runtime.h"
+
+#include "AdminApi.h"
+#include "AdminServer.h"
+#include "DemoDriver.h"
+#include "DemoTraffic.h"
+#include "Engine.h"
+#include "LimiterLog.h"
+#include "Listener.h"
+#include "Metrics.h"
+#include "Store.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <stdexcept>
+#include <thread>
+
+namespace Floodgate::App {
+
+namespace {
+
+std::string urlOf(const std::string& host, std::uint16_t port)
+{
+    return host.find(':') != std::string::npos ? "http://[" + host + "]:" + std::to_string(port)
+                                               : "http://" + host + ":" + std::to_string(port);
+}
+
+} // namespace
+
+struct Runtime::Admin {
+    std::unique_ptr<Api::AdminApi> api;
+    std::unique_ptr<Http::AdminServer> server;
+};
+
+Runtime::Runtime(const Core::Clock& clock)
+    : m_clock(clock)
+{
+}
+
+Runtime::~Runtime()
+{
+    stop();
+}
+
+std::optional<StartFailure> Runtime::start(const Options& o)
+{
+    m_options = o;
+    m_demoTrusted = o.demo;
+    auto failWith = [this](int code, std::string message) {
+        stop();
+        return std::optional<StartFailure>(StartFailure{code, std::move(message)});
+    };
+
+    // 1. The database: nothing else starts when it cannot be used as it is.
+    m_dbPath = o.db.empty() ? defaultDatabasePath() : o.db;
+    Storage::StoreOptions so;
+    so.path = m_dbPath;
+    so.busyTimeoutMs = int(o.dbTimeoutSeconds * 1000);
+    Storage::OpenFailure failure;
+    m_store = Storage::Store::open(so, m_clock, &failure);
+    if (!m_store)
+        return failWith(4, failure.message);
+    Storage::Loaded loaded = m_store->load();
+
+    // 2. The engine, on the stored configuration plus the command line's overrides.
+    Core::EngineConfig config = loaded.config;
+    adjust(config);
+    try {
+        m_engine = std::make_unique<Core::Engine>(config);
+    } catch (const std::invalid_argument& e) {
+        return failWith(4, m_dbPath + ": " + e.what() + " (fix it with the sqlite3 shell or restore a backup)");
+    }
+    m_engine->setList(Core::ListKind::Safelist, std::make_shared<const Core::AddressList>(std::move(loaded.safelist)));
+    m_engine->setList(Core::ListKind::Blocklist, std::make_shared<const Core::AddressList>(std::move(loaded.blocklist)));
+    m_engine->restoreAutomaticBans(loaded.automatic);
+    Storage::Store* store = m_store.get();
+    m_engine->setAutoBanListener([store](const Core::ListEntry& e) { store->recordAutomaticBan(e); });
+
+    // 3. limiter.log beside the database unless told otherwise.
+    unsigned threads = o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
+    m_logPath = o.log.empty() ? (std::filesystem::path(m_dbPath).parent_path() / "limiter.log").string() : o.log;
+    if (m_logPath == "off")
+        m_logPath.clear();
+    if (!m_logPath.empty()) {
+        std::error_code ec;
+        const auto dir = std::filesystem::path(m_logPath).parent_path();
+        if (!dir.empty())
+            std::filesystem::create_directories(dir, ec);
+        if (ec)
+            return failWith(4, "cannot create " + dir.string() + ": " + ec.message() + " (choose another place with --db or --log)");
+    }
+    m_log = std::make_unique<Http::LimiterLog>(m_logPath, threads);
+    std::string why;
+    if (!m_log->start(&why))
+        return failWith(4, why + " (choose another place with --log)");
+    m_metrics = std::make_unique<Http::ListenerMetrics>(threads);
+
+    // 4. The listener.
+    Http::ListenerOptions lo;
+    lo.address = o.listen.host;
+    lo.port = o.listen.port;
+    lo.threads = threads;
+    lo.trustedProxies = Http::TrustedProxies(config.settings.trustedProxies);
+    if (!o.upstream.empty()) {
+        lo.upstream = Http::UpstreamUrl::parse(o.upstream, &why);
+        if (!lo.upstream)
+            return failWith(2, "--upstream " + o.upstream + ": " + why);
+    }
+    m_listener = std::make_unique<Http::Listener>(*m_engine, lo, m_log.get(), m_metrics.get());
+    if (!m_listener->start(&why))
+        return failWith(3, why + " (is another server on that port? choose another with --listen)");
+
+    // 5. Writes from now on: every committed change is published to the
+    // engine (and the trusted proxies to the listener) before it is answered.
+    m_store->start(
+        m_engine.get(), [this](Core::EngineConfig& c) { adjust(c); },
+        [this](const Core::EngineConfig& c) { m_listener->setTrustedProxies(Http::TrustedProxies(c.settings.trustedProxies)); });
+
+    // 6. The admin API.
+    if (o.admin) {
+        const auto host = Core::IpAddress::parse(o.admin->host);
+        m_adminNeedsToken = !(host && host->isLoopback());
+        Api::ApiOptions ao;
+        ao.requireToken = m_adminNeedsToken;
+        ao.token = m_store->adminToken();
+        m_admin = std::make_unique<Admin>();
+        m_admin->api = std::make_unique<Api::AdminApi>(*m_engine, *m_store, m_log.get(), m_metrics.get(), m_clock, ao);
+        Http::AdminOptions opts;
+        opts.address = o.admin->host;
+        opts.port = o.admin->port;
+        Api::AdminApi* api = m_admin->api.get();
+        m_admin->server = std::make_unique<Http::AdminServer>(opts, [api](const Http::AdminRequest& r) { return api->handle(r); });
+        if (!m_admin->server->start(&why))
+            return failWith(3, "admin: " + why + " (choose another with --admin ADDR:PORT or --admin off)");
+    }
+    m_running = true;
+    if (o.demo)
+        setDemo(true);
+    return std::nullopt;
+}
+
+void Runtime::adjust(Core::EngineConfig& c) const
+{
+    // Command-line overrides: applied to every configuration published,
+    // never written to the database.
+    if (m_options.dryRun)
+        c.settings.dryRun = true;
+    for (const Core::Cidr& p : m_options.trustedProxies)
+        c.settings.trustedProxies.push_back(p);
+    if (m_demoTrusted.load()) {
+        // The demo's actors speak over loopback and name their own address
+        // in X-Forwarded-For.
+        c.settings.trustedProxies.push_back(*Core::Cidr::parse("127.0.0.1/32"));
+        c.settings.trustedProxies.push_back(*Core::Cidr::parse("::1/128"));
+    }
+}
+
+void Runtime::republish()
+{
+    Core::EngineConfig c = m_store->config();
+    adjust(c);
+    if (!m_engine->setConfig(c))
+        m_listener->setTrustedProxies(Http::TrustedProxies(c.settings.trustedProxies));
+}
+
+void Runtime::setDemo(bool on)
+{
+    if (!m_running || on == bool(m_demo))
+        return;
+    if (!on) {
+        m_demo->stop();
+        m_demo.reset();
+        m_demoTrusted = false;
+        republish();
+        return;
+    }
+    m_demoTrusted = true;
+    republish();
+    // The demo's API clients are customers of each tier: add the missing ones.
+    const auto have = m_engine->config()->customers;
+    for (const Core::Customer& c : DemoTraffic::demoCustomers()) {
+        if (std::any_of(have.begin(), have.end(), [&](const Core::Customer& x) { return x.id == c.id; }))
+            continue;
+        m_store->wait([&](auto done) { m_store->putCustomer(c, Storage::Actor{"demo"}, done); });
+    }
+    const std::string& host = m_options.listen.host;
+    m_demo = std::make_unique<DemoDriver>(host == "0.0.0.0" ? "127.0.0.1" : (host == "::" ? "::1" : host), m_listener->port());
+    m_demo->start();
+}
+
+bool Runtime::demoRunning() const
+{
+    return bool(m_demo);
+}
+
+void Runtime::tick()
+{
+    if (m_engine)
+        m_engine->purge(m_clock.now());
+}
+
+void Runtime::stop()
+{
+    if (m_demo) {
+        m_demo->stop();
+        m_demo.reset();
+    }
+    if (m_listener)
+        m_listener->stop();
+    if (m_admin && m_admin->server)
+        m_admin->server->stop();
+    if (m_store)
+        m_store->stop();
+    if (m_log)
+        m_log->stop();
+    m_running = false;
+}
+
+Core::Engine& Runtime::engine()
+{
+    return *m_engine;
+}
+
+Storage::Store& Runtime::store()
+{
+    return *m_store;
+}
+
+Http::Listener& Runtime::listener()
+{
+    return *m_listener;
+}
+
+Http::LimiterLog& Runtime::log()
+{
+    return *m_log;
+}
+
+Http::ListenerMetrics& Runtime::metrics()
+{
+    return *m_metrics;
+}
+
+std::string Runtime::listenUrl() const
+{
+    return m_listener ? urlOf(m_options.listen.host, m_listener->port()) : std::string();
+}
+
+std::string Runtime::adminUrl() const
+{
+    return m_admin && m_admin->server ? urlOf(m_options.admin->host, m_admin->server->port()) : std::string();
+}
+
+std::string Runtime::modeText() const
+{
+    return m_options.upstream.empty() ? "decision mode" : "proxy mode -> " + m_options.upstream;
+}
+
+} // namespace Floodgate::App

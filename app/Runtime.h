@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: MIT
+// The composition root shared by headless mode and the console: opens the
+// database, builds the engine from it, starts the listener, the store's
+// writer, the admin API and (with --demo) the demo traffic, and stops them
+// in reverse: demo -> listener (stop accepting, finish requests) -> admin
+// API -> store (finish writes) -> limiter log (flush) -> engine.
+#pragma once
+
+#include "Options.h"
+#include "Time.h"
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace Floodgate::Core {
+class Engine;
+struct EngineConfig;
+}
+namespace Floodgate::Storage {
+class Store;
+}
+namespace Floodgate::Http {
+class Listener;
+class LimiterLog;
+class ListenerMetrics;
+class AdminServer;
+} // namespace Floodgate::Http
+
+namespace Floodgate::App {
+
+class DemoDriver;
+
+struct StartFailure {
+    int exitCode = 1;     // 3 cannot listen, 4 database unusable, 2 bad options
+    std::string message;  // one line: what is wrong and what to do
+};
+
+class Runtime {
+public:
+    explicit Runtime(const Core::Clock& clock);
+    ~Runtime();
+    Runtime(const Runtime&) = delete;
+    Runtime& operator=(const Runtime&) = delete;
+
+    // Everything up to serving. On failure nothing keeps running.
+    std::optional<StartFailure> start(const Options& options);
+    void stop();
+
+    // Housekeeping once a second (idle keys, expired bans).
+    void tick();
+
+    // Demo traffic on or off while running (the console's toggle).
+    void setDemo(bool on);
+    bool demoRunning() const;
+
+    Core::Engine& engine();
+    Storage::Store& store();
+    Http::Listener& listener();
+    Http::LimiterLog& log();
+    Http::ListenerMetrics& metrics();
+    const Core::Clock& clock() const { return m_clock; }
+
+    std::string listenUrl() const;  // "http://127.0.0.1:8080"
+    std::string adminUrl() const;   // empty with --admin off
+    std::string modeText() const;   // "decision mode" | "proxy mode -> http://..."
+    const std::string& databasePath() const { return m_dbPath; }
+    const std::string& logPath() const { return m_logPath; }  // empty: off
+    bool adminNeedsToken() const { return m_adminNeedsToken; }
+
+private:
+    void adjust(Core::EngineConfig& config) const;  // command-line and demo overrides, never stored
+    void republish();                               // the stored configuration again, adjusted
+
+    const Core::Clock& m_clock;
+    Options m_options;
+    std::string m_dbPath;
+    std::string m_logPath;
+    bool m_adminNeedsToken = false;
+    std::unique_ptr<Storage::Store> m_store;
+    std::unique_ptr<Core::Engine> m_engine;
+    std::unique_ptr<Http::LimiterLog> m_log;
+    std::unique_ptr<Http::ListenerMetrics> m_metrics;
+    std::unique_ptr<Http::Listener> m_listener;
+    struct Admin;
+    std::unique_ptr<Admin> m_admin;
+    std::unique_ptr<DemoDriver> m_demo;
+    bool m_running = false;
+    std::atomic<bool> m_demoTrusted{false};
+};
+
+} // namespace Floodgate::App

@@ -1,0 +1,586 @@
+// SPDX-License-Identifier: MIT
+#include "AdminApi.h"
+
+#include "Codec.h"
+#include "Engine.h"
+#include "ListFile.h"
+#include "Metrics.h"
+#include "Store.h"
+
+#include <algorithm>
+#include <charconv>
+
+namespace Floodgate::Api {
+
+using namespace Core;
+using Http::AdminRequest;
+using Http::AdminResponse;
+
+namespace {
+
+constexpr Millis SECOND = 1000;
+
+AdminResponse json(int status, const Json& body)
+{
+    AdminResponse r;
+    r.status = status;
+    r.contentType = "application/json";
+    r.body = body.dump() + "\n";
+    return r;
+}
+
+AdminResponse error(int status, std::string message)
+{
+    Json body = Json::object();
+    body.set("error", std::move(message));
+    return json(status, body);
+}
+
+AdminResponse methodNotAllowed(const char* allow)
+{
+    AdminResponse r = error(405, std::string("method not allowed here; use ") + allow);
+    r.headers.emplace_back("Allow", allow);
+    return r;
+}
+
+AdminResponse fromOutcome(const Storage::Outcome& o)
+{
+    if (!o.ok())
+        return error(o.status, o.error);
+    if (o.status == 204) {
+        AdminResponse r;
+        r.status = 204;
+        return r;
+    }
+    return json(o.status, o.value);
+}
+
+int hexValue(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+std::optional<std::string> percentDecode(std::string_view s)
+{
+    std::string out;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        if (s[i] != '%') {
+            out += s[i];
+            continue;
+        }
+        if (i + 2 >= s.size() || hexValue(s[i + 1]) < 0 || hexValue(s[i + 2]) < 0)
+            return std::nullopt;
+        out += char(hexValue(s[i + 1]) * 16 + hexValue(s[i + 2]));
+        i += 2;
+    }
+    return out;
+}
+
+std::optional<std::string> queryValue(std::string_view query, std::string_view name)
+{
+    while (!query.empty()) {
+        const auto amp = query.find('&');
+        const std::string_view pair = query.substr(0, amp);
+        const auto eq = pair.find('=');
+        if (pair.substr(0, eq) == name)
+            return percentDecode(eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1));
+        if (amp == std::string_view::npos)
+            break;
+        query.remove_prefix(amp + 1);
+    }
+    return std::nullopt;
+}
+
+// A non-negative integer query parameter; error text when it is not one.
+bool queryNumber(const AdminRequest& r, std::string_view name, std::int64_t& out, std::int64_t max, std::string& why)
+{
+    const auto v = queryValue(r.query, name);
+    if (!v)
+        return true;
+    std::int64_t n = 0;
+    const auto res = std::from_chars(v->data(), v->data() + v->size(), n);
+    if (res.ec != std::errc() || res.ptr != v->data() + v->size() || n < 0) {
+        why = std::string(name) + " must be a whole number >= 0";
+        return false;
+    }
+    out = std::min(n, max);
+    return true;
+}
+
+std::vector<std::string> segments(std::string_view path)
+{
+    std::vector<std::string> out;
+    while (!path.empty()) {
+        if (path.front() == '/') {
+            path.remove_prefix(1);
+            continue;
+        }
+        const auto slash = path.find('/');
+        out.emplace_back(path.substr(0, slash));
+        if (slash == std::string_view::npos)
+            break;
+        path.remove_prefix(slash);
+    }
+    return out;
+}
+
+bool constantTimeEquals(std::string_view a, std::string_view b)
+{
+    if (a.size() != b.size())
+        return false;
+    unsigned char diff = 0;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+    return diff == 0;
+}
+
+// Names in paths (tiers, customers): printable, no slashes, not too long.
+bool validName(std::string_view s, std::size_t max)
+{
+    if (s.empty() || s.size() > max)
+        return false;
+    return std::all_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) >= 0x20 && c != 0x7f && c != '/'; });
+}
+
+std::optional<Json> parseBody(const AdminRequest& r, AdminResponse& failure)
+{
+    std::string why;
+    auto body = Json::parse(r.body, &why);
+    if (!body)
+        failure = error(400, "body: malformed JSON: " + why);
+    return body;
+}
+
+std::string formatSeconds(Millis ms)
+{
+    if (ms % SECOND == 0)
+        return std::to_string(ms / SECOND) + " s";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f s", double(ms) / 1000.0);
+    return buf;
+}
+
+std::string actorOf(const AdminRequest& r)
+{
+    return "api:" + r.peer.toString();
+}
+
+} // namespace
+
+std::string explain(const Http::LogRecord& r)
+{
+    std::string why;
+    const std::string rule(r.rule.view());
+    switch (r.reason) {
+    case Reason::Blocklisted: why = "On the blocklist"; break;
+    case Reason::AutoBanned: why = "Banned automatically after repeated refusals"; break;
+    case Reason::Cooldown:
+        why = std::string(r.method) + " " + r.path + " was repeated inside the " + formatSeconds(r.windowMs) + " " + rule;
+        break;
+    default:
+        why = std::to_string(r.attempts) + " request" + (r.attempts == 1 ? "" : "s") + " in the " + formatSeconds(r.windowMs)
+            + " window of " + rule + " (limit " + std::to_string(r.limit) + ")";
+    }
+    if (r.retryAfterMs > 0)
+        why += "; passes again in " + std::to_string(std::max<std::int64_t>(1, ceilDiv(r.retryAfterMs, SECOND))) + " s";
+    if (r.action == Action::DryRun)
+        why += " (dry run: let through)";
+    why += ". ";
+    if (r.forwardedFor[0])
+        why += "Client " + r.ip.toString() + " taken from X-Forwarded-For \"" + r.forwardedFor + "\" sent by trusted proxy "
+            + r.peer.toString() + ".";
+    else if (r.ip != r.peer)
+        why += "Client " + r.ip.toString() + " named by trusted proxy " + r.peer.toString() + ".";
+    else
+        why += "Client " + r.ip.toString() + " is the TCP peer.";
+    return why;
+}
+
+Json toJson(const Http::Event& e)
+{
+    const Http::LogRecord& r = e.record;
+    Json j = Json::object();
+    j.set("id", e.id);
+    j.set("time", Codec::formatTime(r.time, true));
+    j.set("action", toString(r.action));
+    j.set("would_be", toString(r.wouldBe));
+    j.set("reason", toString(r.reason));
+    j.set("rule", std::string(r.rule.view()));
+    j.set("ip", r.ip.toString());
+    j.set("peer", r.peer.toString());
+    j.set("forwarded_for", r.forwardedFor[0] ? Json(std::string(r.forwardedFor)) : Json());
+    j.set("method", std::string(r.method));
+    j.set("path", std::string(r.path));
+    j.set("query", std::string(r.query));
+    j.set("user_agent", std::string(r.userAgent));
+    j.set("customer", r.customer[0] ? Json(std::string(r.customer)) : Json());
+    j.set("attempts", r.attempts);
+    j.set("limit", r.limit);
+    j.set("window", Codec::seconds(r.windowMs));
+    j.set("window_start", r.windowStart ? Json(Codec::formatTime(r.windowStart, true)) : Json());
+    j.set("retry_after", r.retryAfterMs > 0 ? Json(std::max<std::int64_t>(1, ceilDiv(r.retryAfterMs, SECOND))) : Json());
+    j.set("cookies", r.cookies);
+    j.set("why", explain(r));
+    return j;
+}
+
+AdminApi::AdminApi(Engine& engine, Storage::Store& store, Http::LimiterLog* log, Http::ListenerMetrics* metrics, const Clock& clock,
+                   ApiOptions options)
+    : m_engine(engine)
+    , m_store(store)
+    , m_log(log)
+    , m_metrics(metrics)
+    , m_clock(clock)
+    , m_options(std::move(options))
+{
+}
+
+AdminResponse AdminApi::handle(const AdminRequest& r)
+{
+    if (r.path == "/healthz") {
+        if (r.method != "GET" && r.method != "HEAD")
+            return methodNotAllowed("GET");
+        AdminResponse ok;
+        ok.body = "ok";
+        return ok;
+    }
+    if (m_options.requireToken) {
+        const std::string auth = r.header("Authorization");
+        constexpr std::string_view BEARER = "Bearer ";
+        const bool good = auth.size() > BEARER.size() && Core::equalsIgnoreCase(std::string_view(auth).substr(0, BEARER.size()), BEARER)
+            && constantTimeEquals(std::string_view(auth).substr(BEARER.size()), m_options.token);
+        if (!good) {
+            AdminResponse res = error(401, "authorization: this admin API is reachable beyond loopback and wants "
+                                           "\"Authorization: Bearer TOKEN\" (the token is in the console's settings)");
+            res.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"floodgate\"");
+            return res;
+        }
+    }
+    try {
+        return route(r);
+    } catch (const std::exception& e) {
+        return error(500, std::string("internal: ") + e.what());
+    }
+}
+
+AdminResponse AdminApi::route(const AdminRequest& r)
+{
+    const Millis now = m_clock.now();
+    const std::string& method = r.method;
+    const bool get = method == "GET" || method == "HEAD";
+
+    if (r.path == "/metrics") {
+        if (!get)
+            return methodNotAllowed("GET");
+        AdminResponse res;
+        res.contentType = "text/plain; version=0.0.4; charset=utf-8";
+        res.body = m_metrics ? m_metrics->render(m_engine, m_log, now) : std::string();
+        res.body += "# HELP floodgate_storage_autoban_dropped_total Escalation bans not written to the database (queue full).\n"
+                    "# TYPE floodgate_storage_autoban_dropped_total counter\n"
+                    "floodgate_storage_autoban_dropped_total "
+            + std::to_string(m_store.droppedAutoBans())
+            + "\n# HELP floodgate_storage_reloads_total Changes by other processes picked up from the database.\n"
+              "# TYPE floodgate_storage_reloads_total counter\n"
+              "floodgate_storage_reloads_total "
+            + std::to_string(m_store.reloads()) + "\n";
+        return res;
+    }
+
+    const std::vector<std::string> seg = segments(r.path);
+    if (seg.size() < 3 || seg[0] != "api" || seg[1] != "v1")
+        return error(404, "not found: " + r.path + " (the API lives under /api/v1/)");
+    const std::string& what = seg[2];
+    std::string why;
+
+    // ---- clients and buckets ----
+    if (what == "clients") {
+        if (!get)
+            return methodNotAllowed("GET");
+        if (seg.size() == 3) {
+            std::int64_t limit = 50;
+            if (!queryNumber(r, "limit", limit, std::int64_t(Tuning::maxTopClients), why))
+                return error(400, why);
+            Json body = Json::object();
+            body.set("time", Codec::formatTime(now, true));
+            body.set("tracked", m_engine.counters(now).trackedKeys);
+            Json list = Json::array();
+            for (const ClientSummary& c : m_engine.topClients(std::size_t(limit), now))
+                list.push(Codec::toJson(c, now));
+            body.set("clients", std::move(list));
+            return json(200, body);
+        }
+        const auto text = percentDecode(r.path.substr(r.path.find("/clients/") + 9));
+        const auto address = text ? IpAddress::parse(*text, &why) : std::nullopt;
+        if (!address)
+            return error(400, "address: " + (text ? why : std::string("bad percent-encoding")));
+        const auto detail = m_engine.client(*address, now);
+        if (!detail)
+            return error(404, address->toString() + " is not tracked and on no list");
+        return json(200, Codec::toJson(*detail, now));
+    }
+    if (what == "buckets" && seg.size() == 3) {
+        if (!get)
+            return methodNotAllowed("GET");
+        std::int64_t top = 10;
+        if (!queryNumber(r, "top", top, 100, why))
+            return error(400, why);
+        return json(200, Codec::toJson(m_engine.liveBuckets(std::size_t(top), now)));
+    }
+
+    // ---- lists ----
+    if (what == "lists") {
+        if (seg.size() == 3) {
+            // Both lists as a file: ?format=csv|json (default json).
+            if (!get)
+                return methodNotAllowed("GET");
+            const std::string fmt = queryValue(r.query, "format").value_or("json");
+            if (fmt != "csv" && fmt != "json")
+                return error(400, "format must be csv or json");
+            std::vector<ListFile::Exported> all;
+            for (Storage::StoredEntry& e : m_store.entries())
+                if (e.entry.activeAt(now))
+                    all.push_back({e.kind, std::move(e.entry)});
+            AdminResponse res;
+            res.contentType = fmt == "csv" ? "text/csv; charset=utf-8" : "application/json";
+            res.body = ListFile::format(all, fmt == "csv" ? ListFile::Format::Csv : ListFile::Format::Json, now);
+            return res;
+        }
+        if (seg[3] == "import" && seg.size() == 4) {
+            if (method != "POST")
+                return methodNotAllowed("POST");
+            std::string fmt = queryValue(r.query, "format").value_or("");
+            if (fmt.empty())
+                fmt = r.header("Content-Type").find("csv") != std::string::npos ? "csv" : "json";
+            if (fmt != "csv" && fmt != "json")
+                return error(400, "format must be csv or json");
+            const ListFile::Parsed parsed =
+                ListFile::parse(r.body, fmt == "csv" ? ListFile::Format::Csv : ListFile::Format::Json, now, m_options.defaultListTtlMs);
+            if (!parsed.ok()) {
+                Json body = Json::object();
+                body.set("error", parsed.fileError.empty() ? std::to_string(parsed.rejected.size()) + " line"
+                                          + (parsed.rejected.size() == 1 ? "" : "s") + " rejected; nothing was imported"
+                                                           : parsed.fileError);
+                Json rejected = Json::array();
+                for (const ListFile::Rejected& x : parsed.rejected) {
+                    Json o = Json::object();
+                    o.set("line", x.line);
+                    o.set("why", x.why);
+                    rejected.push(std::move(o));
+                }
+                body.set("rejected", std::move(rejected));
+                return json(400, body);
+            }
+            std::vector<Storage::ImportRow> rows;
+            for (const ListFile::Row& row : parsed.rows)
+                rows.push_back({row.kind, row.entry});
+            const Storage::Actor actor{actorOf(r)};
+            return fromOutcome(m_store.wait([&](auto done) { m_store.importEntries(std::move(rows), actor, done); }));
+        }
+        const auto kind = listKindFromString(seg[3]);
+        if (!kind)
+            return error(400, "list: unknown list \"" + seg[3] + "\" (safelist or blocklist)");
+        if (seg.size() == 4) {
+            if (get) {
+                Json entries = Json::array();
+                auto add = [&](const AddressList& list) {
+                    for (const ListEntry& e : list.entries())
+                        if (e.activeAt(now))
+                            entries.push(Codec::toJson(e, *kind, now));
+                };
+                add(*m_engine.list(*kind));
+                if (*kind == ListKind::Blocklist)
+                    add(*m_engine.automaticBans());
+                Json body = Json::object();
+                body.set("list", toString(*kind));
+                body.set("count", entries.asArray().size());
+                body.set("entries", std::move(entries));
+                return json(200, body);
+            }
+            if (method != "POST")
+                return methodNotAllowed("GET, POST");
+            AdminResponse failure;
+            const auto body = parseBody(r, failure);
+            if (!body)
+                return failure;
+            const auto in = Codec::entryFromJson(*body, now, m_options.defaultListTtlMs, &why);
+            if (!in)
+                return error(400, why);
+            ListEntry entry;
+            entry.range = in->range;
+            entry.reason = in->reason;
+            entry.expiresAt = in->expiresAt;
+            entry.source = ListSource::Operator;
+            const Storage::Actor actor{actorOf(r)};
+            return fromOutcome(m_store.wait([&](auto done) { m_store.addEntry(*kind, entry, actor, done); }));
+        }
+        // DELETE /api/v1/lists/{list}/{address}: the rest of the path is the
+        // address, "/48" included.
+        if (method != "DELETE")
+            return methodNotAllowed("DELETE");
+        const std::string prefix = "/api/v1/lists/" + seg[3] + "/";
+        const auto text = r.path.size() > prefix.size() ? percentDecode(std::string_view(r.path).substr(prefix.size())) : std::nullopt;
+        const auto range = text ? Cidr::parse(*text, &why) : std::nullopt;
+        if (!range)
+            return error(400, "address: " + (text ? why : std::string("missing or badly percent-encoded")));
+        const Storage::Actor actor{actorOf(r)};
+        const Storage::Outcome o = m_store.wait([&](auto done) { m_store.removeEntry(*kind, *range, actor, done); });
+        if (o.status == 404 && *kind == ListKind::Blocklist && m_engine.removeAutomaticBan(*range)) {
+            AdminResponse gone;  // a ban made a moment ago, not written yet
+            gone.status = 204;
+            return gone;
+        }
+        return fromOutcome(o);
+    }
+
+    // ---- tiers ----
+    if (what == "tiers") {
+        if (seg.size() == 3) {
+            if (!get)
+                return methodNotAllowed("GET");
+            Json tiers = Json::array();
+            for (const Tier& t : m_engine.config()->tiers)
+                tiers.push(Codec::toJson(t));
+            Json body = Json::object();
+            body.set("tiers", std::move(tiers));
+            return json(200, body);
+        }
+        const auto name = percentDecode(seg[3]);
+        if (seg.size() != 4 || !name || !validName(*name, 40))
+            return error(400, "name: a tier name is 1-40 printable characters without '/'");
+        const Storage::Actor actor{actorOf(r)};
+        if (method == "PUT") {
+            AdminResponse failure;
+            const auto body = parseBody(r, failure);
+            if (!body)
+                return failure;
+            auto tier = Codec::tierFromJson(*body, *name, &why);
+            if (!tier)
+                return error(400, why);
+            return fromOutcome(m_store.wait([&](auto done) { m_store.putTier(std::move(*tier), actor, done); }));
+        }
+        if (method == "DELETE")
+            return fromOutcome(m_store.wait([&](auto done) { m_store.deleteTier(*name, actor, done); }));
+        if (get) {
+            for (const Tier& t : m_engine.config()->tiers)
+                if (t.name == *name)
+                    return json(200, Codec::toJson(t));
+            return error(404, "there is no tier \"" + *name + "\"");
+        }
+        return methodNotAllowed("GET, PUT, DELETE");
+    }
+
+    // ---- customers ----
+    if (what == "customers") {
+        auto withUsage = [&](const Customer& c) {
+            Json j = Codec::toJson(c);
+            Json usage = Json::array();
+            if (const auto levels = m_engine.customerUsage(c.id, now)) {
+                for (const LevelUsage& u : *levels) {
+                    Json l = Json::object();
+                    l.set("name", u.name);
+                    l.set("limit", u.limit);
+                    l.set("period", Codec::seconds(u.periodMs));
+                    l.set("used", u.used);
+                    l.set("remaining", u.remaining);
+                    l.set("reset", ceilDiv(u.resetMs, SECOND));
+                    usage.push(std::move(l));
+                }
+            }
+            j.set("usage", std::move(usage));
+            return j;
+        };
+        if (seg.size() == 3) {
+            if (!get)
+                return methodNotAllowed("GET");
+            Json customers = Json::array();
+            for (const Customer& c : m_engine.config()->customers)
+                customers.push(withUsage(c));
+            Json body = Json::object();
+            body.set("customers", std::move(customers));
+            return json(200, body);
+        }
+        const auto id = percentDecode(seg[3]);
+        if (seg.size() != 4 || !id || !validName(*id, 100))
+            return error(400, "id: a customer id is 1-100 printable characters without '/'");
+        const Storage::Actor actor{actorOf(r)};
+        if (method == "PUT") {
+            AdminResponse failure;
+            const auto body = parseBody(r, failure);
+            if (!body)
+                return failure;
+            auto customer = Codec::customerFromJson(*body, *id, &why);
+            if (!customer)
+                return error(400, why);
+            return fromOutcome(m_store.wait([&](auto done) { m_store.putCustomer(std::move(*customer), actor, done); }));
+        }
+        if (method == "DELETE")
+            return fromOutcome(m_store.wait([&](auto done) { m_store.deleteCustomer(*id, actor, done); }));
+        if (get) {
+            for (const Customer& c : m_engine.config()->customers)
+                if (c.id == *id)
+                    return json(200, withUsage(c));
+            return error(404, "there is no customer \"" + *id + "\"");
+        }
+        return methodNotAllowed("GET, PUT, DELETE");
+    }
+
+    // ---- rules ----
+    if (what == "rules" && seg.size() == 3) {
+        if (get)
+            return json(200, Codec::rulesToJson(m_store.config()));
+        if (method != "PUT")
+            return methodNotAllowed("GET, PUT");
+        AdminResponse failure;
+        const auto body = parseBody(r, failure);
+        if (!body)
+            return failure;
+        EngineConfig config = m_store.config();
+        if (!Codec::rulesFromJson(*body, config, &why))
+            return error(400, why);
+        if (auto invalid = validate(config))
+            return error(400, *invalid);
+        const Storage::Actor actor{actorOf(r)};
+        return fromOutcome(m_store.wait([&](auto done) { m_store.putRules(std::move(config), actor, done); }));
+    }
+
+    // ---- events and the audit trail ----
+    if ((what == "events" || what == "audit") && seg.size() == 3) {
+        if (!get)
+            return methodNotAllowed("GET");
+        std::int64_t since = -1, limit = 100;
+        if (!queryNumber(r, "since", since, INT64_MAX, why) || !queryNumber(r, "limit", limit, std::int64_t(Tuning::maxEventsKept), why))
+            return error(400, why);
+        Json body = Json::object();
+        Json list = Json::array();
+        if (what == "events") {
+            if (m_log)
+                for (const Http::Event& e : m_log->events(since < 0 ? 0 : std::uint64_t(since), std::size_t(limit)))
+                    list.push(toJson(e));
+            body.set("events", std::move(list));
+            body.set("last_id", m_log ? m_log->lastEventId() : 0);
+        } else {
+            for (const Storage::AuditRow& a : m_store.audit(since, std::size_t(limit))) {
+                Json o = Json::object();
+                o.set("id", a.id);
+                o.set("at", Codec::formatTime(a.at, true));
+                o.set("actor", a.actor);
+                o.set("action", a.action);
+                o.set("subject", a.subject);
+                o.set("before", a.before.empty() ? Json() : Json::parse(a.before).value_or(Json(a.before)));
+                o.set("after", a.after.empty() ? Json() : Json::parse(a.after).value_or(Json(a.after)));
+                list.push(std::move(o));
+            }
+            body.set("audit", std::move(list));
+        }
+        return json(200, body);
+    }
+    return error(404, "not found: " + r.path);
+}
+
+} // namespace Floodgate::Api

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: MIT
+// The admin API of INTERFACE.md as a plain function from request to
+// response: /healthz, /metrics, clients, buckets, lists, tiers, customers,
+// rules, events and the audit trail. Writes go through the store and answer
+// only after COMMIT; reads come from the engine's snapshots. The transport
+// (Http::AdminServer, Beast) stays out of here.
+#pragma once
+
+#include "AdminServer.h"
+#include "Json.h"
+#include "LimiterLog.h"
+#include "Time.h"
+#include "Tuning.h"
+
+#include <functional>
+#include <string>
+
+namespace Floodgate::Core {
+class Engine;
+}
+namespace Floodgate::Storage {
+class Store;
+}
+namespace Floodgate::Http {
+class ListenerMetrics;
+}
+
+namespace Floodgate::Api {
+
+struct ApiOptions {
+    // Bound beyond loopback: every route but /healthz wants "Authorization: Bearer TOKEN".
+    bool requireToken = false;
+    std::string token;
+    Core::Millis defaultListTtlMs = Core::Tuning::defaultListTtlMs;
+    std::size_t importLimitBytes = 64 * 1024 * 1024;
+};
+
+class AdminApi {
+public:
+    AdminApi(Core::Engine& engine, Storage::Store& store, Http::LimiterLog* log, Http::ListenerMetrics* metrics,
+             const Core::Clock& clock, ApiOptions options);
+
+    Http::AdminResponse handle(const Http::AdminRequest& request);
+
+private:
+    Http::AdminResponse route(const Http::AdminRequest& request);
+
+    Core::Engine& m_engine;
+    Storage::Store& m_store;
+    Http::LimiterLog* m_log;
+    Http::ListenerMetrics* m_metrics;
+    const Core::Clock& m_clock;
+    ApiOptions m_options;
+};
+
+// One refusal as the events API shows it, with its "why".
+Core::Json toJson(const Http::Event& event);
+// "7 requests in the 3 s window of ip-3s (limit 6): wait 3 s. Client
+// 203.0.113.7 is the TCP peer." — what the console's events view shows.
+std::string explain(const Http::LogRecord& record);
+
+} // namespace Floodgate::Api

@@ -1,0 +1,369 @@
+// SPDX-License-Identifier: MIT
+// The admin API in process over real sockets: a real SQLite file, the store's
+// writer, the traffic listener and the admin listener on 127.0.0.1 port 0.
+// Writes answer after COMMIT and the very next request is decided under
+// them; bad input is 400 naming the field and changes nothing.
+#include <QtTest>
+
+#ifndef Q_MOC_RUN
+#include "AdminApi.h"
+#include "AdminServer.h"
+#include "Engine.h"
+#include "HttpTestClient.h"
+#include "Json.h"
+#include "LimiterLog.h"
+#include "Listener.h"
+#include "Metrics.h"
+#include "Store.h"
+
+#include <memory>
+#endif
+
+using namespace Floodgate;
+using namespace FloodgateTest;
+using Core::Json;
+
+namespace {
+
+std::string request(const std::string& method, const std::string& target, const std::string& body = {},
+                    const std::string& headers = {})
+{
+    return method + " " + target + " HTTP/1.1\r\nHost: admin\r\nContent-Length: " + std::to_string(body.size()) + "\r\n" + headers
+        + "\r\n" + body;
+}
+
+struct Stack {
+    explicit Stack(const QString& dbPath, bool requireToken = false)
+    {
+        Storage::StoreOptions so;
+        so.path = dbPath.toStdString();
+        so.pollIntervalMs = 50;
+        Storage::OpenFailure failure;
+        store = Storage::Store::open(so, clock, &failure);
+        if (!store)
+            qFatal("store: %s", failure.message.c_str());
+        engine = std::make_unique<Core::Engine>(store->load().config);
+        store->start(engine.get());
+        log.start(nullptr);
+        Http::ListenerOptions lo;
+        lo.port = 0;
+        lo.threads = 1;
+        listener = std::make_unique<Http::Listener>(*engine, lo, &log, &metrics);
+        std::string why;
+        if (!listener->start(&why))
+            qFatal("listener: %s", why.c_str());
+        Api::ApiOptions ao;
+        ao.requireToken = requireToken;
+        ao.token = store->adminToken();
+        api = std::make_unique<Api::AdminApi>(*engine, *store, &log, &metrics, clock, ao);
+        Http::AdminOptions opts;
+        opts.port = 0;
+        opts.bodyLimitBytes = 64 * 1024;
+        admin = std::make_unique<Http::AdminServer>(opts, [this](const Http::AdminRequest& r) { return api->handle(r); });
+        if (!admin->start(&why))
+            qFatal("admin: %s", why.c_str());
+    }
+    ~Stack()
+    {
+        listener->stop();
+        admin->stop();
+        store->stop();
+        log.stop();
+    }
+    Response call(const std::string& method, const std::string& target, const std::string& body = {}, const std::string& headers = {})
+    {
+        return fetch(admin->port(), request(method, target, body, headers)).value_or(Response{});
+    }
+    Json callJson(const std::string& method, const std::string& target, const std::string& body = {})
+    {
+        return Json::parse(call(method, target, body).body).value_or(Json());
+    }
+    // A request to the traffic listener from a loopback address of its own.
+    int traffic(const char* from, const std::string& target = "/")
+    {
+        return fetch(listener->port(), get(target), 3000, from).value_or(Response{}).status;
+    }
+
+    Core::SystemClock clock;
+    std::unique_ptr<Storage::Store> store;
+    std::unique_ptr<Core::Engine> engine;
+    Http::LimiterLog log{std::string(), 1};
+    Http::ListenerMetrics metrics{1};
+    std::unique_ptr<Http::Listener> listener;
+    std::unique_ptr<Api::AdminApi> api;
+    std::unique_ptr<Http::AdminServer> admin;
+};
+
+QString str(const Json* j)
+{
+    return j && j->isString() ? QString::fromStdString(j->asString()) : QStringLiteral("<missing>");
+}
+
+} // namespace
+
+class TestAdminApi : public QObject {
+    Q_OBJECT
+
+private:
+    QTemporaryDir m_dir;
+    int m_n = 0;
+    QString freshDb() { return m_dir.filePath(QStringLiteral("api%1.db").arg(++m_n)); }
+
+private Q_SLOTS:
+    void blockAndUnblockApplyToTheNextRequest()
+    {
+        Stack s(freshDb());
+        QCOMPARE(s.traffic("127.0.0.7"), 200);
+        const Response created = s.call("POST", "/api/v1/lists/blocklist", "{\"address\":\"127.0.0.7\",\"ttl\":\"7d\",\"reason\":\"scraper\"}");
+        QCOMPARE(created.status, 201);
+        QCOMPARE(QString::fromStdString(created.header("content-type")), QStringLiteral("application/json"));
+        const Json entry = Json::parse(created.body).value_or(Json());
+        QCOMPARE(str(entry.find("address")), QStringLiteral("127.0.0.7/32"));
+        QCOMPARE(str(entry.find("list")), QStringLiteral("blocklist"));
+        QCOMPARE(str(entry.find("reason")), QStringLiteral("scraper"));
+        QCOMPARE(str(entry.find("source")), QStringLiteral("operator"));
+        QCOMPARE(str(entry.find("created_by")), QStringLiteral("api:127.0.0.1"));
+        QVERIFY(entry.find("created_at")->isString());
+        QCOMPARE(entry.find("expires_in")->asInteger(), std::int64_t(7 * 86400));
+        // The very next request from that address is refused, others pass.
+        QCOMPARE(s.traffic("127.0.0.7"), 403);
+        QCOMPARE(s.traffic("127.0.0.8"), 200);
+
+        const Json list = s.callJson("GET", "/api/v1/lists/blocklist");
+        QCOMPARE(list.find("count")->asInteger(), std::int64_t(1));
+        QCOMPARE(str(list.find("entries")->asArray()[0].find("address")), QStringLiteral("127.0.0.7/32"));
+
+        QCOMPARE(s.call("POST", "/api/v1/lists/blocklist", "{\"address\":\"127.0.0.7\",\"ttl\":null}").status, 200);  // replaced: permanent
+        QVERIFY(s.callJson("GET", "/api/v1/lists/blocklist").find("entries")->asArray()[0].find("expires_at")->isNull());
+
+        QCOMPARE(s.call("DELETE", "/api/v1/lists/blocklist/127.0.0.7").status, 204);
+        QCOMPARE(s.traffic("127.0.0.7"), 200);
+        const Response again = s.call("DELETE", "/api/v1/lists/blocklist/127.0.0.7");
+        QCOMPARE(again.status, 404);
+        QCOMPARE(str(Json::parse(again.body)->find("error")), QStringLiteral("127.0.0.7/32 is not on the blocklist"));
+
+        // A range with its slash, in the path as it is or percent-encoded.
+        QCOMPARE(s.call("POST", "/api/v1/lists/safelist", "{\"address\":\"2001:DB8:0::/48\"}").status, 201);
+        QCOMPARE(str(s.callJson("GET", "/api/v1/lists/safelist").find("entries")->asArray()[0].find("address")), QStringLiteral("2001:db8::/48"));
+        QCOMPARE(s.call("DELETE", "/api/v1/lists/safelist/2001:db8::/48").status, 204);
+        QCOMPARE(s.call("POST", "/api/v1/lists/safelist", "{\"address\":\"10.0.0.0/8\"}").status, 201);
+        QCOMPARE(s.call("DELETE", "/api/v1/lists/safelist/10.0.0.0%2F8").status, 204);
+    }
+
+    void badInputIs400NamingTheFieldAndChangesNothing_data()
+    {
+        QTest::addColumn<QString>("method");
+        QTest::addColumn<QString>("target");
+        QTest::addColumn<QString>("body");
+        QTest::addColumn<QString>("error");
+        const QString block = QStringLiteral("/api/v1/lists/blocklist");
+        QTest::newRow("unparseable address") << "POST" << block << "{\"address\":\"999.1.1.1\"}"
+                                             << "address: part 1 of the IPv4 address is over 255";
+        QTest::newRow("prefix out of range") << "POST" << block << "{\"address\":\"1.2.3.4/33\"}"
+                                             << "address: prefix length /33 is out of range (0-32 for IPv4)";
+        QTest::newRow("negative ttl") << "POST" << block << "{\"address\":\"1.2.3.4\",\"ttl\":-5}" << "ttl must be > 0";
+        QTest::newRow("zero ttl") << "POST" << block << "{\"address\":\"1.2.3.4\",\"ttl\":0}" << "ttl must be > 0";
+        QTest::newRow("unknown ttl unit") << "POST" << block << "{\"address\":\"1.2.3.4\",\"ttl\":\"5y\"}"
+                                          << "ttl has an unknown unit \"y\" (use s, m, h, d or w)";
+        QTest::newRow("missing address") << "POST" << block << "{\"reason\":\"x\"}" << "address is required";
+        QTest::newRow("unknown field") << "POST" << block << "{\"addr\":\"1.2.3.4\"}" << "addr is not a known field";
+        QTest::newRow("malformed JSON") << "POST" << block << "{\"address\":" << "body: malformed JSON: unexpected end of input at offset 11";
+        QTest::newRow("unknown list") << "POST" << "/api/v1/lists/greylist" << "{\"address\":\"1.2.3.4\"}"
+                                      << "list: unknown list \"greylist\" (safelist or blocklist)";
+        QTest::newRow("unknown tier") << "PUT" << "/api/v1/customers/acme" << "{\"tier\":\"Platinum\"}"
+                                      << "tier \"Platinum\" is not a known tier";
+        QTest::newRow("limit of zero") << "PUT" << "/api/v1/tiers/Pro" << "{\"levels\":[{\"limit\":0,\"period\":60}]}"
+                                       << "levels[0].limit must be > 0";
+        QTest::newRow("period of zero") << "PUT" << "/api/v1/tiers/Pro" << "{\"levels\":[{\"limit\":10,\"period\":0}]}"
+                                        << "levels[0].period must be > 0";
+        QTest::newRow("negative override") << "PUT" << "/api/v1/customers/acme" << "{\"tier\":\"Pro\",\"overrides\":[{\"limit\":-1,\"period\":60}]}"
+                                           << "overrides[0].limit must be > 0";
+        QTest::newRow("bad throttle status") << "PUT" << "/api/v1/rules" << "{\"settings\":{\"throttle_status\":418}}"
+                                             << "settings.throttle_status must be 429, 503 or 403";
+        QTest::newRow("bad trusted proxy") << "PUT" << "/api/v1/rules" << "{\"settings\":{\"trusted_proxies\":[\"10.0.0.0/33\"]}}"
+                                           << "settings.trusted_proxies[0]: prefix length /33 is out of range (0-32 for IPv4)";
+        QTest::newRow("bad algorithm") << "PUT" << "/api/v1/rules" << "{\"rules\":[{\"name\":\"ip\",\"levels\":[{\"limit\":5,\"period\":1,\"algorithm\":\"leaky\"}]}]}"
+                                       << "rules[0].levels[0].algorithm must be \"sliding\", \"fixed\" or \"lockout\"";
+    }
+    void badInputIs400NamingTheFieldAndChangesNothing()
+    {
+        QFETCH(QString, method);
+        QFETCH(QString, target);
+        QFETCH(QString, body);
+        QFETCH(QString, error);
+        Stack s(freshDb());
+        const std::string rulesBefore = s.call("GET", "/api/v1/rules").body;
+        const std::string tiersBefore = s.call("GET", "/api/v1/tiers").body;
+        const Response r = s.call(method.toStdString(), target.toStdString(), body.toStdString());
+        QCOMPARE(r.status, 400);
+        QCOMPARE(str(Json::parse(r.body).value_or(Json()).find("error")), error);
+        QCOMPARE(s.callJson("GET", "/api/v1/lists/blocklist").find("count")->asInteger(), std::int64_t(0));
+        QCOMPARE(s.call("GET", "/api/v1/rules").body, rulesBefore);
+        QCOMPARE(s.call("GET", "/api/v1/tiers").body, tiersBefore);
+        QVERIFY(s.callJson("GET", "/api/v1/customers").find("customers")->asArray().empty());
+        QVERIFY(s.callJson("GET", "/api/v1/audit").find("audit")->asArray().empty());
+    }
+
+    void oversizedBodiesAndWrongMethods()
+    {
+        Stack s(freshDb());
+        const Response big = s.call("POST", "/api/v1/lists/blocklist", std::string(100 * 1024, 'x'));
+        QCOMPARE(big.status, 413);
+        QCOMPARE(str(Json::parse(big.body).value_or(Json()).find("error")), QStringLiteral("body: the request body is too large"));
+        const Response patch = s.call("PATCH", "/api/v1/rules", "{}");
+        QCOMPARE(patch.status, 405);
+        QCOMPARE(QString::fromStdString(patch.header("allow")), QStringLiteral("GET, PUT"));
+        QCOMPARE(s.call("GET", "/api/v2/rules").status, 404);
+        QCOMPARE(s.call("GET", "/api/v1/nothing").status, 404);
+    }
+
+    void tierAndCustomerEditsChangeTheNextDecision()
+    {
+        Stack s(freshDb());
+        QCOMPARE(s.call("PUT", "/api/v1/customers/acme", "{\"name\":\"Acme Inc.\",\"tier\":\"Free\"}").status, 201);
+        const Json customers = s.callJson("GET", "/api/v1/customers");
+        const Json& acme = customers.find("customers")->asArray()[0];
+        QCOMPARE(str(acme.find("tier")), QStringLiteral("Free"));
+        QCOMPARE(acme.find("usage")->asArray()[0].find("remaining")->asInteger(), std::int64_t(100));
+
+        Connection c;
+        QVERIFY(c.open(s.listener->port(), "127.0.0.1", "127.0.0.20"));
+        int status = 0;
+        for (int i = 0; i < 101; ++i) {
+            QVERIFY(c.send(get("/api/things?customer_id=acme")));
+            status = c.read().value_or(Response{}).status;
+            if (i < 100)
+                QCOMPARE(status, 200);
+        }
+        QCOMPARE(status, 429);  // Free: 100 per hour
+        QCOMPARE(s.callJson("GET", "/api/v1/customers/acme").find("usage")->asArray()[0].find("used")->asInteger(), std::int64_t(100));
+
+        // The operator raises Free to 150/h: the next request passes.
+        const Response put = s.call("PUT", "/api/v1/tiers/Free", "{\"levels\":[{\"limit\":150,\"period\":3600}]}");
+        QCOMPARE(put.status, 200);
+        QCOMPARE(QString::fromStdString(put.body), QStringLiteral("{\"name\":\"Free\",\"levels\":[{\"limit\":150,\"period\":3600}]}\n"));
+        QVERIFY(c.send(get("/api/things?customer_id=acme")));
+        const Response r = c.read().value_or(Response{});
+        QCOMPARE(r.status, 200);
+        QCOMPARE(QString::fromStdString(r.header("ratelimit-policy")), QStringLiteral("\"free-1h\";q=150;w=3600"));
+
+        // An override for acme alone: 1,000 per hour.
+        QCOMPARE(s.call("PUT", "/api/v1/customers/acme", "{\"tier\":\"Free\",\"overrides\":[{\"limit\":1000,\"period\":\"1h\"}]}").status, 200);
+        QVERIFY(c.send(get("/api/things?customer_id=acme")));
+        QCOMPARE(QString::fromStdString(c.read().value_or(Response{}).header("ratelimit-policy")), QStringLiteral("\"acme-1h\";q=1000;w=3600"));
+
+        QCOMPARE(s.call("DELETE", "/api/v1/tiers/Free").status, 409);
+        QCOMPARE(s.call("DELETE", "/api/v1/customers/acme").status, 204);
+        QCOMPARE(s.call("DELETE", "/api/v1/tiers/Free").status, 204);
+        QCOMPARE(s.callJson("GET", "/api/v1/tiers").find("tiers")->asArray().size(), std::size_t(2));
+    }
+
+    void rulesReadAndReplace()
+    {
+        Stack s(freshDb());
+        const Json rules = s.callJson("GET", "/api/v1/rules");
+        const Json& ip = rules.find("rules")->asArray()[0];
+        QCOMPARE(QString::fromStdString(ip.dump()),
+                 QStringLiteral("{\"name\":\"ip\",\"key\":\"address\",\"method\":\"\",\"path\":\"\",\"levels\":["
+                                "{\"limit\":6,\"period\":3,\"algorithm\":\"lockout\",\"lockout\":3},"
+                                "{\"limit\":300,\"period\":300},{\"limit\":600,\"period\":1800}]}"));
+        QCOMPARE(rules.find("settings")->find("throttle_status")->asInteger(), std::int64_t(429));
+
+        QCOMPARE(s.call("PUT", "/api/v1/rules", "{\"settings\":{\"throttle_status\":503}}").status, 200);
+        for (int i = 0; i < 6; ++i)
+            QCOMPARE(s.traffic("127.0.0.30"), 200);
+        QCOMPARE(s.traffic("127.0.0.30"), 503);
+        // The rest of the document stayed as it was.
+        QCOMPARE(s.callJson("GET", "/api/v1/rules").find("rules")->dump(), rules.find("rules")->dump());
+    }
+
+    void eventsExplainEachRefusal()
+    {
+        Stack s(freshDb());
+        for (int i = 0; i < 7; ++i)
+            s.traffic("127.0.0.40", "/search?q=x");
+        s.log.flush();
+        const Json events = s.callJson("GET", "/api/v1/events?since=0");
+        const auto& list = events.find("events")->asArray();
+        QCOMPARE(list.size(), std::size_t(1));
+        const Json& e = list[0];
+        QCOMPARE(str(e.find("action")), QStringLiteral("throttle"));
+        QCOMPARE(str(e.find("rule")), QStringLiteral("ip-3s"));
+        QCOMPARE(str(e.find("ip")), QStringLiteral("127.0.0.40"));
+        QCOMPARE(str(e.find("path")), QStringLiteral("/search"));
+        QCOMPARE(str(e.find("query")), QStringLiteral("q=x"));
+        QCOMPARE(e.find("attempts")->asInteger(), std::int64_t(6));
+        QCOMPARE(e.find("retry_after")->asInteger(), std::int64_t(3));
+        QCOMPARE(str(e.find("why")), QStringLiteral("6 requests in the 3 s window of ip-3s (limit 6); passes again in 3 s. "
+                                                    "Client 127.0.0.40 is the TCP peer."));
+        const std::int64_t last = events.find("last_id")->asInteger();
+        QVERIFY(s.callJson("GET", "/api/v1/events?since=" + std::to_string(last)).find("events")->asArray().empty());
+        QCOMPARE(s.call("GET", "/api/v1/events?since=abc").status, 400);
+    }
+
+    void clientsAndBuckets()
+    {
+        Stack s(freshDb());
+        for (int i = 0; i < 3; ++i)
+            s.traffic("127.0.0.50");
+        const Json clients = s.callJson("GET", "/api/v1/clients?limit=5");
+        QCOMPARE(clients.find("tracked")->asInteger(), std::int64_t(1));
+        const Json& c = clients.find("clients")->asArray()[0];
+        QCOMPARE(str(c.find("address")), QStringLiteral("127.0.0.50"));
+        QCOMPARE(str(c.find("state")), QStringLiteral("ok"));
+        QCOMPARE(c.find("last_60s")->asInteger(), std::int64_t(3));
+        QCOMPARE(str(c.find("binding")->find("rule")), QStringLiteral("ip-3s"));
+        QCOMPARE(c.find("binding")->find("remaining")->asInteger(), std::int64_t(3));
+
+        const Json detail = s.callJson("GET", "/api/v1/clients/127.0.0.50");
+        const auto& levels = detail.find("levels")->asArray();
+        QCOMPARE(levels.size(), std::size_t(3));
+        QCOMPARE(str(levels[1].find("name")), QStringLiteral("ip-5m"));
+        QCOMPARE(levels[1].find("used")->asInteger(), std::int64_t(3));
+        QCOMPARE(levels[1].find("remaining")->asInteger(), std::int64_t(297));
+        QCOMPARE(levels[1].find("buckets")->asArray().size(), std::size_t(10));
+        QCOMPARE(s.call("GET", "/api/v1/clients/10.9.9.9").status, 404);
+        QCOMPARE(s.call("GET", "/api/v1/clients/not-an-address").status, 400);
+
+        const Json buckets = s.callJson("GET", "/api/v1/buckets?top=3");
+        QCOMPARE(buckets.find("bucket_seconds")->asInteger(), std::int64_t(3));
+        const auto& b = buckets.find("buckets")->asArray();
+        QCOMPARE(b.size(), std::size_t(20));
+        QCOMPARE(b.back().find("total")->asInteger(), std::int64_t(3));
+        QCOMPARE(str(b.back().find("top")->asArray()[0].find("address")), QStringLiteral("127.0.0.50"));
+    }
+
+    void importAndExportThroughTheApi()
+    {
+        Stack s(freshDb());
+        const Response bad = s.call("POST", "/api/v1/lists/import?format=csv",
+                                    "list,address,reason\nblocklist,127.0.0.60,scraper\nblocklist,nonsense,x\n");
+        QCOMPARE(bad.status, 400);
+        const Json report = Json::parse(bad.body).value_or(Json());
+        QCOMPARE(str(report.find("error")), QStringLiteral("1 line rejected; nothing was imported"));
+        QCOMPARE(report.find("rejected")->asArray()[0].find("line")->asInteger(), std::int64_t(3));
+        QCOMPARE(s.traffic("127.0.0.60"), 200);
+
+        const Response good = s.call("POST", "/api/v1/lists/import", "[{\"list\":\"blocklist\",\"address\":\"127.0.0.60\",\"ttl\":3600}]");
+        QCOMPARE(good.status, 200);
+        QCOMPARE(QString::fromStdString(good.body), QStringLiteral("{\"imported\":1,\"replaced\":0}\n"));
+        QCOMPARE(s.traffic("127.0.0.60"), 403);
+
+        const Response csv = s.call("GET", "/api/v1/lists?format=csv");
+        QCOMPARE(csv.status, 200);
+        QVERIFY2(csv.body.rfind("list,address,reason,source,created_at,created_by,expires_at\r\nblocklist,127.0.0.60/32,,import,", 0) == 0,
+                 csv.body.c_str());
+    }
+
+    void aTokenIsRequiredWhenAsked()
+    {
+        Stack s(freshDb(), true);
+        QCOMPARE(s.call("GET", "/healthz").status, 200);
+        QCOMPARE(s.call("GET", "/api/v1/rules").status, 401);
+        QCOMPARE(s.call("GET", "/api/v1/rules", {}, "Authorization: Bearer " + s.store->adminToken().substr(1) + "x\r\n").status, 401);
+        QCOMPARE(s.call("GET", "/api/v1/rules", {}, "Authorization: Bearer " + s.store->adminToken() + "\r\n").status, 200);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestAdminApi)
+#include "test_admin_api.moc"

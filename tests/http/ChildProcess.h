@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: MIT
+// The built `floodgate` as a child process: started with arguments, its
+// start-up lines read for the real ports, stopped with a signal. Every child
+// gets its own XDG_DATA_HOME so nothing lands in the developer's real data
+// folder when a test does not name --db.
+#pragma once
+
+#include <QProcess>
+#include <QRegularExpression>
+#include <QTemporaryDir>
+
+#include <csignal>
+#include <cstdint>
+
+namespace FloodgateTest {
+
+inline QProcessEnvironment childEnvironment()
+{
+    static QTemporaryDir dataHome;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("XDG_DATA_HOME"), dataHome.path());
+    return env;
+}
+
+struct Child {
+    QProcess proc;
+    std::uint16_t port = 0;
+    std::uint16_t adminPort = 0;
+    QString firstLine;
+    QString startup;  // every start-up line
+
+    bool start(const QStringList& args)
+    {
+        proc.setProcessEnvironment(childEnvironment());
+        proc.start(QStringLiteral(FLOODGATE_BINARY), args);
+        if (!proc.waitForStarted(5000))
+            return false;
+        // The start-up lines come before serving; "limiter log" is the last.
+        QString out;
+        for (int i = 0; i < 100 && !out.contains(QStringLiteral("limiter log")); ++i) {
+            proc.waitForReadyRead(100);
+            out += QString::fromUtf8(proc.readAllStandardOutput());
+            if (proc.state() != QProcess::Running)
+                break;
+        }
+        startup = out;
+        const auto listening = QRegularExpression(QStringLiteral("listening on http://127\\.0\\.0\\.1:(\\d+) \\(([^)]*)\\)")).match(out);
+        const auto admin = QRegularExpression(QStringLiteral("admin on http://[0-9.]+:(\\d+)")).match(out);
+        firstLine = out.section(QLatin1Char('\n'), 0, 0);
+        if (!listening.hasMatch())
+            return false;
+        port = std::uint16_t(listening.captured(1).toUInt());
+        adminPort = admin.hasMatch() ? std::uint16_t(admin.captured(1).toUInt()) : 0;
+        return true;
+    }
+    int stop(int signal = SIGTERM)
+    {
+        ::kill(pid_t(proc.processId()), signal);
+        if (!proc.waitForFinished(8000)) {
+            proc.kill();
+            proc.waitForFinished();
+            return -1;
+        }
+        return proc.exitStatus() == QProcess::NormalExit ? proc.exitCode() : -1;
+    }
+    // SIGKILL: no shutdown code runs at all.
+    void kill()
+    {
+        ::kill(pid_t(proc.processId()), SIGKILL);
+        proc.waitForFinished(8000);
+    }
+};
+
+// Runs to the end; returns the exit code, stderr in *err, stdout in *out.
+inline int runToEnd(const QStringList& args, QString* err, QString* out = nullptr, int timeoutMs = 15000)
+{
+    QProcess p;
+    p.setProcessEnvironment(childEnvironment());
+    p.start(QStringLiteral(FLOODGATE_BINARY), args);
+    p.waitForFinished(timeoutMs);
+    if (err)
+        *err = QString::fromUtf8(p.readAllStandardError());
+    if (out)
+        *out = QString::fromUtf8(p.readAllStandardOutput());
+    return p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+}
+
+} // namespace FloodgateTest
