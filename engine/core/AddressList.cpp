@@ -5,25 +5,45 @@
 
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 
 namespace Floodgate::Core {
 
+// One prefix length: an open-addressing table whose slots carry the masked
+// address inline, so a probe that misses (the common case: most clients are
+// on no list) touches one cache line and no entry.
 struct AddressList::Bucket {
     int prefix = 0;
-    std::vector<std::uint32_t> slots;  // entry index + 1; 0 = empty
+    std::uint64_t hiMask = 0;  // the prefix as masks over the address's two big-endian words
+    std::uint64_t loMask = 0;
+    struct Slot {
+        std::uint64_t hi = 0;
+        std::uint64_t lo = 0;
+        std::uint32_t index = 0;  // entry index + 1; 0 = empty
+    };
+    std::vector<Slot> slots;
     std::uint64_t mask = 0;
+    std::uint64_t seed = 0;
 
-    const ListEntry* find(const std::vector<ListEntry>& entries, const IpAddress& masked) const
+    // Two multiplies and a fold: enough mixing for a table that bounds its
+    // own load factor, cheap enough to run three times per request.
+    std::uint64_t slotOf(std::uint64_t hi, std::uint64_t lo) const
     {
-        std::uint64_t i = hashAddress(masked) & mask;
-        while (true) {
-            const std::uint32_t s = slots[i];
-            if (s == 0)
+        std::uint64_t h = (hi ^ seed) * 0x9E3779B97F4A7C15ULL ^ (lo + seed) * 0xC2B2AE3D27D4EB4FULL;
+        h ^= h >> 29;
+        return h & mask;
+    }
+
+    const ListEntry* find(const std::vector<ListEntry>& entries, std::uint64_t hi, std::uint64_t lo) const
+    {
+        hi &= hiMask;
+        lo &= loMask;
+        for (std::uint64_t i = slotOf(hi, lo);; i = (i + 1) & mask) {
+            const Slot& s = slots[i];
+            if (s.index == 0)
                 return nullptr;
-            const ListEntry& e = entries[s - 1];
-            if (e.range.address() == masked)
-                return &e;
-            i = (i + 1) & mask;
+            if (s.hi == hi && s.lo == lo)
+                return &entries[s.index - 1];
         }
     }
 };
@@ -66,7 +86,12 @@ std::optional<ListSource> listSourceFromString(std::string_view text)
 AddressList::AddressList(std::vector<ListEntry> entries)
 {
     // Deduplicate by range, the last one wins, keeping the first position.
-    std::map<Cidr, std::size_t> seen;
+    struct RangeHash {
+        std::size_t operator()(const Cidr& c) const { return hashAddress(c.address()) ^ std::size_t(c.prefix128()); }
+    };
+    std::unordered_map<Cidr, std::size_t, RangeHash> seen;
+    seen.reserve(entries.size());
+    m_entries.reserve(entries.size());
     for (auto& e : entries) {
         auto [it, inserted] = seen.try_emplace(e.range, m_entries.size());
         if (inserted)
@@ -83,19 +108,25 @@ void AddressList::build()
     for (std::uint32_t i = 0; i < m_entries.size(); ++i)
         groups[m_entries[i].range.prefix128()].push_back(i);
     m_byPrefix.clear();
+    const std::uint64_t seed = processHashSeed();
     for (auto& [prefix, indices] : groups) {
         auto b = std::make_shared<Bucket>();
         b->prefix = prefix;
+        b->hiMask = prefix >= 64 ? ~0ULL : (prefix == 0 ? 0 : ~0ULL << (64 - prefix));
+        b->loMask = prefix <= 64 ? 0 : (prefix >= 128 ? ~0ULL : ~0ULL << (128 - prefix));
+        b->seed = seed;
         std::size_t cap = 8;
         while (cap < indices.size() * 2)
             cap <<= 1;
-        b->slots.assign(cap, 0);
+        b->slots.assign(cap, Bucket::Slot{});
         b->mask = cap - 1;
         for (std::uint32_t idx : indices) {
-            std::uint64_t i = hashAddress(m_entries[idx].range.address()) & b->mask;
-            while (b->slots[i] != 0)
+            const IpAddress& a = m_entries[idx].range.address();
+            const std::uint64_t hi = a.hi(), lo = a.lo();
+            std::uint64_t i = b->slotOf(hi, lo);
+            while (b->slots[i].index != 0)
                 i = (i + 1) & b->mask;
-            b->slots[i] = idx + 1;
+            b->slots[i] = Bucket::Slot{hi, lo, idx + 1};
         }
         m_byPrefix.push_back(std::move(b));
     }
@@ -103,8 +134,9 @@ void AddressList::build()
 
 const ListEntry* AddressList::match(const IpAddress& address, Millis now) const
 {
+    const std::uint64_t hi = address.hi(), lo = address.lo();
     for (const auto& b : m_byPrefix) {
-        const ListEntry* e = b->find(m_entries, address.masked(b->prefix));
+        const ListEntry* e = b->find(m_entries, hi, lo);
         if (e && e->activeAt(now))
             return e;
     }
@@ -115,7 +147,7 @@ const ListEntry* AddressList::find(const Cidr& range) const
 {
     for (const auto& b : m_byPrefix)
         if (b->prefix == range.prefix128())
-            return b->find(m_entries, range.address());
+            return b->find(m_entries, range.address().hi(), range.address().lo());
     return nullptr;
 }
 

@@ -38,6 +38,7 @@ Connection::Connection(const std::string& path, Mode mode, int busyTimeoutMs)
 
 Connection::~Connection()
 {
+    m_cache.clear();  // finalize before closing
     // close_v2: statements still alive (a bug) would keep the handle; they
     // are all RAII and gone by now.
     sqlite3_close_v2(m_db);
@@ -67,6 +68,15 @@ void Connection::exec(std::string_view sql)
 Statement Connection::prepare(std::string_view sql)
 {
     return Statement(*this, sql);
+}
+
+Statement& Connection::cached(const std::string& sql)
+{
+    auto it = m_cache.find(sql);
+    if (it == m_cache.end())
+        it = m_cache.emplace(sql, std::make_unique<Statement>(*this, sql)).first;
+    it->second->reset();
+    return *it->second;
 }
 
 std::int64_t Connection::lastInsertRowId() const

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <unordered_map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -39,6 +41,9 @@ public:
 
     void exec(std::string_view sql);  // one or more statements, no results
     Statement prepare(std::string_view sql);
+    // A statement prepared once per connection and reused, reset and with
+    // its bindings cleared: for the statements that run per row.
+    Statement& cached(const std::string& sql);
     std::int64_t lastInsertRowId() const;
     int changes() const;
     // PRAGMA data_version: changes when another connection committed.
@@ -48,6 +53,7 @@ public:
 
 private:
     sqlite3* m_db = nullptr;
+    std::unordered_map<std::string, std::unique_ptr<Statement>> m_cache;
 };
 
 class Statement {

@@ -260,12 +260,14 @@ std::vector<StoredEntry> readEntries(Connection& db)
 
 std::optional<StoredEntry> findEntry(Connection& db, ListKind kind, const Cidr& range)
 {
-    Statement s = db.prepare(std::string("SELECT ") + ENTRY_COLUMNS + " FROM list_entries WHERE list = ? AND address = ? AND prefix = ?");
+    Statement& s = db.cached(std::string("SELECT ") + ENTRY_COLUMNS + " FROM list_entries WHERE list = ? AND address = ? AND prefix = ?");
     s.bind(1, toString(kind));
     bindRange(s, 2, range);
-    if (!s.step())
-        return std::nullopt;
-    return StoredEntry{kind, entryFrom(s)};
+    std::optional<StoredEntry> out;
+    if (s.step())
+        out = StoredEntry{kind, entryFrom(s)};
+    s.reset();  // a cached statement must not hold its read open
+    return out;
 }
 
 std::optional<ListEntry> upsertEntry(Connection& db, ListKind kind, ListEntry& e)
@@ -273,7 +275,7 @@ std::optional<ListEntry> upsertEntry(Connection& db, ListKind kind, ListEntry& e
     std::optional<ListEntry> before;
     if (auto old = findEntry(db, kind, e.range))
         before = old->entry;
-    Statement s = db.prepare(
+    Statement& s = db.cached(
         "INSERT INTO list_entries (list, address, prefix, reason, source, created_at, created_by, expires_at)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
         " ON CONFLICT (list, address, prefix) DO UPDATE SET reason = excluded.reason, source = excluded.source,"
@@ -292,7 +294,7 @@ std::optional<ListEntry> upsertEntry(Connection& db, ListKind kind, ListEntry& e
 
 bool deleteEntry(Connection& db, ListKind kind, const Cidr& range)
 {
-    Statement s = db.prepare("DELETE FROM list_entries WHERE list = ? AND address = ? AND prefix = ?");
+    Statement& s = db.cached("DELETE FROM list_entries WHERE list = ? AND address = ? AND prefix = ?");
     s.bind(1, toString(kind));
     bindRange(s, 2, range);
     s.run();
