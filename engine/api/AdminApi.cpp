@@ -269,6 +269,51 @@ AdminResponse AdminApi::handle(const AdminRequest& r)
     }
 }
 
+template <class T>
+AdminResponse AdminApi::namedCollection(const AdminRequest& r, const std::vector<std::string>& seg, const Collection& c,
+                                        const std::vector<T>& items, const std::function<std::string(const T&)>& keyOf,
+                                        const std::function<Json(const T&)>& show,
+                                        std::optional<T> (*decode)(const Json&, std::string_view, std::string*),
+                                        const std::function<void(T, Storage::Actor, Storage::Store::Done)>& put,
+                                        const std::function<void(std::string, Storage::Actor, Storage::Store::Done)>& remove)
+{
+    const bool get = r.method == "GET" || r.method == "HEAD";
+    if (seg.size() == 3) {
+        if (!get)
+            return methodNotAllowed("GET");
+        Json list = Json::array();
+        for (const T& item : items)
+            list.push(show(item));
+        Json body = Json::object();
+        body.set(c.plural, std::move(list));
+        return json(200, body);
+    }
+    const auto key = percentDecode(seg[3]);
+    if (seg.size() != 4 || !key || !validName(*key, c.maxLength))
+        return error(400, std::string(c.field) + ": a " + c.singular + " " + c.field + " is 1-" + std::to_string(c.maxLength)
+                              + " printable characters without '/'");
+    const Storage::Actor actor{actorOf(r)};
+    if (r.method == "PUT") {
+        AdminResponse failure;
+        const auto body = parseBody(r, failure);
+        if (!body)
+            return failure;
+        std::string why;
+        auto item = decode(*body, *key, &why);
+        if (!item)
+            return error(400, why);
+        return fromOutcome(m_store.wait([&](auto done) { put(std::move(*item), actor, done); }));
+    }
+    if (r.method == "DELETE")
+        return fromOutcome(m_store.wait([&](auto done) { remove(*key, actor, done); }));
+    if (!get)
+        return methodNotAllowed("GET, PUT, DELETE");
+    for (const T& item : items)
+        if (keyOf(item) == *key)
+            return json(200, show(item));
+    return error(404, "there is no " + std::string(c.singular) + " \"" + *key + "\"");
+}
+
 AdminResponse AdminApi::route(const AdminRequest& r)
 {
     const Millis now = m_clock.now();
@@ -438,45 +483,17 @@ AdminResponse AdminApi::route(const AdminRequest& r)
         return fromOutcome(o);
     }
 
-    // ---- tiers ----
+    // ---- tiers and customers: a collection of named things ----
     if (what == "tiers") {
-        if (seg.size() == 3) {
-            if (!get)
-                return methodNotAllowed("GET");
-            Json tiers = Json::array();
-            for (const Tier& t : m_engine.config()->tiers)
-                tiers.push(Codec::toJson(t));
-            Json body = Json::object();
-            body.set("tiers", std::move(tiers));
-            return json(200, body);
-        }
-        const auto name = percentDecode(seg[3]);
-        if (seg.size() != 4 || !name || !validName(*name, 40))
-            return error(400, "name: a tier name is 1-40 printable characters without '/'");
-        const Storage::Actor actor{actorOf(r)};
-        if (method == "PUT") {
-            AdminResponse failure;
-            const auto body = parseBody(r, failure);
-            if (!body)
-                return failure;
-            auto tier = Codec::tierFromJson(*body, *name, &why);
-            if (!tier)
-                return error(400, why);
-            return fromOutcome(m_store.wait([&](auto done) { m_store.putTier(std::move(*tier), actor, done); }));
-        }
-        if (method == "DELETE")
-            return fromOutcome(m_store.wait([&](auto done) { m_store.deleteTier(*name, actor, done); }));
-        if (get) {
-            for (const Tier& t : m_engine.config()->tiers)
-                if (t.name == *name)
-                    return json(200, Codec::toJson(t));
-            return error(404, "there is no tier \"" + *name + "\"");
-        }
-        return methodNotAllowed("GET, PUT, DELETE");
+        const auto tiers = m_engine.config()->tiers;
+        return namedCollection<Tier>(
+            r, seg, {"tiers", "tier", "name", 40}, tiers, [](const Tier& t) { return t.name; },
+            [](const Tier& t) { return Codec::toJson(t); }, Codec::tierFromJson,
+            [this](Tier t, Storage::Actor a, Storage::Store::Done d) { m_store.putTier(std::move(t), std::move(a), std::move(d)); },
+            [this](std::string n, Storage::Actor a, Storage::Store::Done d) { m_store.deleteTier(std::move(n), std::move(a), std::move(d)); });
     }
-
-    // ---- customers ----
     if (what == "customers") {
+        const auto customers = m_engine.config()->customers;
         auto withUsage = [&](const Customer& c) {
             Json j = Codec::toJson(c);
             Json usage = Json::array();
@@ -495,39 +512,11 @@ AdminResponse AdminApi::route(const AdminRequest& r)
             j.set("usage", std::move(usage));
             return j;
         };
-        if (seg.size() == 3) {
-            if (!get)
-                return methodNotAllowed("GET");
-            Json customers = Json::array();
-            for (const Customer& c : m_engine.config()->customers)
-                customers.push(withUsage(c));
-            Json body = Json::object();
-            body.set("customers", std::move(customers));
-            return json(200, body);
-        }
-        const auto id = percentDecode(seg[3]);
-        if (seg.size() != 4 || !id || !validName(*id, 100))
-            return error(400, "id: a customer id is 1-100 printable characters without '/'");
-        const Storage::Actor actor{actorOf(r)};
-        if (method == "PUT") {
-            AdminResponse failure;
-            const auto body = parseBody(r, failure);
-            if (!body)
-                return failure;
-            auto customer = Codec::customerFromJson(*body, *id, &why);
-            if (!customer)
-                return error(400, why);
-            return fromOutcome(m_store.wait([&](auto done) { m_store.putCustomer(std::move(*customer), actor, done); }));
-        }
-        if (method == "DELETE")
-            return fromOutcome(m_store.wait([&](auto done) { m_store.deleteCustomer(*id, actor, done); }));
-        if (get) {
-            for (const Customer& c : m_engine.config()->customers)
-                if (c.id == *id)
-                    return json(200, withUsage(c));
-            return error(404, "there is no customer \"" + *id + "\"");
-        }
-        return methodNotAllowed("GET, PUT, DELETE");
+        return namedCollection<Customer>(
+            r, seg, {"customers", "customer", "id", 100}, customers, [](const Customer& c) { return c.id; }, withUsage,
+            Codec::customerFromJson,
+            [this](Customer c, Storage::Actor a, Storage::Store::Done d) { m_store.putCustomer(std::move(c), std::move(a), std::move(d)); },
+            [this](std::string id, Storage::Actor a, Storage::Store::Done d) { m_store.deleteCustomer(std::move(id), std::move(a), std::move(d)); });
     }
 
     // ---- rules ----

@@ -13,13 +13,18 @@
 #include "Tuning.h"
 
 #include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace Floodgate::Core {
 class Engine;
 }
 namespace Floodgate::Storage {
 class Store;
+struct Actor;
+struct Outcome;
 }
 namespace Floodgate::Http {
 class ListenerMetrics;
@@ -44,6 +49,21 @@ public:
 
 private:
     Http::AdminResponse route(const Http::AdminRequest& request);
+
+    // GET the collection; GET, PUT, DELETE one item by its name or id.
+    struct Collection {
+        const char* plural;     // "tiers"
+        const char* singular;   // "tier"
+        const char* field;      // "name": the path segment, named in errors
+        std::size_t maxLength;
+    };
+    template <class T>
+    Http::AdminResponse namedCollection(const Http::AdminRequest& r, const std::vector<std::string>& seg, const Collection& c,
+                                        const std::vector<T>& items, const std::function<std::string(const T&)>& keyOf,
+                                        const std::function<Core::Json(const T&)>& show,
+                                        std::optional<T> (*decode)(const Core::Json&, std::string_view, std::string*),
+                                        const std::function<void(T, Storage::Actor, std::function<void(const Storage::Outcome&)>)>& put,
+                                        const std::function<void(std::string, Storage::Actor, std::function<void(const Storage::Outcome&)>)>& remove);
 
     Core::Engine& m_engine;
     Storage::Store& m_store;

@@ -228,26 +228,6 @@ bool levelsFromJson(const Json* array, const std::string& path, std::vector<Leve
     return true;
 }
 
-const char* discriminatorName(Discriminator d)
-{
-    switch (d) {
-    case Discriminator::ClientAddress: return "address";
-    case Discriminator::AddressAndUserAgent: return "address_user_agent";
-    case Discriminator::Header: return "header";
-    }
-    return "address";
-}
-
-const char* customerSourceName(CustomerSource s)
-{
-    switch (s) {
-    case CustomerSource::QueryParameter: return "query";
-    case CustomerSource::Header: return "header";
-    case CustomerSource::Either: return "either";
-    }
-    return "either";
-}
-
 Json stringArray(const std::vector<std::string>& v)
 {
     Json a = Json::array();
@@ -276,6 +256,42 @@ std::optional<Algorithm> algorithmFromString(std::string_view text)
         return Algorithm::FixedWindow;
     if (text == "lockout")
         return Algorithm::Lockout;
+    return std::nullopt;
+}
+
+const char* toString(Discriminator d)
+{
+    switch (d) {
+    case Discriminator::ClientAddress: return "address";
+    case Discriminator::AddressAndUserAgent: return "address_user_agent";
+    case Discriminator::Header: return "header";
+    }
+    return "address";
+}
+
+std::optional<Discriminator> discriminatorFromString(std::string_view t)
+{
+    for (Discriminator d : {Discriminator::ClientAddress, Discriminator::AddressAndUserAgent, Discriminator::Header})
+        if (t == toString(d))
+            return d;
+    return std::nullopt;
+}
+
+const char* toString(CustomerSource s)
+{
+    switch (s) {
+    case CustomerSource::QueryParameter: return "query";
+    case CustomerSource::Header: return "header";
+    case CustomerSource::Either: return "either";
+    }
+    return "either";
+}
+
+std::optional<CustomerSource> customerSourceFromString(std::string_view t)
+{
+    for (CustomerSource s : {CustomerSource::QueryParameter, CustomerSource::Header, CustomerSource::Either})
+        if (t == toString(s))
+            return s;
     return std::nullopt;
 }
 
@@ -570,7 +586,7 @@ Json rulesToJson(const EngineConfig& c)
     for (const ThrottleRule& r : c.rules) {
         Json o = Json::object();
         o.set("name", r.name);
-        o.set("key", discriminatorName(r.discriminator));
+        o.set("key", toString(r.discriminator));
         if (r.discriminator == Discriminator::Header)
             o.set("header", r.header);
         o.set("method", r.method);
@@ -608,7 +624,7 @@ Json rulesToJson(const EngineConfig& c)
     so.set("ipv4_prefix", s.ipv4PrefixBits);
     so.set("dry_run", s.dryRun);
     so.set("rate_limit_headers", s.rateLimitHeadersOnAllowed);
-    so.set("customer_source", customerSourceName(s.customerSource));
+    so.set("customer_source", toString(s.customerSource));
     so.set("customer_param", s.customerParam);
     so.set("customer_header", s.customerHeader);
     Json proxies = Json::array();
@@ -638,12 +654,8 @@ bool rulesFromJson(const Json& body, EngineConfig& out, std::string* why)
             if (!r.string("name", rule.name, true, 40) || !r.string("key", key) || !r.string("header", rule.header, false, 100)
                 || !r.string("method", rule.method, false, 16) || !r.string("path", rule.pathGlob, false, 500))
                 return false;
-            if (key == "address")
-                rule.discriminator = Discriminator::ClientAddress;
-            else if (key == "address_user_agent")
-                rule.discriminator = Discriminator::AddressAndUserAgent;
-            else if (key == "header")
-                rule.discriminator = Discriminator::Header;
+            if (const auto d = discriminatorFromString(key))
+                rule.discriminator = *d;
             else
                 return fail(why, path + ".key must be \"address\", \"address_user_agent\" or \"header\"");
             const Json* levels = r.array("levels", true);
@@ -696,12 +708,8 @@ bool rulesFromJson(const Json& body, EngineConfig& out, std::string* why)
         std::string source;
         if (!r.string("customer_source", source))
             return false;
-        if (source == "query")
-            st.customerSource = CustomerSource::QueryParameter;
-        else if (source == "header")
-            st.customerSource = CustomerSource::Header;
-        else if (source == "either")
-            st.customerSource = CustomerSource::Either;
+        if (const auto cs = customerSourceFromString(source))
+            st.customerSource = *cs;
         else if (!source.empty())
             return fail(why, "settings.customer_source must be \"query\", \"header\" or \"either\"");
         if (const Json* p = r.array("trusted_proxies")) {

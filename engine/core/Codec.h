@@ -65,5 +65,9 @@ Json toJson(const LiveBuckets& buckets);
 
 const char* toString(Algorithm algorithm);  // "sliding" | "fixed" | "lockout"
 std::optional<Algorithm> algorithmFromString(std::string_view text);
+const char* toString(Discriminator d);  // "address" | "address_user_agent" | "header"
+std::optional<Discriminator> discriminatorFromString(std::string_view text);
+const char* toString(CustomerSource s);  // "query" | "header" | "either"
+std::optional<CustomerSource> customerSourceFromString(std::string_view text);
 
 } // namespace Floodgate::Core::Codec

@@ -110,35 +110,12 @@ void writeLevels(Connection& db, const char* table, const std::string& owner, co
     }
 }
 
-const char* discriminatorText(Discriminator d)
-{
-    switch (d) {
-    case Discriminator::ClientAddress: return "address";
-    case Discriminator::AddressAndUserAgent: return "address_user_agent";
-    case Discriminator::Header: return "header";
-    }
-    return "address";
-}
-
 Discriminator discriminatorFrom(const std::string& t)
 {
-    if (t == "address")
-        return Discriminator::ClientAddress;
-    if (t == "address_user_agent")
-        return Discriminator::AddressAndUserAgent;
-    if (t == "header")
-        return Discriminator::Header;
-    badRow("discriminator \"" + t + "\"");
-}
-
-const char* customerSourceText(CustomerSource s)
-{
-    switch (s) {
-    case CustomerSource::QueryParameter: return "query";
-    case CustomerSource::Header: return "header";
-    case CustomerSource::Either: return "either";
-    }
-    return "either";
+    const auto d = Codec::discriminatorFromString(t);
+    if (!d)
+        badRow("discriminator \"" + t + "\"");
+    return *d;
 }
 
 // ---- settings: one row per scalar ----
@@ -191,10 +168,7 @@ void readSettings(Connection& db, EngineConfig& c)
             }
         }
         if (key == "customer_source") {
-            const std::string v = s.text(1);
-            c.settings.customerSource = v == "query" ? CustomerSource::QueryParameter
-                : v == "header"                      ? CustomerSource::Header
-                                                     : CustomerSource::Either;
+            c.settings.customerSource = Codec::customerSourceFromString(s.text(1)).value_or(CustomerSource::Either);
         } else if (key == "customer_param") {
             c.settings.customerParam = s.text(1);
         } else if (key == "customer_header") {
@@ -214,7 +188,7 @@ void writeSettings(Connection& db, const EngineConfig& c)
         ins.bind(1, is.key).bind(2, is.get(c)).run();
     }
     const std::pair<const char*, std::string> texts[] = {
-        {"customer_source", customerSourceText(c.settings.customerSource)},
+        {"customer_source", Codec::toString(c.settings.customerSource)},
         {"customer_param", c.settings.customerParam},
         {"customer_header", c.settings.customerHeader},
     };
@@ -396,7 +370,7 @@ void writeRules(Connection& db, const EngineConfig& c)
     for (std::size_t i = 0; i < c.rules.size(); ++i) {
         const ThrottleRule& r = c.rules[i];
         ins.reset();
-        ins.bind(1, r.name).bind(2, std::int64_t(i)).bind(3, discriminatorText(r.discriminator)).bind(4, r.header);
+        ins.bind(1, r.name).bind(2, std::int64_t(i)).bind(3, Codec::toString(r.discriminator)).bind(4, r.header);
         ins.bind(5, r.method).bind(6, r.pathGlob).run();
         writeLevels(db, "rule_levels", r.name, r.levels);
     }
