@@ -73,6 +73,8 @@ std::string usageText()
            "                         so the demo's clients can have their own addresses)\n"
            "  --db-timeout SECONDS   wait this long for another writer's lock   default 5\n"
            "  --seconds N            stop by itself after N seconds\n"
+           "  --screenshots DIR      console: save each view as a PNG in DIR after --screenshot-delay\n"
+           "                         seconds (default 8), then quit\n"
            "  --version, --help\n"
            "\n"
            "       floodgate lists export FILE [--db PATH]   safelist + blocklist to CSV or JSON (by extension)\n"
@@ -105,7 +107,8 @@ std::optional<std::string> parseOptions(int argc, char** argv, Options& o)
         } else if (a == "--demo") {
             o.demo = true;
         } else if (a == "--listen" || a == "--admin" || a == "--upstream" || a == "--db" || a == "--log" || a == "--trusted-proxy"
-                   || a == "--threads" || a == "--seconds" || a == "--db-timeout") {
+                   || a == "--threads" || a == "--seconds" || a == "--db-timeout" || a == "--screenshots"
+                   || a == "--screenshot-delay") {
             auto v = needValue(i, a.c_str());
             if (!v)
                 return a + " needs a value";
@@ -125,6 +128,8 @@ std::optional<std::string> parseOptions(int argc, char** argv, Options& o)
                 }
             } else if (a == "--upstream") {
                 o.upstream = *v;
+            } else if (a == "--screenshots") {
+                o.screenshots = *v;
             } else if (a == "--db") {
                 if (v->empty())
                     return "--db needs a path";
@@ -149,7 +154,7 @@ std::optional<std::string> parseOptions(int argc, char** argv, Options& o)
                 const double s = std::strtod(v->c_str(), &end);
                 if (end == v->c_str() || *end != '\0' || !(s > 0) || s > 1e6)
                     return a + " " + *v + ": expected a positive number of seconds";
-                (a == "--seconds" ? o.seconds : o.dbTimeoutSeconds) = s;
+                (a == "--seconds" ? o.seconds : a == "--db-timeout" ? o.dbTimeoutSeconds : o.screenshotDelaySeconds) = s;
             }
         } else if (a.starts_with("-")) {
             return "unknown option " + a + " (see --help)";

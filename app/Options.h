@@ -32,6 +32,8 @@ struct Options {
     bool demo = false;
     double seconds = 0;                // --seconds N: stop after N seconds (tests, demos)
     double dbTimeoutSeconds = 5;       // --db-timeout: how long to wait for another writer's lock
+    std::string screenshots;           // --screenshots DIR: save each console view as PNG, then quit
+    double screenshotDelaySeconds = 8; // --screenshot-delay: how long the demo runs first
     std::vector<std::string> command;  // "lists export FILE" ...
 };
 

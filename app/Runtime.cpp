@@ -9,6 +9,7 @@
 #include "LimiterLog.h"
 #include "Listener.h"
 #include "Metrics.h"
+#include "RequestSamples.h"
 #include "Store.h"
 
 #include <algorithm>
@@ -108,6 +109,8 @@ std::optional<StartFailure> Runtime::start(const Options& o)
             return failWith(2, "--upstream " + o.upstream + ": " + why);
     }
     m_listener = std::make_unique<Http::Listener>(*m_engine, lo, m_log.get(), m_metrics.get());
+    m_samples = std::make_unique<Http::RequestSamples>(threads);
+    m_listener->setRequestSamples(m_samples.get());
     if (!m_listener->start(&why))
         return failWith(3, why + " (is another server on that port? choose another with --listen)");
 
@@ -135,6 +138,7 @@ std::optional<StartFailure> Runtime::start(const Options& o)
             return failWith(3, "admin: " + why + " (choose another with --admin ADDR:PORT or --admin off)");
     }
     m_running = true;
+    m_listening = true;
     if (o.demo)
         setDemo(true);
     return std::nullopt;
@@ -166,7 +170,7 @@ void Runtime::republish()
 
 void Runtime::setDemo(bool on)
 {
-    if (!m_running || on == bool(m_demo))
+    if (!m_running || on == bool(m_demo) || (on && !m_listening))
         return;
     if (!on) {
         m_demo->stop();
@@ -194,6 +198,27 @@ bool Runtime::demoRunning() const
     return bool(m_demo);
 }
 
+bool Runtime::setListening(bool on, std::string* error)
+{
+    if (!m_running || on == m_listening)
+        return true;
+    if (!on) {
+        setDemo(false);
+        m_listener->stop();
+        m_listening = false;
+        return true;
+    }
+    if (!m_listener->start(error))
+        return false;
+    m_listening = true;
+    return true;
+}
+
+bool Runtime::listening() const
+{
+    return m_listening;
+}
+
 void Runtime::tick()
 {
     if (m_engine)
@@ -208,6 +233,7 @@ void Runtime::stop()
     }
     if (m_listener)
         m_listener->stop();
+    m_listening = false;
     if (m_admin && m_admin->server)
         m_admin->server->stop();
     if (m_store)
@@ -240,6 +266,11 @@ Http::LimiterLog& Runtime::log()
 Http::ListenerMetrics& Runtime::metrics()
 {
     return *m_metrics;
+}
+
+Http::RequestSamples& Runtime::samples()
+{
+    return *m_samples;
 }
 
 std::string Runtime::listenUrl() const

@@ -24,6 +24,7 @@ class Store;
 namespace Floodgate::Http {
 class Listener;
 class LimiterLog;
+class RequestSamples;
 class ListenerMetrics;
 class AdminServer;
 } // namespace Floodgate::Http
@@ -55,11 +56,16 @@ public:
     void setDemo(bool on);
     bool demoRunning() const;
 
+    // The traffic listener off (stops the demo too) and on again, same address.
+    bool setListening(bool on, std::string* error);
+    bool listening() const;
+
     Core::Engine& engine();
     Storage::Store& store();
     Http::Listener& listener();
     Http::LimiterLog& log();
     Http::ListenerMetrics& metrics();
+    Http::RequestSamples& samples();  // the last path and user agent per client, for the console
     const Core::Clock& clock() const { return m_clock; }
 
     std::string listenUrl() const;  // "http://127.0.0.1:8080"
@@ -82,11 +88,13 @@ private:
     std::unique_ptr<Core::Engine> m_engine;
     std::unique_ptr<Http::LimiterLog> m_log;
     std::unique_ptr<Http::ListenerMetrics> m_metrics;
+    std::unique_ptr<Http::RequestSamples> m_samples;
     std::unique_ptr<Http::Listener> m_listener;
     struct Admin;
     std::unique_ptr<Admin> m_admin;
     std::unique_ptr<DemoDriver> m_demo;
     bool m_running = false;
+    bool m_listening = false;
     std::atomic<bool> m_demoTrusted{false};
 };
 

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: MIT
-// floodgate: the console (coming), or --headless: engine + listener + admin API.
+// floodgate: the console, or --headless: engine + listener + admin API, or a command.
 #include "Commands.h"
+#include "ConsoleApp.h"
 #include "Headless.h"
 #include "Options.h"
 
 #include <cstdio>
 
 namespace {
-constexpr const char* VERSION = "0.2.0";
+constexpr const char* VERSION = "0.3.0";
 }
 
 int main(int argc, char** argv)
@@ -28,10 +29,7 @@ int main(int argc, char** argv)
     }
     if (!options.command.empty())
         return runCommand(options);
-    if (!options.headless) {
-        std::fprintf(stderr, "floodgate: the console window is not in this build yet; run with --headless "
-                             "(scripts/run does: floodgate --headless --demo)\n");
-        return 2;
-    }
+    if (!options.headless)
+        return runConsole(options, argc, argv);
     return runHeadless(options);
 }

@@ -460,6 +460,7 @@ AdminResponse AdminApi::route(const AdminRequest& r)
             entry.range = in->range;
             entry.reason = in->reason;
             entry.expiresAt = in->expiresAt;
+            entry.createdAt = now;  // the TTL was counted from here
             entry.source = ListSource::Operator;
             const Storage::Actor actor{actorOf(r)};
             return fromOutcome(m_store.wait([&](auto done) { m_store.addEntry(*kind, entry, actor, done); }));

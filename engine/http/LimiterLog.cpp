@@ -13,31 +13,8 @@
 
 namespace Floodgate::Http {
 
-struct LimiterLog::Ring {
-    explicit Ring(std::size_t capacity) : records(capacity), mask(capacity - 1) {}
-    std::vector<LogRecord> records;
-    std::size_t mask;
-    alignas(64) std::atomic<std::uint64_t> head{0};  // next to write (producer)
-    alignas(64) std::atomic<std::uint64_t> tail{0};  // next to read (writer thread)
-    alignas(64) std::atomic<std::uint64_t> dropped{0};
-};
-
 namespace {
 
-void copyField(char* dst, std::size_t cap, std::string_view src)
-{
-    const std::size_t n = std::min(src.size(), cap - 1);
-    std::memcpy(dst, src.data(), n);
-    dst[n] = '\0';
-}
-
-std::size_t roundUpPow2(std::size_t n)
-{
-    std::size_t p = 1;
-    while (p < n)
-        p <<= 1;
-    return p;
-}
 
 } // namespace
 
@@ -76,7 +53,7 @@ LimiterLog::LimiterLog(std::string path, std::size_t producers, std::size_t reco
     : m_path(std::move(path))
 {
     for (std::size_t i = 0; i < std::max<std::size_t>(1, producers); ++i)
-        m_rings.push_back(std::make_unique<Ring>(roundUpPow2(std::max<std::size_t>(2, recordsPerProducer))));
+        m_rings.push_back(std::make_unique<SpscRing<LogRecord>>(recordsPerProducer));
 }
 
 LimiterLog::~LimiterLog()
@@ -128,13 +105,11 @@ void LimiterLog::stop()
 void LimiterLog::push(std::size_t producer, const Core::Decision& d, const Core::RequestFacts& f, std::string_view customer,
                       std::string_view forwardedFor, Core::Millis now)
 {
-    Ring& ring = *m_rings[producer % m_rings.size()];
-    const std::uint64_t head = ring.head.load(std::memory_order_relaxed);
-    if (head - ring.tail.load(std::memory_order_acquire) > ring.mask) {
-        ring.dropped.fetch_add(1, std::memory_order_relaxed);
+    SpscRing<LogRecord>& ring = *m_rings[producer % m_rings.size()];
+    LogRecord* slot = ring.reserve();
+    if (!slot)
         return;  // full: the request never waits for the disk
-    }
-    LogRecord& r = ring.records[head & ring.mask];
+    LogRecord& r = *slot;
     r.time = now;
     r.action = d.action;
     r.wouldBe = d.wouldBe;
@@ -148,13 +123,13 @@ void LimiterLog::push(std::size_t producer, const Core::Decision& d, const Core:
     r.windowStart = d.windowStartMs;
     r.retryAfterMs = d.retryAfterMs;
     r.cookies = f.cookieCount;
-    copyField(r.forwardedFor, sizeof r.forwardedFor, forwardedFor);
-    copyField(r.method, sizeof r.method, f.method);
-    copyField(r.path, sizeof r.path, f.path);
-    copyField(r.query, sizeof r.query, f.query);
-    copyField(r.userAgent, sizeof r.userAgent, f.userAgent);
-    copyField(r.customer, sizeof r.customer, customer);
-    ring.head.store(head + 1, std::memory_order_release);
+    copyTruncated(r.forwardedFor, sizeof r.forwardedFor, forwardedFor);
+    copyTruncated(r.method, sizeof r.method, f.method);
+    copyTruncated(r.path, sizeof r.path, f.path);
+    copyTruncated(r.query, sizeof r.query, f.query);
+    copyTruncated(r.userAgent, sizeof r.userAgent, f.userAgent);
+    copyTruncated(r.customer, sizeof r.customer, customer);
+    ring.commit();
     // No notification: the writer polls every few milliseconds, so producers
     // share no cache line with it or with each other.
 }
@@ -163,7 +138,7 @@ std::uint64_t LimiterLog::dropped() const
 {
     std::uint64_t n = 0;
     for (const auto& r : m_rings)
-        n += r->dropped.load(std::memory_order_relaxed);
+        n += r->dropped();
     return n;
 }
 
@@ -171,25 +146,19 @@ bool LimiterLog::drainOnce()
 {
     bool any = false;
     std::string batch;
-    for (auto& ringPtr : m_rings) {
-        Ring& ring = *ringPtr;
-        std::uint64_t tail = ring.tail.load(std::memory_order_relaxed);
-        const std::uint64_t head = ring.head.load(std::memory_order_acquire);
-        if (tail == head)
+    for (auto& ring : m_rings) {
+        if (ring->empty())
             continue;
         std::lock_guard lock(m_eventsMutex);
-        while (tail != head) {
-            const LogRecord& r = ring.records[tail & ring.mask];
+        const std::size_t n = ring->drain([&](const LogRecord& r) {
             if (m_file)
                 batch += formatLogLine(r);
             m_events.push_back(Event{m_nextEventId++, r});
             if (m_events.size() > Core::Tuning::maxEventsKept)
                 m_events.pop_front();
-            ++tail;
-            any = true;
-            m_written.fetch_add(1, std::memory_order_relaxed);
-        }
-        ring.tail.store(tail, std::memory_order_release);
+        });
+        any = any || n > 0;
+        m_written.fetch_add(n, std::memory_order_relaxed);
     }
     if (!batch.empty() && m_file) {
         std::fwrite(batch.data(), 1, batch.size(), static_cast<std::FILE*>(m_file));
@@ -221,7 +190,7 @@ void LimiterLog::flush()
     m_wake.notify_all();
     m_drained.wait_for(lock, std::chrono::seconds(5), [this] {
         for (const auto& r : m_rings)
-            if (r->head.load(std::memory_order_acquire) != r->tail.load(std::memory_order_acquire))
+            if (!r->empty())
                 return false;
         return true;
     });

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "Decision.h"
+#include "SpscRing.h"
 
 #include <atomic>
 #include <condition_variable>
@@ -85,12 +86,11 @@ public:
     void flush();
 
 private:
-    struct Ring;
     void run();
     bool drainOnce();
 
     std::string m_path;
-    std::vector<std::unique_ptr<Ring>> m_rings;
+    std::vector<std::unique_ptr<SpscRing<LogRecord>>> m_rings;
     std::thread m_thread;
     std::mutex m_mutex;
     std::condition_variable m_wake;

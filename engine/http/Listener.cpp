@@ -12,6 +12,7 @@
 #include "Engine.h"
 #include "LimiterLog.h"
 #include "Metrics.h"
+#include "RequestSamples.h"
 #include "Responses.h"
 #include "Rules.h"
 
@@ -354,6 +355,7 @@ struct Listener::Impl {
     ListenerOptions options;
     LimiterLog* log;
     ListenerMetrics* metrics;
+    RequestSamples* samples = nullptr;
     std::vector<std::unique_ptr<ThreadContext>> threads;
     std::vector<net::executor_work_guard<net::io_context::executor_type>> workGuards;
     std::uint16_t port = 0;
@@ -582,6 +584,8 @@ private:
         const bool sample = metrics && metrics->shouldSample(m_thread.index);
         const auto t0 = sample ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
         m_decision = m_listener.engine.decide(f, now);
+        if (m_listener.samples)
+            m_listener.samples->push(m_thread.index, f, now);
         if (sample)
             metrics->observeLatency(m_thread.index,
                                     std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
@@ -1039,6 +1043,9 @@ Listener::~Listener()
 
 bool Listener::start(std::string* error)
 {
+    if (m->started)
+        return true;
+    m->stopping = false;  // a listener stopped before may start again (the console's toggle)
     auto fail = [&](std::string why) {
         if (error)
             *error = std::move(why);
@@ -1153,6 +1160,11 @@ void Listener::stop()
     }
     m->threads.clear();
     m->started = false;
+}
+
+void Listener::setRequestSamples(RequestSamples* samples)
+{
+    m->samples = samples;
 }
 
 void Listener::setTrustedProxies(TrustedProxies proxies)

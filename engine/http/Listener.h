@@ -22,6 +22,7 @@ namespace Floodgate::Http {
 
 class LimiterLog;
 class ListenerMetrics;
+class RequestSamples;
 
 struct UpstreamUrl {
     std::string host;  // name or address
@@ -66,6 +67,10 @@ public:
     // Stops accepting, lets in-flight requests finish until the deadline,
     // closes the rest and joins the threads. Idempotent.
     void stop();
+
+    // Where to copy a sample of requests for the console (last path, user
+    // agent). Set before start(); null: no samples.
+    void setRequestSamples(RequestSamples* samples);
 
     // Replaces the trusted proxies (the rules changed); the next request on
     // every thread uses the new ones.

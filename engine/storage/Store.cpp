@@ -518,7 +518,10 @@ void Store::addEntry(ListKind kind, ListEntry entry, Actor actor, Done done)
         const Millis now = m_clock.now();
         if (entry.expiresAt <= now)
             return Outcome{400, "the entry would already be expired", {}};
-        entry.createdAt = now;
+        // The caller may have fixed the start (it computed the expiry from
+        // it: a 7-day block lasts exactly 7 days); otherwise it is now.
+        if (entry.createdAt == 0 || entry.createdAt > now)
+            entry.createdAt = now;
         if (entry.createdBy.empty())
             entry.createdBy = actor.name;
         const auto before = Tables::upsertEntry(db, kind, entry);

@@ -109,7 +109,9 @@ public:
     void stop();
 
     // ---- writes (asynchronous; `done` runs on the writer thread after COMMIT) ----
-    void addEntry(Core::ListKind kind, Core::ListEntry entry, Actor actor, Done done);  // 201 new, 200 replaced
+    // 201 new, 200 replaced. entry.createdAt: when the caller computed the
+    // expiry from (kept when set and not in the future), else now.
+    void addEntry(Core::ListKind kind, Core::ListEntry entry, Actor actor, Done done);
     void removeEntry(Core::ListKind kind, Core::Cidr range, Actor actor, Done done);    // 204, 404
     void putTier(Core::Tier tier, Actor actor, Done done);                               // 201 new, 200 replaced
     void deleteTier(std::string name, Actor actor, Done done);                           // 204, 404, 409 in use

@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: MIT
+#include "ConsoleApp.h"
+
+#include "BucketsView.h"
+#include "Console.h"
+#include "Engine.h"
+#include "LimiterLog.h"
+#include "MainWindow.h"
+#include "RequestSamples.h"
+#include "Runtime.h"
+#include "Store.h"
+
+#include <QApplication>
+#include <QDir>
+#include <QGuiApplication>
+#include <QMessageBox>
+#include <QTimer>
+
+#include <cstdio>
+
+namespace Floodgate::App {
+
+namespace {
+
+Ui::ConsoleServices servicesOf(Runtime& runtime, const Options& o)
+{
+    Ui::ConsoleServices s;
+    s.engine = &runtime.engine();
+    s.store = &runtime.store();
+    s.log = &runtime.log();
+    s.samples = &runtime.samples();
+    s.clock = &runtime.clock();
+    s.setDemo = [&runtime](bool on) { runtime.setDemo(on); };
+    s.demoRunning = [&runtime] { return runtime.demoRunning(); };
+    s.setListening = [&runtime](bool on, std::string* why) { return runtime.setListening(on, why); };
+    s.listening = [&runtime] { return runtime.listening(); };
+    s.listenUrl = [&runtime] { return runtime.listenUrl(); };
+    s.modeText = runtime.modeText();
+    s.adminUrl = runtime.adminUrl();
+    s.adminNeedsToken = runtime.adminNeedsToken();
+    s.databasePath = runtime.databasePath();
+    s.logPath = runtime.logPath();
+    s.dryRunForced = o.dryRun;
+    return s;
+}
+
+// Under the offscreen or minimal platforms (tests, CI) nobody can click a
+// dialog away: the reason goes to stderr only.
+bool canShowDialogs()
+{
+    const QString platform = QGuiApplication::platformName();
+    return platform != QStringLiteral("offscreen") && platform != QStringLiteral("minimal");
+}
+
+// --screenshots DIR: each view saved as a PNG after the demo has run a while.
+void scheduleScreenshots(Ui::MainWindow& window, Ui::Console& console, const Options& o)
+{
+    QTimer::singleShot(int(o.screenshotDelaySeconds * 1000), &window, [&window, &console, dir = QString::fromStdString(o.screenshots)] {
+        QDir().mkpath(dir);
+        const char* names[] = {"traffic", "clients", "buckets", "lists", "tiers", "rules", "events"};
+        for (int v = 0; v < Ui::MainWindow::ViewCount; ++v) {
+            window.showView(v);
+            if (v == Ui::MainWindow::Buckets) {
+                // The busiest client that is being counted (a blocked one spends no counters).
+                for (const Ui::ClientRow& c : console.latest()->clients) {
+                    if (c.summary.state == Core::ClientState::Ok || c.summary.state == Core::ClientState::Throttled) {
+                        window.buckets()->follow(QString::fromStdString(c.summary.keyText()));
+                        break;
+                    }
+                }
+            }
+            console.refreshNow();
+            QApplication::processEvents();
+            const QString path = QStringLiteral("%1/%2-%3.png").arg(dir).arg(v + 1, 2, 10, QLatin1Char('0')).arg(QLatin1String(names[v]));
+            if (!window.grab().save(path))
+                std::fprintf(stderr, "floodgate: cannot write %s\n", path.toLocal8Bit().constData());
+            else
+                std::printf("screenshot %s\n", path.toLocal8Bit().constData());
+        }
+        std::fflush(stdout);
+        QApplication::quit();
+    });
+}
+
+} // namespace
+
+int runConsole(const Options& o, int argc, char** argv)
+{
+    QApplication app(argc, argv);
+    QApplication::setOrganizationName(QStringLiteral("Floodgate"));
+    QApplication::setApplicationName(QStringLiteral("Floodgate"));
+    QApplication::setApplicationDisplayName(QStringLiteral("Floodgate"));
+    QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/floodgate.svg")));
+    QApplication::setDesktopFileName(QStringLiteral("floodgate"));
+
+    const Core::SystemClock clock;
+    Runtime runtime(clock);
+    if (auto failure = runtime.start(o)) {
+        std::fprintf(stderr, "floodgate: %s\n", failure->message.c_str());
+        if (canShowDialogs())
+            QMessageBox::critical(nullptr, QObject::tr("Floodgate cannot start"), QString::fromStdString(failure->message));
+        return failure->exitCode;
+    }
+    int code = 0;
+    {
+        Ui::Console console(servicesOf(runtime, o));
+        Ui::MainWindow window(console);
+        window.show();
+        console.refreshNow();
+        console.startUpdates();
+        QTimer housekeeping;
+        QObject::connect(&housekeeping, &QTimer::timeout, &window, [&runtime] { runtime.tick(); });
+        housekeeping.start(1000);
+        if (o.seconds > 0)
+            QTimer::singleShot(int(o.seconds * 1000), &window, &QWidget::close);
+        if (!o.screenshots.empty())
+            scheduleScreenshots(window, console, o);
+        code = app.exec();
+    }
+    // The window and its snapshot thread are gone; now the runtime stops in order.
+    runtime.stop();
+    return code;
+}
+
+} // namespace Floodgate::App

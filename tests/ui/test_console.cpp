@@ -1,0 +1,403 @@
+// SPDX-License-Identifier: MIT
+// The console, offscreen, on the real stack (SQLite file, store writer,
+// engine, listener on 127.0.0.1): one click on "Block for 7 days" is a
+// blocklist row on disk and a 403 for the next request, undoable; editing a
+// tier changes the next decision; the address dialog keeps OK disabled for
+// bad input; charts stay bounded; the real binary opens and closes cleanly
+// with the demo running.
+#include <QtTest>
+
+#ifndef Q_MOC_RUN
+#include "AddressDialog.h"
+#include "BucketsView.h"
+#include "ClientsModel.h"
+#include "ClientsView.h"
+#include "ConsoleStack.h"
+#include "EventsView.h"
+#include "LevelsEditor.h"
+#include "ListModel.h"
+#include "ListsView.h"
+#include "NoticeBar.h"
+#include "StreamModels.h"
+#include "TierDialogs.h"
+#include "TiersView.h"
+#include "TrafficView.h"
+
+#include <QAction>
+#include <QDateTimeEdit>
+#include <QDialogButtonBox>
+#include <QLabel>
+#include <QProcess>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QTableView>
+
+#include <sqlite3.h>
+#endif
+
+using namespace Floodgate;
+using namespace FloodgateTest;
+
+namespace {
+
+struct Row {
+    QString list, source, createdBy;
+    int prefix = 0;
+    qint64 ttl = 0;
+};
+
+// The list rows as another process would read them from the file.
+std::vector<Row> rowsOnDisk(const QString& path)
+{
+    std::vector<Row> out;
+    sqlite3* db = nullptr;
+    if (sqlite3_open_v2(path.toUtf8().constData(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK)
+        return out;
+    sqlite3_stmt* st = nullptr;
+    sqlite3_prepare_v2(db, "SELECT list, source, created_by, prefix, expires_at - created_at FROM list_entries", -1, &st, nullptr);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        Row r;
+        r.list = QString::fromUtf8(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
+        r.source = QString::fromUtf8(reinterpret_cast<const char*>(sqlite3_column_text(st, 1)));
+        r.createdBy = QString::fromUtf8(reinterpret_cast<const char*>(sqlite3_column_text(st, 2)));
+        r.prefix = sqlite3_column_int(st, 3);
+        r.ttl = sqlite3_column_int64(st, 4);
+        out.push_back(r);
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return out;
+}
+
+// Runs `fn` on the next modal dialog of type T once it is open.
+template <class T, class Fn>
+void whenDialogOpens(Fn fn)
+{
+    QTimer::singleShot(0, [fn] {
+        for (int i = 0; i < 200; ++i) {
+            if (auto* d = qobject_cast<T*>(QApplication::activeModalWidget())) {
+                fn(d);
+                return;
+            }
+            QTest::qWait(10);
+        }
+        QFAIL("the dialog did not open");
+    });
+}
+
+} // namespace
+
+class TestConsole : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        // No window geometry or last view from a developer's own settings.
+        QStandardPaths::setTestModeEnabled(true);
+        QCoreApplication::setOrganizationName(QStringLiteral("FloodgateTest"));
+    }
+
+    void blockForSevenDaysIsOnDiskAndRefusesTheNextRequest()
+    {
+        ConsoleStack s;
+        Ui::MainWindow& w = *s.mainWindow;
+        for (int i = 0; i < 3; ++i)
+            QCOMPARE(s.request("127.0.0.9", "/products/42"), 200);
+        s.console->refreshNow();
+        w.showView(Ui::MainWindow::Clients);
+        QVERIFY(w.clients()->selectAddress(QStringLiteral("127.0.0.9")));
+        // What the row says before anyone clicks.
+        const QModelIndex row = w.clients()->table()->selectionModel()->selectedRows().value(0);
+        QCOMPARE(row.sibling(row.row(), Ui::ClientsModel::Last60s).data().toInt(), 3);
+        QCOMPARE(row.sibling(row.row(), Ui::ClientsModel::Request).data().toString(), QStringLiteral("GET /products/42"));
+
+        const qint64 before = QDateTime::currentMSecsSinceEpoch();
+        w.action(QStringLiteral("block7d"))->trigger();
+        // "Saved" only after COMMIT: by the time the notice shows, the row is in the file.
+        QTRY_VERIFY_WITH_TIMEOUT(w.notice()->isVisible(), 5000);
+        QCOMPARE(w.notice()->text(), QStringLiteral("Blocked 127.0.0.9 for 7 days."));
+        QVERIFY(w.notice()->canUndo());
+        const auto rows = rowsOnDisk(s.dbPath);
+        QCOMPARE(rows.size(), std::size_t(1));
+        QCOMPARE(rows[0].list, QStringLiteral("blocklist"));
+        QCOMPARE(rows[0].prefix, 128);
+        QCOMPARE(rows[0].source, QStringLiteral("operator"));
+        QVERIFY(rows[0].createdBy.startsWith(QStringLiteral("console:")));
+        QCOMPARE(rows[0].ttl, qint64(7) * 86'400'000);
+        QVERIFY(QDateTime::currentMSecsSinceEpoch() - before < 5000);
+        // The very next request from that address is refused; its neighbour passes.
+        QCOMPARE(s.request("127.0.0.9"), 403);
+        QCOMPARE(s.request("127.0.0.10"), 200);
+        s.console->refreshNow();
+        QCOMPARE(w.clients()->model()->index(w.clients()->model()->rowOf(QStringLiteral("127.0.0.9")), Ui::ClientsModel::State).data().toString(),
+                 QStringLiteral("blocked"));
+
+        // Undo takes it back, on disk and for the next request.
+        w.notice()->undo();
+        // The notice changes when the removal is committed and applied.
+        QTRY_COMPARE_WITH_TIMEOUT(w.notice()->text(), QStringLiteral("Removed 127.0.0.9 again."), 5000);
+        QVERIFY(rowsOnDisk(s.dbPath).empty());
+        QCOMPARE(s.request("127.0.0.9"), 200);
+        // And the audit trail says who did what.
+        const auto audit = s.store->audit(-1, 10);
+        QCOMPARE(audit.size(), std::size_t(2));
+        QCOMPARE(QString::fromStdString(audit[0].action), QStringLiteral("list.add"));
+        QCOMPARE(QString::fromStdString(audit[1].action), QStringLiteral("list.remove"));
+    }
+
+    void safelistFromTheToolbarAndTheListsView()
+    {
+        ConsoleStack s;
+        Ui::MainWindow& w = *s.mainWindow;
+        s.request("127.0.0.11");
+        s.console->refreshNow();
+        w.showView(Ui::MainWindow::Clients);
+        QVERIFY(w.clients()->selectAddress(QStringLiteral("127.0.0.11")));
+        w.action(QStringLiteral("safelist7d"))->trigger();
+        QTRY_COMPARE_WITH_TIMEOUT(w.notice()->text(), QStringLiteral("Safelisted 127.0.0.11 for 7 days."), 5000);
+        for (int i = 0; i < 10; ++i)
+            QCOMPARE(s.request("127.0.0.11"), 200);  // never throttled
+        s.console->refreshNow();
+        w.showView(Ui::MainWindow::Lists);
+        w.lists()->showList(Core::ListKind::Safelist);
+        Ui::ListModel* model = w.lists()->model(Core::ListKind::Safelist);
+        QCOMPARE(model->rowCount(), 1);
+        QCOMPARE(model->index(0, Ui::ListModel::Address).data().toString(), QStringLiteral("127.0.0.11/32"));
+        QCOMPARE(model->index(0, Ui::ListModel::ExpiresIn).data().toString(), QStringLiteral("7 d 0 h"));
+    }
+
+    void editingATierChangesTheNextDecision()
+    {
+        ConsoleStack s;
+        Ui::MainWindow& w = *s.mainWindow;
+        // A customer on Free (100 per hour).
+        bool saved = false;
+        s.console->putCustomer(Core::Customer{"acme", "Acme Inc.", "Free", {}}, [&](const Storage::Outcome& o) { saved = o.ok(); });
+        QTRY_VERIFY_WITH_TIMEOUT(saved, 5000);
+        Response r = s.requestFull("127.0.0.20", "/api?customer_id=acme");
+        QCOMPARE(r.status, 200);
+        QCOMPARE(QString::fromStdString(r.header("ratelimit-policy")), QStringLiteral("\"free-1h\";q=100;w=3600"));
+
+        s.console->refreshNow();
+        w.showView(Ui::MainWindow::Tiers);
+        QTableView* tiers = w.tiers()->tiersTable();
+        tiers->setCurrentIndex(tiers->model()->index(0, 0));  // Free
+        whenDialogOpens<Ui::TierDialog>([](Ui::TierDialog* d) {
+            auto* limit = d->levels()->findChildren<QSpinBox*>().value(0);
+            QVERIFY(limit);
+            limit->setValue(150);
+            d->findChild<QDialogButtonBox*>()->button(QDialogButtonBox::Ok)->click();
+        });
+        w.tiers()->editTier();
+        QTRY_VERIFY_WITH_TIMEOUT(w.notice()->isVisible(), 5000);
+        QCOMPARE(w.notice()->text(), QStringLiteral("Tier Free is now 150 / h; it applies to the next request."));
+        r = s.requestFull("127.0.0.20", "/api?customer_id=acme");
+        QCOMPARE(r.status, 200);
+        QCOMPARE(QString::fromStdString(r.header("ratelimit-policy")), QStringLiteral("\"free-1h\";q=150;w=3600"));
+        QVERIFY2(r.header("ratelimit").rfind("\"free-1h\";r=148;", 0) == 0, r.header("ratelimit").c_str());  // the counts survived
+    }
+
+    void theAddressDialogKeepsOkDisabledWhileTheInputIsBad_data()
+    {
+        QTest::addColumn<QString>("address");
+        QTest::addColumn<int>("choice");
+        QTest::addColumn<bool>("ok");
+        QTest::addColumn<QString>("shown");
+        QTest::newRow("empty") << QString() << 2 << false << QStringLiteral("Type an address or a range.");
+        QTest::newRow("octet over 255") << QStringLiteral("999.1.1.1") << 2 << false
+                                        << QStringLiteral("Not an address: part 1 of the IPv4 address is over 255");
+        QTest::newRow("prefix too long") << QStringLiteral("10.0.0.0/33") << 2 << false
+                                         << QStringLiteral("Not an address: prefix length /33 is out of range (0-32 for IPv4)");
+        QTest::newRow("two double colons") << QStringLiteral("2001::db8::1") << 2 << false << QString();
+        QTest::newRow("trailing junk") << QStringLiteral("203.0.113.7x") << 2 << false << QString();
+        QTest::newRow("ipv4") << QStringLiteral("203.0.113.7") << 2 << true << QStringLiteral("Stored as 203.0.113.7/32");
+        QTest::newRow("ipv6 normalised") << QStringLiteral("2001:DB8:0:0::1:0/112") << 4 << true
+                                         << QStringLiteral("Stored as 2001:db8::1:0/112 — every address in the range");
+        QTest::newRow("mapped ipv4") << QStringLiteral("::ffff:198.51.100.1") << 0 << true << QStringLiteral("Stored as 198.51.100.1/32");
+    }
+    void theAddressDialogKeepsOkDisabledWhileTheInputIsBad()
+    {
+        QFETCH(QString, address);
+        QFETCH(int, choice);
+        QFETCH(bool, ok);
+        QFETCH(QString, shown);
+        constexpr Core::Millis NOW = 1'789'999'200'000;
+        Ui::AddressDialog d(Core::ListKind::Blocklist, NOW);
+        d.setAddress(address);
+        d.setChoice(choice);
+        QPushButton* okButton = d.findChild<QDialogButtonBox*>()->button(QDialogButtonBox::Ok);
+        QCOMPARE(okButton->isEnabled(), ok);
+        QCOMPARE(d.acceptable(), ok);
+        if (!ok) {
+            QVERIFY(!d.problem().isEmpty());
+            if (!shown.isEmpty())
+                QCOMPARE(d.problem(), shown);
+        } else {
+            bool found = false;
+            for (QLabel* l : d.findChildren<QLabel*>())
+                found = found || l->text() == shown;
+            QVERIFY2(found, qPrintable(shown));
+            const auto r = d.result();
+            QCOMPARE(r.expiresAt, choice == 4 ? Core::NeverExpires : NOW + (choice == 0 ? 3'600'000 : 7 * 86'400'000LL));
+        }
+    }
+
+    void aDateInThePastKeepsOkDisabled()
+    {
+        constexpr Core::Millis NOW = 1'789'999'200'000;
+        Ui::AddressDialog d(Core::ListKind::Safelist, NOW);
+        d.setAddress(QStringLiteral("192.0.2.1"));
+        QVERIFY(d.acceptable());
+        auto* until = d.findChild<QDateTimeEdit*>();
+        until->setDateTime(QDateTime::fromMSecsSinceEpoch(NOW - 60'000));
+        QVERIFY(!d.acceptable());
+        QCOMPARE(d.problem(), QStringLiteral("The end must be in the future."));
+    }
+
+    void chartSeriesStayBoundedAfterAnHourOfTicks()
+    {
+        Ui::TrafficView view;
+        view.resize(1200, 700);
+        constexpr Core::Millis T0 = 1'789'999'200'000;
+        int maxPoints = 0;
+        for (int second = 0; second < 3600 + 600; ++second) {
+            Ui::ConsoleSnapshot s;
+            s.now = T0 + Core::Millis(second + 1) * 1000 + 250;
+            Core::SecondCounts c;
+            c.second = T0 + Core::Millis(second) * 1000;
+            c.byAction[0] = 10;
+            c.byAction[1] = std::uint64_t(second % 7);
+            s.seconds.push_back(c);
+            for (int k = 0; k < 8; ++k) {
+                Ui::ClientRow r;
+                r.summary.key = Core::IpAddress::fromV4(0xcb007100u + std::uint32_t(k));
+                r.summary.live.fill(std::uint32_t(k + 1));
+                s.clients.push_back(r);
+            }
+            view.apply(s);
+            maxPoints = std::max(maxPoints, view.pointCount());
+        }
+        // 4 actions x 60 one-second points, and 5 clients x 20 buckets.
+        QCOMPARE(maxPoints, 4 * 60 + 5 * 20);
+        view.setRange(2);  // 1 h: 120 points of 30 s
+        QCOMPARE(view.pointCount(), 4 * 120 + 5 * 20);
+        view.setRange(1);
+        QCOMPARE(view.pointCount(), 4 * 120 + 5 * 20);
+        QCOMPARE(Ui::TrafficView::niceCeiling(0), 5.0);
+        QCOMPARE(Ui::TrafficView::niceCeiling(37), 50.0);
+        QCOMPARE(Ui::TrafficView::niceCeiling(120), 200.0);
+        QCOMPARE(Ui::TrafficView::niceCeiling(201), 500.0);
+    }
+
+    void findAClientAndItsBuckets()
+    {
+        ConsoleStack s;
+        Ui::MainWindow& w = *s.mainWindow;
+        for (int i = 0; i < 8; ++i)
+            s.request("127.0.0.30");  // 6 pass, then the lockout
+        s.console->refreshNow();
+        w.find(QStringLiteral("127.0.0.30"));
+        QCOMPARE(w.currentView(), int(Ui::MainWindow::Clients));
+        QCOMPARE(w.clients()->selectedRanges().size(), std::size_t(1));
+        w.action(QStringLiteral("showBuckets"))->trigger();
+        QCOMPARE(w.currentView(), int(Ui::MainWindow::Buckets));
+        QCOMPARE(w.buckets()->levelCharts(), 3);  // ip-3s, ip-5m, ip-30m
+        // Someone never seen: the buckets view says so.
+        w.find(QStringLiteral("10.1.2.3"));
+        QCOMPARE(w.currentView(), int(Ui::MainWindow::Buckets));
+        QCOMPARE(w.buckets()->levelCharts(), 0);
+        w.find(QStringLiteral("not-an-address"));
+        QVERIFY(w.problem()->isVisible());
+        QCOMPARE(w.problem()->text(), QStringLiteral("\"not-an-address\" is not an address."));
+    }
+
+    void refusalsShowWhyAndLeadToTheClient()
+    {
+        ConsoleStack s;
+        Ui::MainWindow& w = *s.mainWindow;
+        for (int i = 0; i < 7; ++i)
+            s.request("127.0.0.40", "/login");
+        s.log.flush();
+        s.console->refreshNow();
+        w.showView(Ui::MainWindow::Events);
+        QCOMPARE(w.events()->events()->rowCount(), 1);
+        QCOMPARE(w.events()->events()->index(0, 0).data(Ui::EventsModel::WhyRole).toString(),
+                 QStringLiteral("6 requests in the 3 s window of ip-3s (limit 6); passes again in 3 s. Client 127.0.0.40 is the TCP peer."));
+        QTableView* table = w.events()->eventsTable();
+        table->setCurrentIndex(table->model()->index(0, 0));
+        QCOMPARE(w.events()->selectedClient(), QStringLiteral("127.0.0.40"));
+        w.find(w.events()->selectedClient());
+        QCOMPARE(w.currentView(), int(Ui::MainWindow::Clients));
+    }
+
+    void dryRunFromTheToolbarIsSavedAndLetsEverythingThrough()
+    {
+        ConsoleStack s;
+        Ui::MainWindow& w = *s.mainWindow;
+        QAction* dry = w.action(QStringLiteral("dryRun"));
+        dry->trigger();  // checks it and saves the setting
+        QTRY_VERIFY_WITH_TIMEOUT(s.engine->config()->settings.dryRun, 5000);
+        QVERIFY(s.store->config().settings.dryRun);  // saved, not only applied
+        for (int i = 0; i < 10; ++i)
+            QCOMPARE(s.request("127.0.0.50"), 200);
+        s.console->refreshNow();
+        QVERIFY(dry->isChecked());
+    }
+
+    void theWindowOpensAndClosesCleanlyWithTheDemoRunning()
+    {
+        QTemporaryDir dir;
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+        env.insert(QStringLiteral("XDG_CONFIG_HOME"), dir.filePath(QStringLiteral("config")));
+        env.insert(QStringLiteral("XDG_DATA_HOME"), dir.filePath(QStringLiteral("data")));
+        p.setProcessEnvironment(env);
+        p.start(QStringLiteral(FLOODGATE_BINARY), {QStringLiteral("--demo"), QStringLiteral("--listen"), QStringLiteral("127.0.0.1:0"),
+                                                    QStringLiteral("--admin"), QStringLiteral("off"), QStringLiteral("--seconds"), QStringLiteral("4")});
+        QVERIFY(p.waitForFinished(30'000));
+        const QString err = QString::fromUtf8(p.readAllStandardError());
+        QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+        QVERIFY2(p.exitCode() == 0, qPrintable(err));
+        QVERIFY2(!err.contains(QStringLiteral("QObject::")) && !err.contains(QStringLiteral("QThread: Destroyed")), qPrintable(err));
+        // The default database in the user's data folder was created, with the demo's customers.
+        const QString db = dir.filePath(QStringLiteral("data/floodgate/floodgate.db"));
+        QVERIFY(QFile::exists(db));
+        sqlite3* h = nullptr;
+        QCOMPARE(sqlite3_open_v2(db.toUtf8().constData(), &h, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+        sqlite3_stmt* st = nullptr;
+        sqlite3_prepare_v2(h, "SELECT count(*) FROM customers", -1, &st, nullptr);
+        QCOMPARE(sqlite3_step(st), SQLITE_ROW);
+        QVERIFY(sqlite3_column_int(st, 0) >= 3);
+        sqlite3_finalize(st);
+        sqlite3_close(h);
+        // The window remembered where it was.
+        QVERIFY(QFile::exists(dir.filePath(QStringLiteral("config/Floodgate/Floodgate.conf"))));
+    }
+
+    void anUnusableDatabaseStopsTheConsoleWithExitCode4()
+    {
+        QTemporaryDir dir;
+        const QString db = dir.filePath(QStringLiteral("floodgate.db"));
+        QFile f(db);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("not a database at all");
+        f.close();
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+        p.setProcessEnvironment(env);
+        p.start(QStringLiteral(FLOODGATE_BINARY), {QStringLiteral("--db"), db, QStringLiteral("--listen"), QStringLiteral("127.0.0.1:0"),
+                                                    QStringLiteral("--admin"), QStringLiteral("off")});
+        QVERIFY(p.waitForFinished(20'000));
+        QCOMPARE(p.exitCode(), 4);
+        QVERIFY(QString::fromUtf8(p.readAllStandardError()).contains(QStringLiteral("left untouched")));
+        QFile again(db);
+        QVERIFY(again.open(QIODevice::ReadOnly));
+        QCOMPARE(again.readAll(), QByteArray("not a database at all"));
+    }
+};
+
+QTEST_MAIN(TestConsole)
+#include "test_console.moc"

@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: MIT
+// The console's models under QAbstractItemModelTester while snapshots come
+// and go: rows merged by key (updated in place, appended, removed), the
+// selection and sort of a view surviving refreshes, streams bounded.
+#include <QtTest>
+
+#ifndef Q_MOC_RUN
+#include "ClientsModel.h"
+#include "ListModel.h"
+#include "StreamModels.h"
+#include "TierModels.h"
+
+#include <QAbstractItemModelTester>
+#include <QItemSelectionModel>
+#include <QSortFilterProxyModel>
+#endif
+
+using namespace Floodgate;
+using namespace Floodgate::Ui;
+
+namespace {
+
+constexpr Core::Millis T0 = 1'789'999'200'000;
+
+ClientRow client(const char* address, std::uint32_t last60, double rate, Core::ClientState state = Core::ClientState::Ok)
+{
+    ClientRow r;
+    r.summary.key = *Core::IpAddress::parse(address);
+    r.summary.keyPrefix = 128;
+    r.summary.lastAddress = r.summary.key;
+    r.summary.last60s = last60;
+    r.summary.ratePerSecond = rate;
+    r.summary.bindingRule = "ip-3s";
+    r.summary.bindingLimit = 6;
+    r.summary.bindingUsed = std::min<std::uint32_t>(last60, 6);
+    r.summary.state = state;
+    r.lastRequest = QStringLiteral("GET /");
+    return r;
+}
+
+Core::ListEntry entry(const char* range, Core::Millis expires, Core::ListSource source = Core::ListSource::Operator)
+{
+    Core::ListEntry e;
+    e.range = *Core::Cidr::parse(range);
+    e.expiresAt = expires;
+    e.source = source;
+    e.createdAt = T0;
+    return e;
+}
+
+std::shared_ptr<ConsoleSnapshot> snapshot(Core::Millis now)
+{
+    auto s = std::make_shared<ConsoleSnapshot>();
+    s->now = now;
+    s->blocklist = std::make_shared<const Core::AddressList>();
+    s->safelist = std::make_shared<const Core::AddressList>();
+    s->automatic = std::make_shared<const Core::AddressList>();
+    s->config = std::make_shared<const Core::EngineConfig>(Core::defaultConfig());
+    return s;
+}
+
+QStringList keys(const QAbstractItemModel& m, int role)
+{
+    QStringList out;
+    for (int r = 0; r < m.rowCount(); ++r)
+        out << m.index(r, 0).data(role).toString();
+    return out;
+}
+
+} // namespace
+
+class TestModels : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void clientsMergeByKeyAndKeepTheSelection()
+    {
+        ClientsModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QSortFilterProxyModel proxy;
+        proxy.setSourceModel(&model);
+        proxy.setSortRole(ClientsModel::SortRole);
+        proxy.setDynamicSortFilter(true);
+        proxy.sort(ClientsModel::Rate, Qt::DescendingOrder);
+        QAbstractItemModelTester proxyTester(&proxy, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QItemSelectionModel selection(&proxy);
+
+        auto s1 = snapshot(T0);
+        s1->clients = {client("203.0.113.1", 10, 3.0), client("203.0.113.2", 50, 9.0), client("203.0.113.3", 5, 1.0)};
+        model.apply(*s1);
+        QCOMPARE(model.rowCount(), 3);
+        QCOMPARE(keys(proxy, ClientsModel::KeyRole),
+                 QStringList({QStringLiteral("203.0.113.2"), QStringLiteral("203.0.113.1"), QStringLiteral("203.0.113.3")}));
+        // The operator selects .1 (second by rate).
+        selection.select(proxy.index(1, 0), QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+
+        // Next refresh: .3 is gone, .4 is new, .1 is now the busiest.
+        auto s2 = snapshot(T0 + 250);
+        s2->clients = {client("203.0.113.1", 60, 20.0, Core::ClientState::Throttled), client("203.0.113.2", 52, 8.0), client("203.0.113.4", 1, 0.3)};
+        model.apply(*s2);
+        QCOMPARE(model.rowCount(), 3);
+        QCOMPARE(keys(proxy, ClientsModel::KeyRole),
+                 QStringList({QStringLiteral("203.0.113.1"), QStringLiteral("203.0.113.2"), QStringLiteral("203.0.113.4")}));
+        const QModelIndexList selected = selection.selectedRows();
+        QCOMPARE(selected.size(), 1);
+        QCOMPARE(selected[0].data(ClientsModel::KeyRole).toString(), QStringLiteral("203.0.113.1"));  // it moved, it stayed selected
+        QCOMPARE(selected[0].sibling(selected[0].row(), ClientsModel::State).data().toString(), QStringLiteral("throttled"));
+        QCOMPARE(selected[0].sibling(selected[0].row(), ClientsModel::Use).data().toString(), QStringLiteral("6 / 6  ip-3s"));
+
+        // A blocked client shows no counting bar: it spends no counters.
+        auto s3 = snapshot(T0 + 500);
+        s3->clients = {client("203.0.113.1", 60, 20.0, Core::ClientState::Blocked)};
+        model.apply(*s3);
+        QCOMPARE(model.rowCount(), 1);
+        QCOMPARE(model.index(0, ClientsModel::Use).data().toString(), QStringLiteral("not counted: blocklist"));
+        QCOMPARE(model.index(0, ClientsModel::Use).data(ClientsModel::LimitRole).toUInt(), 0u);
+        model.apply(*snapshot(T0 + 750));
+        QCOMPARE(model.rowCount(), 0);
+    }
+
+    void ipv6ClientsShowTheirRange()
+    {
+        ClientsModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        auto s = snapshot(T0);
+        ClientRow r = client("2001:db8:bad:1::", 30, 10.0);
+        r.summary.keyPrefix = 64;
+        r.summary.lastAddress = *Core::IpAddress::parse("2001:db8:bad:1:dead:beef:1:2");
+        s->clients = {r};
+        model.apply(*s);
+        QCOMPARE(model.index(0, 0).data(ClientsModel::KeyRole).toString(), QStringLiteral("2001:db8:bad:1::/64"));
+        QCOMPARE(model.index(0, 0).data().toString(), QStringLiteral("2001:db8:bad:1::/64  (2001:db8:bad:1:dead:beef:1:2)"));
+    }
+
+    void listsCountDownAndDropExpiredEntries()
+    {
+        ListModel model(Core::ListKind::Blocklist);
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        auto s = snapshot(T0);
+        s->blocklist = std::make_shared<const Core::AddressList>(std::vector<Core::ListEntry>{
+            entry("203.0.113.0/24", T0 + 7 * 86'400'000), entry("198.51.100.9", Core::NeverExpires)});
+        s->automatic = std::make_shared<const Core::AddressList>(
+            std::vector<Core::ListEntry>{entry("192.0.2.66", T0 + 60'000, Core::ListSource::Automatic)});
+        model.apply(*s);
+        QCOMPARE(model.rowCount(), 3);
+        QCOMPARE(model.index(0, ListModel::ExpiresIn).data().toString(), QStringLiteral("7 d 0 h"));
+        QCOMPARE(model.index(1, ListModel::ExpiresIn).data().toString(), QStringLiteral("permanent"));
+        QCOMPARE(model.index(2, ListModel::Source).data().toString(), QStringLiteral("automatic"));
+        QCOMPARE(model.index(2, ListModel::ExpiresIn).data().toString(), QStringLiteral("1 m 00 s"));
+
+        // The same lists a little later: only the countdown moves.
+        QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+        auto later = std::make_shared<ConsoleSnapshot>(*s);
+        later->now = T0 + 30'500;
+        model.apply(*later);
+        QCOMPARE(changed.size(), 1);
+        QCOMPARE(changed[0][0].toModelIndex().column(), int(ListModel::ExpiresIn));
+        QCOMPARE(model.index(2, ListModel::ExpiresIn).data().toString(), QStringLiteral("30 s"));
+
+        // The automatic ban ends: its row goes, exactly at its expiry.
+        auto over = std::make_shared<ConsoleSnapshot>(*s);
+        over->now = T0 + 60'000;
+        model.apply(*over);
+        QCOMPARE(model.rowCount(), 2);
+        QCOMPARE(model.index(0, ListModel::Address).data().toString(), QStringLiteral("203.0.113.0/24"));
+    }
+
+    void tiersAndCustomersWithTheirUse()
+    {
+        TiersModel tiers;
+        CustomersModel customers;
+        QAbstractItemModelTester t1(&tiers, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester t2(&customers, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        auto s = snapshot(T0);
+        Core::EngineConfig c = Core::defaultConfig();
+        c.customers = {Core::Customer{"acme", "Acme Inc.", "Pro", {}}};
+        s->config = std::make_shared<const Core::EngineConfig>(c);
+        Core::LevelUsage minute;
+        minute.name = "pro-1m";
+        minute.limit = 100;
+        minute.used = 97;
+        minute.remaining = 3;
+        minute.periodMs = 60'000;
+        Core::LevelUsage hour = minute;
+        hour.name = "pro-1h";
+        hour.limit = 5000;
+        hour.used = 97;
+        hour.remaining = 4903;
+        hour.periodMs = 3'600'000;
+        s->customerUsage["acme"] = {minute, hour};
+        tiers.apply(*s);
+        customers.apply(*s);
+        QCOMPARE(tiers.rowCount(), 3);
+        QCOMPARE(tiers.index(1, TiersModel::Levels).data().toString(), QStringLiteral("100 / min + 5,000 / h"));
+        QCOMPARE(tiers.index(1, TiersModel::Customers).data().toInt(), 1);
+        QCOMPARE(customers.rowCount(), 1);
+        QCOMPARE(customers.index(0, CustomersModel::Use).data().toString(), QStringLiteral("97 / 100  pro-1m"));  // the least left
+        QVERIFY(customers.index(0, CustomersModel::Use).data(Qt::ToolTipRole).toString().contains(QStringLiteral("pro-1h: 97 of 5000 used")));
+
+        c.tiers.erase(c.tiers.begin());  // Free goes
+        s->config = std::make_shared<const Core::EngineConfig>(c);
+        tiers.apply(*s);
+        QCOMPARE(tiers.rowCount(), 2);
+        QCOMPARE(tiers.index(0, TiersModel::Name).data().toString(), QStringLiteral("Pro"));
+    }
+
+    void streamsAppendInBatchesAndStayBounded()
+    {
+        EventsModel events;
+        AuditModel audit;
+        QAbstractItemModelTester t1(&events, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester t2(&audit, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        std::uint64_t id = 0;
+        for (int tick = 0; tick < 12; ++tick) {
+            auto s = snapshot(T0 + tick * 250);
+            for (int i = 0; i < 1000; ++i) {
+                Http::Event e;
+                e.id = ++id;
+                e.record.time = s->now;
+                e.record.action = Core::Action::Throttle;
+                e.record.rule.assign("ip-3s");
+                e.record.ip = *Core::IpAddress::parse("203.0.113.66");
+                e.record.peer = e.record.ip;
+                e.record.attempts = 6;
+                e.record.limit = 6;
+                e.record.windowMs = 3000;
+                e.record.retryAfterMs = 3000;
+                std::strcpy(e.record.method, "GET");
+                std::strcpy(e.record.path, "/products");
+                s->events.push_back(e);
+            }
+            s->audit.push_back(Storage::AuditRow{tick + 1, s->now, "console:alice", "list.add", "blocklist 203.0.113.66/32", {}, "{}"});
+            events.apply(*s);
+            audit.apply(*s);
+        }
+        QCOMPARE(events.rowCount(), int(Core::Tuning::maxEventsKept));  // 12,000 seen, the newest 10,000 kept
+        QCOMPARE(events.rowAt(0)->id, std::uint64_t(2001));
+        QCOMPARE(events.index(0, EventsModel::Count).data().toString(), QStringLiteral("6 / 6"));
+        QCOMPARE(events.index(0, EventsModel::Request).data().toString(), QStringLiteral("GET /products"));
+        QCOMPARE(events.index(0, 0).data(EventsModel::WhyRole).toString(),
+                 QStringLiteral("6 requests in the 3 s window of ip-3s (limit 6); passes again in 3 s. Client 203.0.113.66 is the TCP peer."));
+        QCOMPARE(audit.rowCount(), 12);
+        QVERIFY(audit.index(0, 0).data(AuditModel::DetailRole).toString().startsWith(QStringLiteral("list.add by console:alice")));
+    }
+};
+
+QTEST_MAIN(TestModels)
+#include "test_models.moc"

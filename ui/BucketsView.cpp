@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: MIT
+#include "BucketsView.h"
+
+#include "Codec.h"
+#include "Format.h"
+#include "HeatMap.h"
+#include "TrafficView.h"
+#include "Theme.h"
+
+#include <QApplication>
+#include <QBarCategoryAxis>
+#include <QBarSeries>
+#include <QBarSet>
+#include <QChart>
+#include <QChartView>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QLineSeries>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QValueAxis>
+#include <QVBoxLayout>
+
+namespace Floodgate::Ui {
+
+namespace {
+
+QString algorithmText(const Core::LevelUsage& l)
+{
+    switch (l.algorithm) {
+    case Core::Algorithm::SlidingWindow:
+        return QObject::tr("sliding window, %1 buckets of %2").arg(l.buckets.size()).arg(formatPeriod(l.periodMs / Core::Millis(std::max<std::size_t>(1, l.buckets.size()))));
+    case Core::Algorithm::FixedWindow: return QObject::tr("fixed window of %1").arg(formatPeriod(l.periodMs));
+    case Core::Algorithm::Lockout: return QObject::tr("lockout: %1 per %2, then refused for the lockout").arg(l.limit).arg(formatPeriod(l.periodMs));
+    }
+    return {};
+}
+
+// Bucket labels relative to now ("-4:30", ..., "now"): fixed per level, so
+// the axis never changes while the bars move.
+QStringList relativeLabels(const Core::LevelUsage& l)
+{
+    QStringList out;
+    const std::size_t n = l.buckets.size();
+    const Core::Millis width = n ? l.periodMs / Core::Millis(n) : l.periodMs;
+    for (std::size_t i = 0; i < n; ++i) {
+        const Core::Millis ago = Core::Millis(n - 1 - i) * width;
+        if (ago == 0)
+            out << QObject::tr("now");
+        else if (ago < 60'000)
+            out << QStringLiteral("-%1 s").arg(ago / 1000);
+        else if (ago % 60'000 == 0)
+            out << QStringLiteral("-%1m").arg(ago / 60'000);
+        else
+            out << QStringLiteral("-%1:%2").arg(ago / 60'000).arg(ago / 1000 % 60, 2, 10, QLatin1Char('0'));
+    }
+    return out;
+}
+
+} // namespace
+
+BucketsView::BucketsView(QWidget* parent)
+    : QWidget(parent)
+{
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(12, 12, 12, 12);
+    auto* bar = new QHBoxLayout;
+    bar->addWidget(new QLabel(tr("<b>Client</b>")));
+    m_address = new QLineEdit;
+    m_address->setPlaceholderText(tr("an address, e.g. 203.0.113.66 — or pick one in the heat map below"));
+    m_address->setClearButtonEnabled(true);
+    auto* show = new QPushButton(Theme::icon(QStringLiteral("buckets")), tr("Show"));
+    bar->addWidget(m_address, 1);
+    bar->addWidget(show);
+    layout->addLayout(bar);
+    m_summary = new QLabel;
+    m_summary->setWordWrap(true);
+    layout->addWidget(m_summary);
+
+    m_levelsArea = new QWidget;
+    m_grid = new QGridLayout(m_levelsArea);
+    m_grid->setContentsMargins(0, 0, 0, 0);
+    m_grid->setColumnStretch(0, 1);
+    m_grid->setColumnStretch(1, 1);
+    layout->addWidget(m_levelsArea, 3);
+
+    layout->addWidget(new QLabel(tr("<b>Live buckets</b>: the busiest clients in each 3-second bucket of the last minute "
+                                    "(the engine forgets a bucket as it leaves the window). Click a row to show that client.")));
+    m_heat = new HeatMap;
+    auto* scroll = new QScrollArea;
+    scroll->setWidget(m_heat);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    layout->addWidget(scroll, 2);
+
+    auto request = [this] { Q_EMIT followRequested(m_address->text().trimmed()); };
+    connect(show, &QPushButton::clicked, this, request);
+    connect(m_address, &QLineEdit::returnPressed, this, request);
+    connect(m_heat, &HeatMap::addressClicked, this, &BucketsView::follow);
+}
+
+void BucketsView::follow(const QString& address)
+{
+    m_address->setText(address);
+    Q_EMIT followRequested(address);
+}
+
+QString BucketsView::followed() const
+{
+    return m_address->text().trimmed();
+}
+
+void BucketsView::rebuildCharts(const std::vector<Core::LevelUsage>& levels)
+{
+    for (LevelChart& c : m_levels)
+        delete c.view;  // the view owns its chart, series and axes
+    m_levels.clear();
+    for (std::size_t i = 0; i < levels.size(); ++i) {
+        const Core::LevelUsage& l = levels[i];
+        LevelChart c;
+        c.name = l.name;
+        c.buckets = l.buckets.size();
+        c.chart = new QChart;
+        c.chart->setAnimationOptions(QChart::NoAnimation);
+        c.chart->setBackgroundVisible(false);
+        c.chart->legend()->hide();
+        c.chart->setMargins(QMargins(2, 2, 2, 2));
+        QFont title = c.chart->titleFont();
+        title.setBold(false);
+        c.chart->setTitleFont(title);
+        c.chart->setTitleBrush(QApplication::palette().color(QPalette::WindowText));
+        auto* series = new QBarSeries;
+        c.set = new QBarSet(tr("requests"));
+        c.set->setColor(Theme::action(Core::Action::DryRun));
+        c.set->setBorderColor(Qt::transparent);
+        for (std::size_t b = 0; b < c.buckets; ++b)
+            c.set->append(0);
+        series->append(c.set);
+        series->setBarWidth(0.85);
+        c.chart->addSeries(series);
+        c.running = new QLineSeries;
+        c.running->setName(tr("running total"));
+        c.running->setPen(QPen(Theme::action(Core::Action::Throttle), 2));
+        c.chart->addSeries(c.running);
+        c.limit = new QLineSeries;
+        c.limit->setName(tr("limit"));
+        QPen dashed(Theme::action(Core::Action::Block), 1.5, Qt::DashLine);
+        c.limit->setPen(dashed);
+        c.chart->addSeries(c.limit);
+        c.x = new QBarCategoryAxis;
+        c.x->setCategories(relativeLabels(l));
+        c.x->setLabelsColor(QApplication::palette().color(QPalette::WindowText));
+        c.x->setGridLineVisible(false);
+        c.y = new QValueAxis;
+        c.y->setLabelFormat(QStringLiteral("%d"));
+        c.y->setLabelsColor(QApplication::palette().color(QPalette::WindowText));
+        c.y->setGridLineColor(Theme::gridLine());
+        c.chart->addAxis(c.x, Qt::AlignBottom);
+        c.chart->addAxis(c.y, Qt::AlignLeft);
+        for (QAbstractSeries* s : {static_cast<QAbstractSeries*>(series), static_cast<QAbstractSeries*>(c.running),
+                                   static_cast<QAbstractSeries*>(c.limit)}) {
+            s->attachAxis(c.x);
+            s->attachAxis(c.y);
+        }
+        c.view = new QChartView(c.chart);
+        c.view->setRenderHint(QPainter::Antialiasing);
+        c.view->setMinimumHeight(170);
+        m_grid->addWidget(c.view, int(i / 2), int(i % 2));
+        m_levels.push_back(c);
+    }
+}
+
+void BucketsView::updateChart(LevelChart& c, const Core::LevelUsage& l)
+{
+    // Bars: the buckets. Line: the running total through the window, the
+    // number the limit applies to. Dashed: the limit.
+    QList<QPointF> running;
+    std::uint64_t sum = 0;
+    std::uint32_t peak = 0;
+    for (std::size_t b = 0; b < l.buckets.size() && b < c.buckets; ++b) {
+        const std::uint32_t v = l.buckets[b].count;
+        c.set->replace(qsizetype(b), v);
+        sum += v;
+        peak = std::max(peak, v);
+        running.append(QPointF(double(b), double(sum)));
+    }
+    c.running->replace(running);
+    c.limit->replace({QPointF(-0.5, l.limit), QPointF(double(c.buckets) - 0.5, l.limit)});
+    c.y->setRange(0, TrafficView::niceCeiling(double(std::max<std::uint64_t>({sum, peak, l.limit})) * 1.05));
+    c.y->setTickCount(6);
+    QString title = tr("<b>%1</b> · %2<br>%3 of %4 in the window · %5 left")
+                        .arg(qs(l.name), algorithmText(l))
+                        .arg(l.used)
+                        .arg(l.limit)
+                        .arg(l.remaining);
+    if (l.refusing)
+        title += tr(" · <span style='color:%1'>refusing, passes again in %2</span>")
+                     .arg(Theme::action(Core::Action::Block).name(), formatDuration(l.retryAfterMs));
+    else if (l.used > 0)
+        title += tr(" · whole again in %1").arg(formatDuration(l.resetMs));
+    c.chart->setTitle(title);
+}
+
+void BucketsView::apply(const ConsoleSnapshot& s)
+{
+    m_heat->apply(s);
+    if (!s.followed) {
+        if (!m_levels.empty())
+            rebuildCharts({});
+        m_summary->setText(s.followedText.empty()
+                               ? tr("Pick a client to see each of its rule levels bucket by bucket.")
+                               : tr("%1 is not tracked right now: no request from it in the last %2, and it is on no list.")
+                                     .arg(qs(s.followedText), formatDuration(Core::Tuning::liveWindowMs)));
+        return;
+    }
+    const Core::ClientDetail& d = *s.followed;
+    bool same = d.levels.size() == m_levels.size();
+    for (std::size_t i = 0; same && i < d.levels.size(); ++i)
+        same = d.levels[i].name == m_levels[i].name && d.levels[i].buckets.size() == m_levels[i].buckets;
+    if (!same)
+        rebuildCharts(d.levels);
+    for (std::size_t i = 0; i < d.levels.size(); ++i)
+        updateChart(m_levels[i], d.levels[i]);
+    QString summary = tr("<b>%1</b> (last seen as %2) — %3, %4 requests in the last minute")
+                          .arg(qs(d.summary.keyText()), qs(d.summary.lastAddress.toString()), Theme::stateLabel(d.summary.state))
+                          .arg(d.summary.last60s);
+    if (!d.summary.customer.empty())
+        summary += tr(", speaks for customer <b>%1</b> (its tier's levels apply)").arg(qs(d.summary.customer));
+    if (d.listEntry && d.listKind)
+        summary += tr("; on the %1 (%2)%3")
+                       .arg(QString::fromLatin1(Core::toString(*d.listKind)), qs(d.listEntry->reason))
+                       .arg(d.listEntry->expiresAt == Core::NeverExpires ? tr(", permanent")
+                                                                         : tr(", for another %1").arg(formatDuration(d.listEntry->expiresAt - s.now)));
+    m_summary->setText(summary + QLatin1Char('.'));
+}
+
+} // namespace Floodgate::Ui

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: MIT
+// What sits in each bucket. For one client: every rule level's buckets as
+// bars, the running total through the window as a line and the limit it
+// must stay under, with the sum, what is left and when the window is whole
+// again. For everyone: the heat map of the live 3 s x 20 buckets.
+#pragma once
+
+#include <QWidget>
+
+#include <vector>
+
+#ifndef Q_MOC_RUN
+#include "ConsoleSnapshot.h"
+#endif
+
+class QBarCategoryAxis;
+class QBarSet;
+class QChart;
+class QChartView;
+class QGridLayout;
+class QLabel;
+class QLineEdit;
+class QLineSeries;
+class QValueAxis;
+
+namespace Floodgate::Ui {
+
+class HeatMap;
+
+class BucketsView : public QWidget {
+    Q_OBJECT
+
+public:
+    explicit BucketsView(QWidget* parent = nullptr);
+    void apply(const ConsoleSnapshot& snapshot);
+    // Shows `address` (asks the console to follow it).
+    void follow(const QString& address);
+    QString followed() const;
+    int levelCharts() const { return int(m_levels.size()); }
+    HeatMap* heatMap() const { return m_heat; }
+
+Q_SIGNALS:
+    void followRequested(const QString& address);
+
+private:
+    struct LevelChart {
+        std::string name;
+        std::size_t buckets = 0;
+        QChartView* view = nullptr;
+        QChart* chart = nullptr;
+        QBarSet* set = nullptr;
+        QLineSeries* running = nullptr;
+        QLineSeries* limit = nullptr;
+        QBarCategoryAxis* x = nullptr;
+        QValueAxis* y = nullptr;
+    };
+    void rebuildCharts(const std::vector<Core::LevelUsage>& levels);
+    void updateChart(LevelChart& chart, const Core::LevelUsage& level);
+
+    QLineEdit* m_address = nullptr;
+    QLabel* m_summary = nullptr;
+    QWidget* m_levelsArea = nullptr;
+    QGridLayout* m_grid = nullptr;
+    std::vector<LevelChart> m_levels;
+    HeatMap* m_heat = nullptr;
+};
+
+} // namespace Floodgate::Ui

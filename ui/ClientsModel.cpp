@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: MIT
+#include "ClientsModel.h"
+
+#include "Format.h"
+#include "Theme.h"
+#include "Tuning.h"
+
+namespace Floodgate::Ui {
+
+ClientsModel::ClientsModel(QObject* parent)
+    : KeyedModel<ClientRow>(parent)
+{
+}
+
+QString ClientsModel::keyText(const Core::ClientSummary& s)
+{
+    return qs(s.keyText());
+}
+
+QString ClientsModel::keyOf(const ClientRow& row) const
+{
+    return keyText(row.summary);
+}
+
+void ClientsModel::apply(const ConsoleSnapshot& snapshot)
+{
+    m_now = snapshot.now;
+    merge(snapshot.clients);
+}
+
+int ClientsModel::columnCount(const QModelIndex& parent) const
+{
+    return parent.isValid() ? 0 : ColumnCount;
+}
+
+QVariant ClientsModel::data(const QModelIndex& index, int role) const
+{
+    const ClientRow* row = rowAt(index.row());
+    if (!row || index.column() < 0 || index.column() >= ColumnCount)
+        return {};
+    const Core::ClientSummary& s = row->summary;
+    const unsigned remaining = s.bindingUsed >= s.bindingLimit ? 0 : s.bindingLimit - s.bindingUsed;
+    switch (role) {
+    case KeyRole: return keyText(s);
+    // Listed clients spend no counters: no bar for them.
+    case UsedRole: return s.state == Core::ClientState::Blocked || s.state == Core::ClientState::Safelisted ? 0u : s.bindingUsed;
+    case LimitRole: return s.state == Core::ClientState::Blocked || s.state == Core::ClientState::Safelisted ? 0u : s.bindingLimit;
+    case StateRole: return int(s.state);
+    case LiveRole: {
+        QList<int> live;
+        for (auto v : s.live)
+            live.push_back(int(v));
+        return QVariant::fromValue(live);
+    }
+    case SortRole:
+        switch (index.column()) {
+        case Address: return keyText(s);
+        case Last3s: return s.lastBucket;
+        case Last60s: return s.last60s;
+        case Rate:
+        case Activity: return s.ratePerSecond;
+        case Use: return s.bindingLimit ? double(s.bindingUsed) / double(s.bindingLimit) : 0.0;
+        case State: return int(s.state);
+        case Customer: return qs(s.customer);
+        case Request: return row->lastRequest;
+        case UserAgent: return row->userAgent;
+        }
+        return {};
+    case Qt::DisplayRole:
+        switch (index.column()) {
+        case Address:
+            // The full address last seen, and the range it is counted under when that differs.
+            return s.keyPrefix >= 128 ? keyText(s) : keyText(s) + QStringLiteral("  (") + qs(s.lastAddress.toString()) + QLatin1Char(')');
+        case Last3s: return s.lastBucket;
+        case Last60s: return s.last60s;
+        case Rate: return formatRate(s.ratePerSecond);
+        case Use:
+            if (s.state == Core::ClientState::Blocked)
+                return tr("not counted: blocklist");
+            if (s.state == Core::ClientState::Safelisted)
+                return tr("not counted: safelist");
+            return s.bindingLimit ? QStringLiteral("%1 / %2  %3").arg(s.bindingUsed).arg(s.bindingLimit).arg(qs(s.bindingRule)) : QString();
+        case State:
+            return s.state == Core::ClientState::Throttled && s.retryAfterMs > 0
+                ? tr("throttled, %1 left").arg(formatDuration(s.retryAfterMs))
+                : Theme::stateLabel(s.state);
+        case Customer: return qs(s.customer);
+        case Request: return row->lastRequest;
+        case UserAgent: return row->userAgent;
+        case Activity: return {};
+        }
+        return {};
+    case Qt::ToolTipRole:
+        switch (index.column()) {
+        case Address:
+            return s.keyPrefix >= 128 ? tr("Counted as %1").arg(keyText(s))
+                                      : tr("Last seen as %1; counted together with its whole %2 (IPv6 clients are counted per prefix, "
+                                           "so rotating addresses inside one allocation gains nothing)")
+                                            .arg(qs(s.lastAddress.toString()), keyText(s));
+        case Last3s: return tr("%1 requests in the current 3-second bucket of the live view").arg(s.lastBucket);
+        case Last60s: return tr("%1 requests in the last 60 seconds (20 buckets of 3 s)").arg(s.last60s);
+        case Rate: return tr("Requests per second over the current and the previous 3-second bucket");
+        case Use:
+            return s.bindingLimit ? tr("The binding level %1: %2 of %3 requests used, %4 left. The binding level is the one with the least left; "
+                                       "the client is refused when any level is used up.")
+                                        .arg(qs(s.bindingRule))
+                                        .arg(s.bindingUsed)
+                                        .arg(s.bindingLimit)
+                                        .arg(remaining)
+                                  : tr("No counting level applies (safelisted, excluded or not counted)");
+        case State:
+            switch (s.state) {
+            case Core::ClientState::Ok: return tr("Within every limit");
+            case Core::ClientState::Throttled:
+                return tr("Refused by %1 for another %2 (the exact Retry-After it is sent)").arg(qs(s.bindingRule), formatDuration(s.retryAfterMs));
+            case Core::ClientState::Blocked: return tr("On the blocklist: every request is refused with 403");
+            case Core::ClientState::Safelisted: return tr("On the safelist: never throttled");
+            }
+            return {};
+        case Activity: return tr("Requests per 3-second bucket over the last 60 s (%1 in all)").arg(s.last60s);
+        case Request: return tr("The last request seen from this client");
+        default: return {};
+        }
+    case Qt::TextAlignmentRole:
+        switch (index.column()) {
+        case Last3s:
+        case Last60s:
+        case Rate: return int(Qt::AlignRight | Qt::AlignVCenter);
+        default: return int(Qt::AlignLeft | Qt::AlignVCenter);
+        }
+    case Qt::ForegroundRole:
+        if (index.column() == State)
+            return Theme::state(s.state);
+        return {};
+    }
+    return {};
+}
+
+QVariant ClientsModel::headerData(int section, Qt::Orientation orientation, int role) const
+{
+    if (orientation != Qt::Horizontal)
+        return {};
+    if (role == Qt::DisplayRole) {
+        switch (section) {
+        case Address: return tr("Client");
+        case Last3s: return tr("3 s");
+        case Last60s: return tr("60 s");
+        case Rate: return tr("Rate");
+        case Use: return tr("Binding limit");
+        case State: return tr("State");
+        case Customer: return tr("Customer");
+        case Request: return tr("Last request");
+        case UserAgent: return tr("User agent");
+        case Activity: return tr("Last minute");
+        }
+    }
+    if (role == Qt::ToolTipRole) {
+        switch (section) {
+        case Address: return tr("The client address; IPv6 clients are counted per /64 by default");
+        case Last3s: return tr("Requests in the current 3-second bucket");
+        case Last60s: return tr("Requests in the last 60 seconds");
+        case Rate: return tr("Requests per second, recent");
+        case Use: return tr("Use of the level with the least left, e.g. 5 / 6 ip-3s: five of six requests allowed per 3 s are used");
+        case State: return tr("ok, throttled (with the time until it may try again), blocked or safelisted");
+        case Customer: return tr("The API customer this address spoke for, if any");
+        case Activity: return tr("Requests per 3 s over the last minute");
+        default: return {};
+        }
+    }
+    return {};
+}
+
+} // namespace Floodgate::Ui

@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: MIT
+// The tracked clients, merged by counting key from each snapshot.
+#pragma once
+
+// moc cannot parse the C++20 standard headers these pull in; it only needs the class.
+#ifndef Q_MOC_RUN
+#include "ConsoleSnapshot.h"
+#include "KeyedModel.h"
+#endif
+
+namespace Floodgate::Ui {
+
+class ClientsModel : public KeyedModel<ClientRow> {
+    Q_OBJECT
+
+public:
+    enum Column { Address, Last3s, Last60s, Rate, Use, State, Customer, Request, UserAgent, Activity, ColumnCount };
+    enum Role {
+        SortRole = Qt::UserRole + 1,  // a number (or text) to sort by
+        KeyRole,                      // the counting range as text ("2001:db8:1::/64")
+        LiveRole,                     // QList<int>: the 20 live buckets, oldest first (sparkline)
+        UsedRole,                     // binding level: used
+        LimitRole,                    // binding level: limit
+        StateRole,                    // int(Core::ClientState)
+    };
+
+    explicit ClientsModel(QObject* parent = nullptr);
+    void apply(const ConsoleSnapshot& snapshot);
+
+    int columnCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role) const override;
+
+    static QString keyText(const Core::ClientSummary& s);
+
+protected:
+    QString keyOf(const ClientRow& row) const override;
+
+private:
+    Core::Millis m_now = 0;
+};
+
+} // namespace Floodgate::Ui

@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: MIT
+// The tracked clients: sortable and filterable, selection and sort kept
+// across refreshes; the block and safelist actions act on the selection.
+#pragma once
+
+#include <QWidget>
+
+#ifndef Q_MOC_RUN
+#include "AddressList.h"
+#include "ConsoleSnapshot.h"
+#endif
+
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QMenu;
+class QSortFilterProxyModel;
+class QTableView;
+
+namespace Floodgate::Ui {
+
+class ClientsModel;
+
+class ClientsView : public QWidget {
+    Q_OBJECT
+
+public:
+    explicit ClientsView(QWidget* parent = nullptr);
+    void apply(const ConsoleSnapshot& snapshot);
+
+    // The counting ranges of the selected rows, read now (before any dialog
+    // opens: live rows may vanish meanwhile).
+    std::vector<Core::Cidr> selectedRanges() const;
+    // Selects the client counted under `address` (or containing it); false when not tracked.
+    bool selectAddress(const QString& address);
+    void setContextActions(const QList<QAction*>& actions);
+    void setFilterText(const QString& text);
+
+    ClientsModel* model() const { return m_model; }
+    QTableView* table() const { return m_table; }
+
+Q_SIGNALS:
+    void selectionChanged();
+    void activated(const QString& address);  // double click: show its buckets
+
+private:
+    ClientsModel* m_model = nullptr;
+    QSortFilterProxyModel* m_proxy = nullptr;
+    QTableView* m_table = nullptr;
+    QLineEdit* m_filter = nullptr;
+    QComboBox* m_state = nullptr;
+    QLabel* m_count = nullptr;
+    QMenu* m_menu = nullptr;
+};
+
+} // namespace Floodgate::Ui

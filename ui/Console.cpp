@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: MIT
+#include "Console.h"
+
+#include "SnapshotWorker.h"
+
+#include <QMetaObject>
+#include <QPointer>
+
+#include <cstdlib>
+
+namespace Floodgate::Ui {
+
+Console::Console(ConsoleServices services, QObject* parent)
+    : QObject(parent)
+    , m_services(std::move(services))
+{
+    qRegisterMetaType<SnapshotPtr>();
+    m_worker = new SnapshotWorker(m_services);
+    m_worker->moveToThread(&m_thread);
+    connect(&m_thread, &QThread::finished, m_worker, &QObject::deleteLater);
+    connect(m_worker, &SnapshotWorker::ready, this, &Console::deliver, Qt::QueuedConnection);
+    m_thread.setObjectName(QStringLiteral("console snapshots"));
+}
+
+Console::~Console()
+{
+    if (m_thread.isRunning()) {
+        QMetaObject::invokeMethod(m_worker, &SnapshotWorker::stop, Qt::BlockingQueuedConnection);
+        m_thread.quit();
+        m_thread.wait();
+    } else {
+        delete m_worker;
+    }
+}
+
+void Console::startUpdates()
+{
+    if (m_thread.isRunning())
+        return;
+    m_thread.start();
+    QMetaObject::invokeMethod(m_worker, &SnapshotWorker::start, Qt::QueuedConnection);
+}
+
+void Console::refreshNow()
+{
+    deliver(m_worker->take());
+}
+
+void Console::follow(const QString& address)
+{
+    m_worker->follow(address.toStdString());
+}
+
+void Console::deliver(const SnapshotPtr& s)
+{
+    m_latest = s;
+    Q_EMIT snapshot(s);
+}
+
+QString Console::actor() const
+{
+    const char* user = std::getenv("USER");
+    return QStringLiteral("console:") + QString::fromLocal8Bit(user && *user ? user : "operator");
+}
+
+Storage::Store::Done Console::onGuiThread(Done done)
+{
+    // The store calls back on its writer thread after COMMIT; the views
+    // want it on theirs. If the window is gone by then, nobody is told.
+    QPointer<Console> self(this);
+    return [self, done = std::move(done)](const Storage::Outcome& o) {
+        if (!self)
+            return;
+        QMetaObject::invokeMethod(
+            self.data(),
+            [self, done, o] {
+                if (!o.ok() && o.status >= 500 && self)
+                    Q_EMIT self->problem(tr("Not saved: %1").arg(QString::fromStdString(o.error)));
+                if (done)
+                    done(o);
+            },
+            Qt::QueuedConnection);
+    };
+}
+
+void Console::addEntry(Core::ListKind kind, Core::ListEntry entry, Done done)
+{
+    m_services.store->addEntry(kind, std::move(entry), Storage::Actor{actor().toStdString()}, onGuiThread(std::move(done)));
+}
+
+void Console::removeEntry(Core::ListKind kind, Core::Cidr range, Done done)
+{
+    m_services.store->removeEntry(kind, range, Storage::Actor{actor().toStdString()}, onGuiThread(std::move(done)));
+}
+
+void Console::putTier(Core::Tier tier, Done done)
+{
+    m_services.store->putTier(std::move(tier), Storage::Actor{actor().toStdString()}, onGuiThread(std::move(done)));
+}
+
+void Console::deleteTier(QString name, Done done)
+{
+    m_services.store->deleteTier(name.toStdString(), Storage::Actor{actor().toStdString()}, onGuiThread(std::move(done)));
+}
+
+void Console::putCustomer(Core::Customer customer, Done done)
+{
+    m_services.store->putCustomer(std::move(customer), Storage::Actor{actor().toStdString()}, onGuiThread(std::move(done)));
+}
+
+void Console::deleteCustomer(QString id, Done done)
+{
+    m_services.store->deleteCustomer(id.toStdString(), Storage::Actor{actor().toStdString()}, onGuiThread(std::move(done)));
+}
+
+void Console::putRules(Core::EngineConfig config, Done done)
+{
+    m_services.store->putRules(std::move(config), Storage::Actor{actor().toStdString()}, onGuiThread(std::move(done)));
+}
+
+void Console::importEntries(std::vector<Storage::ImportRow> rows, Done done)
+{
+    m_services.store->importEntries(std::move(rows), Storage::Actor{actor().toStdString()}, onGuiThread(std::move(done)));
+}
+
+} // namespace Floodgate::Ui

@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: MIT
+// What the console works with, handed in by the composition root (app/):
+// the engine and the store, the refusal events, the request samples, and
+// the few controls that start or stop things. The console never owns them.
+#pragma once
+
+#include "Time.h"
+
+#include <functional>
+#include <string>
+
+namespace Floodgate::Core {
+class Engine;
+}
+namespace Floodgate::Storage {
+class Store;
+}
+namespace Floodgate::Http {
+class LimiterLog;
+class RequestSamples;
+} // namespace Floodgate::Http
+
+namespace Floodgate::Ui {
+
+struct ConsoleServices {
+    Core::Engine* engine = nullptr;
+    Storage::Store* store = nullptr;
+    Http::LimiterLog* log = nullptr;          // events (may be null)
+    Http::RequestSamples* samples = nullptr;  // last path and user agent (may be null)
+    const Core::Clock* clock = nullptr;
+
+    // Controls; unset ones are shown disabled.
+    std::function<void(bool)> setDemo;
+    std::function<bool()> demoRunning;
+    std::function<bool(bool, std::string*)> setListening;
+    std::function<bool()> listening;
+
+    // What the window says about where things are.
+    std::function<std::string()> listenUrl;  // changes when a port-0 listener restarts
+    std::string modeText;                    // "decision mode" | "proxy mode -> http://..."
+    std::string adminUrl;                    // empty: admin API off
+    bool dryRunForced = false;               // --dry-run on the command line: the stored setting is overridden
+    bool adminNeedsToken = false;
+    std::string databasePath;
+    std::string logPath;
+};
+
+} // namespace Floodgate::Ui

@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: MIT
+// One refresh of the console: a bounded copy of everything the views show,
+// taken off the GUI thread (SnapshotWorker) and handed over whole. The GUI
+// thread only merges it into its models and charts.
+#pragma once
+
+#include "AddressList.h"
+#include "LimiterLog.h"
+#include "Rules.h"
+#include "Snapshot.h"
+#include "Tables.h"
+
+#include <QMetaType>
+#include <QString>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace Floodgate::Ui {
+
+struct ClientRow {
+    Core::ClientSummary summary;
+    QString lastRequest;  // "GET /search" from the request samples (may be empty)
+    QString userAgent;
+};
+
+struct ConsoleSnapshot {
+    Core::Millis now = 0;
+    Core::EngineCounters counters;
+    // Complete seconds not delivered before, oldest first (the first
+    // snapshot carries the last hour).
+    std::vector<Core::SecondCounts> seconds;
+    std::vector<ClientRow> clients;  // by recent rate, most first (bounded)
+    Core::LiveBuckets buckets;       // the 3 s x 20 live view, top addresses per bucket
+    std::optional<Core::ClientDetail> followed;  // the client the buckets view follows
+    std::string followedText;                    // what was asked for
+    std::vector<Http::Event> events;             // refusals since the previous snapshot
+    std::vector<Storage::AuditRow> audit;        // audit rows since the previous snapshot
+    std::shared_ptr<const Core::AddressList> blocklist;
+    std::shared_ptr<const Core::AddressList> automatic;
+    std::shared_ptr<const Core::AddressList> safelist;
+    std::shared_ptr<const Core::EngineConfig> config;
+    std::map<std::string, std::vector<Core::LevelUsage>> customerUsage;  // by customer id
+    bool listening = true;
+    bool demo = false;
+    QString listenUrl;
+};
+
+using SnapshotPtr = std::shared_ptr<const ConsoleSnapshot>;
+
+} // namespace Floodgate::Ui
+
+Q_DECLARE_METATYPE(Floodgate::Ui::SnapshotPtr)

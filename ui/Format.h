@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: MIT
+// How the console writes numbers, durations, times and addresses: one
+// place, so every view says "4 m 12 s" and "19.8/s" the same way.
+#pragma once
+
+#include "Address.h"
+#include "Time.h"
+
+#include <QString>
+
+#include <string>
+#include <string_view>
+
+namespace Floodgate::Ui {
+
+inline QString qs(std::string_view s)
+{
+    return QString::fromUtf8(s.data(), qsizetype(s.size()));
+}
+
+// A range as an operator writes it: "203.0.113.7" for one address, else "203.0.113.0/24".
+QString rangeText(const Core::Cidr& range);
+// "0.4 s", "42 s", "3 m 12 s", "5 h 03 m", "6 d 23 h" — exact to the unit shown.
+QString formatDuration(Core::Millis ms);
+// A period as a rule says it: "3 s", "5 min", "1 h", "1 day".
+QString formatPeriod(Core::Millis ms);
+// "19.8/s", "0.3/s", "1,240/s".
+QString formatRate(double perSecond);
+// "12,345".
+QString formatCount(std::uint64_t n);
+// Local time: "14:03:12", with the date when not today.
+QString formatClock(Core::Millis ms, Core::Millis now);
+
+} // namespace Floodgate::Ui

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: MIT
+// The console window: navigation between the views, a toolbar (listener,
+// dry run, demo traffic, block and safelist, find), a status bar (mode,
+// requests and refusals per second, tracked clients, database), the notice
+// and problem strips. It pulls a snapshot about four times a second; the
+// views never hear from the request path.
+#pragma once
+
+#include <QMainWindow>
+
+#include <array>
+
+#ifndef Q_MOC_RUN
+#include "ConsoleSnapshot.h"
+#endif
+
+class QAction;
+class QLabel;
+class QLineEdit;
+class QListWidget;
+class QStackedWidget;
+
+namespace Floodgate::Ui {
+
+class BucketsView;
+class ClientsView;
+class Console;
+class EventsView;
+class ListsView;
+class NoticeBar;
+class Operations;
+class RulesView;
+class TiersView;
+class TrafficView;
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+
+public:
+    enum View { Traffic, Clients, Buckets, Lists, Tiers, Rules, Events, ViewCount };
+
+    explicit MainWindow(Console& console, QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    void showView(int view);
+    int currentView() const;
+    QWidget* viewWidget(int view) const;
+
+    TrafficView* traffic() const { return m_traffic; }
+    ClientsView* clients() const { return m_clients; }
+    BucketsView* buckets() const { return m_buckets; }
+    ListsView* lists() const { return m_lists; }
+    TiersView* tiers() const { return m_tiers; }
+    RulesView* rules() const { return m_rules; }
+    EventsView* events() const { return m_events; }
+    NoticeBar* notice() const { return m_notice; }
+    NoticeBar* problem() const { return m_problem; }
+    Operations* operations() const { return m_operations; }
+
+    // Named actions: block1h, block24h, block7d, blockCustom, safelist7d,
+    // removeFromList, copyAddress, showBuckets, listener, dryRun, demo, find, settings.
+    QAction* action(const QString& name) const;
+    // GUI-thread time spent applying the last snapshot (the refresh tick).
+    qint64 lastApplyNanoseconds() const { return m_lastApplyNs; }
+
+public Q_SLOTS:
+    void applySnapshot(Floodgate::Ui::SnapshotPtr snapshot);
+    void find(const QString& address);
+
+protected:
+    void closeEvent(QCloseEvent* event) override;
+
+private:
+    void buildActions();
+    void buildToolBar();
+    void buildStatusBar();
+    std::vector<Core::Cidr> selectedRanges() const;
+    void blockSelected(Core::Millis ttlMs);
+    void blockCustom();
+    void applyTo(int view, const ConsoleSnapshot& s);
+
+    Console& m_console;
+    Operations* m_operations = nullptr;
+    QListWidget* m_nav = nullptr;
+    QStackedWidget* m_stack = nullptr;
+    NoticeBar* m_notice = nullptr;
+    NoticeBar* m_problem = nullptr;
+    TrafficView* m_traffic = nullptr;
+    ClientsView* m_clients = nullptr;
+    BucketsView* m_buckets = nullptr;
+    ListsView* m_lists = nullptr;
+    TiersView* m_tiers = nullptr;
+    RulesView* m_rules = nullptr;
+    EventsView* m_events = nullptr;
+    QLabel* m_listenerLabel = nullptr;
+    QLineEdit* m_find = nullptr;
+    std::array<QLabel*, 4> m_status{};
+    std::map<QString, QAction*> m_actions;
+    std::array<const void*, ViewCount> m_appliedTo{};  // the snapshot each view last saw
+    qint64 m_lastApplyNs = 0;
+    bool m_wasListening = true;
+};
+
+} // namespace Floodgate::Ui

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: MIT
+#include "SnapshotWorker.h"
+
+#include "Engine.h"
+#include "Format.h"
+#include "RequestSamples.h"
+#include "Store.h"
+#include "Tuning.h"
+
+#include <algorithm>
+
+namespace Floodgate::Ui {
+
+namespace {
+constexpr std::size_t MAX_SEEN = 20'000;  // clients whose last request is remembered
+constexpr std::size_t TOP_PER_BUCKET = 12;
+} // namespace
+
+SnapshotWorker::SnapshotWorker(ConsoleServices services, QObject* parent)
+    : QObject(parent)
+    , m_services(std::move(services))
+{
+}
+
+void SnapshotWorker::follow(const std::string& address)
+{
+    std::lock_guard lock(m_mutex);
+    m_followed = address;
+}
+
+void SnapshotWorker::start()
+{
+    if (!m_timer) {
+        m_timer = new QTimer(this);
+        m_timer->setInterval(IntervalMs);
+        connect(m_timer, &QTimer::timeout, this, &SnapshotWorker::tick);
+    }
+    m_timer->start();
+    tick();
+}
+
+void SnapshotWorker::stop()
+{
+    if (m_timer)
+        m_timer->stop();
+}
+
+void SnapshotWorker::tick()
+{
+    Q_EMIT ready(take());
+}
+
+SnapshotPtr SnapshotWorker::take()
+{
+    std::lock_guard lock(m_mutex);
+    Core::Engine& engine = *m_services.engine;
+    auto s = std::make_shared<ConsoleSnapshot>();
+    const Core::Millis now = m_services.clock->now();
+    s->now = now;
+    s->counters = engine.counters(now);
+
+    // Per-second counts: the complete seconds not delivered yet.
+    const Core::Millis current = Core::floorDiv(now, 1000) * 1000;
+    const std::size_t wanted = m_lastSecond == 0 ? Core::Tuning::statsSeconds
+                                                 : std::size_t(std::clamp<Core::Millis>((current - m_lastSecond) / 1000, 0, 3600));
+    if (wanted > 0) {
+        auto seconds = engine.perSecond(now, wanted + 1);
+        seconds.pop_back();  // the second holding `now` is still filling
+        for (auto& sc : seconds)
+            if (sc.second > m_lastSecond)
+                s->seconds.push_back(sc);
+        if (!s->seconds.empty())
+            m_lastSecond = s->seconds.back().second;
+    }
+
+    // What the clients asked for last, from the listener's samples.
+    if (m_services.samples) {
+        for (const Http::RequestSample& r : m_services.samples->drain()) {
+            const std::string key = engine.countingRange(r.client).toString();
+            Seen& seen = m_seen[key];
+            if (r.time >= seen.at) {
+                seen.at = r.time;
+                seen.request = QString::fromUtf8(r.method) + QLatin1Char(' ') + QString::fromUtf8(r.path);
+                seen.userAgent = QString::fromUtf8(r.userAgent);
+            }
+        }
+        if (m_seen.size() > MAX_SEEN) {
+            // Forget the longest unseen half.
+            std::vector<Core::Millis> times;
+            times.reserve(m_seen.size());
+            for (const auto& [k, v] : m_seen)
+                times.push_back(v.at);
+            std::nth_element(times.begin(), times.begin() + std::ptrdiff_t(times.size() / 2), times.end());
+            const Core::Millis cut = times[times.size() / 2];
+            std::erase_if(m_seen, [cut](const auto& kv) { return kv.second.at < cut; });
+        }
+    }
+
+    for (Core::ClientSummary& c : engine.topClients(MaxClients, now)) {
+        ClientRow row;
+        const Core::Cidr range(c.key, c.keyPrefix);
+        if (auto it = m_seen.find(range.toString()); it != m_seen.end()) {
+            row.lastRequest = it->second.request;
+            row.userAgent = it->second.userAgent;
+        }
+        row.summary = std::move(c);
+        s->clients.push_back(std::move(row));
+    }
+    s->buckets = engine.liveBuckets(TOP_PER_BUCKET, now);
+    if (!m_followed.empty()) {
+        s->followedText = m_followed;
+        if (auto cidr = Core::Cidr::parse(m_followed))
+            s->followed = engine.client(cidr->address(), now);
+    }
+    if (m_services.log) {
+        s->events = m_services.log->events(m_lastEvent, Core::Tuning::maxEventsKept);
+        if (!s->events.empty())
+            m_lastEvent = s->events.back().id;
+    }
+    if (m_services.store) {
+        try {
+            s->audit = m_services.store->audit(m_lastAudit, 1000);
+            if (!s->audit.empty())
+                m_lastAudit = s->audit.back().id;
+        } catch (const std::exception&) {
+            // The audit trail shows up on the next tick; reading it never
+            // takes the console down.
+        }
+    }
+    s->blocklist = engine.list(Core::ListKind::Blocklist);
+    s->safelist = engine.list(Core::ListKind::Safelist);
+    s->automatic = engine.automaticBans();
+    s->config = engine.config();
+    for (const Core::Customer& c : s->config->customers)
+        if (auto usage = engine.customerUsage(c.id, now))
+            s->customerUsage.emplace(c.id, std::move(*usage));
+    s->listening = !m_services.listening || m_services.listening();
+    s->demo = m_services.demoRunning && m_services.demoRunning();
+    if (m_services.listenUrl)
+        s->listenUrl = qs(m_services.listenUrl());
+    return s;
+}
+
+} // namespace Floodgate::Ui

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: MIT
+#include "TierModels.h"
+
+#include "Format.h"
+
+#include <QLocale>
+
+namespace Floodgate::Ui {
+
+namespace {
+
+QString perPeriod(Core::Millis ms)
+{
+    if (ms == 1000)
+        return QStringLiteral("s");
+    if (ms == 60'000)
+        return QStringLiteral("min");
+    if (ms == 3'600'000)
+        return QStringLiteral("h");
+    if (ms == 86'400'000)
+        return QStringLiteral("day");
+    return formatPeriod(ms);
+}
+
+// The level with the least left: the one a customer meets first.
+const Core::LevelUsage* binding(const std::vector<Core::LevelUsage>& usage)
+{
+    const Core::LevelUsage* best = nullptr;
+    for (const auto& u : usage)
+        if (!best || u.remaining < best->remaining)
+            best = &u;
+    return best;
+}
+
+} // namespace
+
+QString TiersModel::describe(const std::vector<Core::Level>& levels)
+{
+    QStringList parts;
+    for (const Core::Level& l : levels)
+        parts << QStringLiteral("%1 / %2").arg(QLocale().toString(l.limit), perPeriod(l.periodMs));
+    return parts.join(QStringLiteral(" + "));
+}
+
+QString TiersModel::keyOf(const TierRow& row) const
+{
+    return qs(row.tier.name);
+}
+
+void TiersModel::apply(const ConsoleSnapshot& s)
+{
+    std::vector<TierRow> next;
+    for (const Core::Tier& t : s.config->tiers) {
+        TierRow r{t, 0};
+        for (const Core::Customer& c : s.config->customers)
+            r.customers += c.tier == t.name;
+        next.push_back(std::move(r));
+    }
+    merge(std::move(next));
+}
+
+int TiersModel::columnCount(const QModelIndex& parent) const
+{
+    return parent.isValid() ? 0 : ColumnCount;
+}
+
+QVariant TiersModel::data(const QModelIndex& index, int role) const
+{
+    const TierRow* row = rowAt(index.row());
+    if (!row || role != Qt::DisplayRole)
+        return {};
+    switch (index.column()) {
+    case Name: return qs(row->tier.name);
+    case Levels: return describe(row->tier.levels);
+    case Customers: return row->customers;
+    }
+    return {};
+}
+
+QVariant TiersModel::headerData(int section, Qt::Orientation orientation, int role) const
+{
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+        return {};
+    switch (section) {
+    case Name: return tr("Tier");
+    case Levels: return tr("Limits");
+    case Customers: return tr("Customers");
+    }
+    return {};
+}
+
+QString CustomersModel::keyOf(const CustomerRow& row) const
+{
+    return qs(row.customer.id);
+}
+
+void CustomersModel::apply(const ConsoleSnapshot& s)
+{
+    std::vector<CustomerRow> next;
+    for (const Core::Customer& c : s.config->customers) {
+        CustomerRow r{c, {}};
+        if (auto it = s.customerUsage.find(c.id); it != s.customerUsage.end())
+            r.usage = it->second;
+        next.push_back(std::move(r));
+    }
+    merge(std::move(next));
+}
+
+int CustomersModel::columnCount(const QModelIndex& parent) const
+{
+    return parent.isValid() ? 0 : ColumnCount;
+}
+
+QVariant CustomersModel::data(const QModelIndex& index, int role) const
+{
+    const CustomerRow* row = rowAt(index.row());
+    if (!row)
+        return {};
+    const Core::LevelUsage* b = binding(row->usage);
+    if (index.column() == Use) {
+        if (role == UsedRole)
+            return b ? b->used : 0u;
+        if (role == LimitRole)
+            return b ? b->limit : 0u;
+        if (role == Qt::DisplayRole)
+            return b ? QStringLiteral("%1 / %2  %3").arg(b->used).arg(b->limit).arg(qs(b->name)) : QString();
+        if (role == Qt::ToolTipRole) {
+            QStringList lines;
+            for (const auto& u : row->usage)
+                lines << tr("%1: %2 of %3 used in its %4 window, %5 left, whole again in %6")
+                             .arg(qs(u.name))
+                             .arg(u.used)
+                             .arg(u.limit)
+                             .arg(formatPeriod(u.periodMs))
+                             .arg(u.remaining)
+                             .arg(formatDuration(u.resetMs));
+            return lines.join(QLatin1Char('\n'));
+        }
+        return {};
+    }
+    if (role != Qt::DisplayRole)
+        return {};
+    switch (index.column()) {
+    case Id: return qs(row->customer.id);
+    case Name: return qs(row->customer.name);
+    case Tier: return qs(row->customer.tier);
+    case Overrides: return TiersModel::describe(row->customer.overrides);
+    }
+    return {};
+}
+
+QVariant CustomersModel::headerData(int section, Qt::Orientation orientation, int role) const
+{
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+        return {};
+    switch (section) {
+    case Id: return tr("Customer id");
+    case Name: return tr("Name");
+    case Tier: return tr("Tier");
+    case Overrides: return tr("Overrides");
+    case Use: return tr("Use now (level with the least left)");
+    }
+    return {};
+}
+
+} // namespace Floodgate::Ui

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: MIT
+// Customer tiers (Free 100/h; Pro 100/min + 5K/h; Enterprise 200/min +
+// 10K/h) and the customers on them, with each customer's current use.
+// Edits are validated, saved, and apply to the next request.
+#pragma once
+
+#include <QWidget>
+
+#ifndef Q_MOC_RUN
+#include "ConsoleSnapshot.h"
+#include "Store.h"
+#endif
+
+class QTableView;
+
+namespace Floodgate::Ui {
+
+class Console;
+class CustomersModel;
+class NoticeBar;
+class TiersModel;
+
+class TiersView : public QWidget {
+    Q_OBJECT
+
+public:
+    TiersView(Console& console, NoticeBar& notice, QWidget* parent = nullptr);
+    void apply(const ConsoleSnapshot& snapshot);
+    TiersModel* tiers() const { return m_tiers; }
+    CustomersModel* customers() const { return m_customers; }
+    QTableView* tiersTable() const { return m_tierTable; }
+    QTableView* customersTable() const { return m_customerTable; }
+
+public Q_SLOTS:
+    void addTier();
+    void editTier();
+    void deleteTier();
+    void addCustomer();
+    void editCustomer();
+    void deleteCustomer();
+
+private:
+    void saved(const Storage::Outcome& o, const QString& text);
+
+    Console& m_console;
+    NoticeBar& m_notice;
+    TiersModel* m_tiers = nullptr;
+    CustomersModel* m_customers = nullptr;
+    QTableView* m_tierTable = nullptr;
+    QTableView* m_customerTable = nullptr;
+    SnapshotPtr m_latest;
+};
+
+} // namespace Floodgate::Ui

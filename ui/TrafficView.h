@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: MIT
+// Live traffic: headline numbers a newcomer reads in ten seconds, requests
+// per second split by action over 1 min / 10 min / 1 h, and the rates of the
+// five busiest clients over the last minute. Fixed-size point lists replaced
+// once per refresh (no appends, no animations), a "nice" Y scale, exact
+// values on hover.
+#pragma once
+
+#include <QWidget>
+
+#include <array>
+#include <deque>
+
+#ifndef Q_MOC_RUN
+#include "ConsoleSnapshot.h"
+#endif
+
+class QChart;
+class QChartView;
+class QDateTimeAxis;
+class QLabel;
+class QLineSeries;
+class QValueAxis;
+class QButtonGroup;
+
+namespace Floodgate::Ui {
+
+class TrafficView : public QWidget {
+    Q_OBJECT
+
+public:
+    explicit TrafficView(QWidget* parent = nullptr);
+    void apply(const ConsoleSnapshot& snapshot);
+
+    struct Range {
+        const char* label;
+        int slots;           // points per series
+        int secondsPerSlot;  // seconds averaged into one point
+    };
+    static constexpr std::array<Range, 3> Ranges = {{{"1 min", 60, 1}, {"10 min", 120, 5}, {"1 h", 120, 30}}};
+    void setRange(int index);
+    int range() const { return m_range; }
+    // Points across all series of both charts (stays bounded, whatever the uptime).
+    int pointCount() const;
+    // The smallest 1/2/5 x 10^k at or above `max` (at least 5): the Y axis top.
+    static double niceCeiling(double max);
+
+Q_SIGNALS:
+    void clientClicked(const QString& address);
+
+private:
+    void redrawTraffic();
+    void redrawTop(const ConsoleSnapshot& s);
+    void showValuesAt(const QPointF& point);
+
+    int m_range = 0;
+    Core::Millis m_now = 0;
+    std::deque<Core::SecondCounts> m_history;  // at most an hour of complete seconds
+
+    struct Tile {
+        QLabel* value = nullptr;
+        QLabel* caption = nullptr;
+    };
+    std::array<Tile, 5> m_tiles;
+    QChartView* m_trafficView = nullptr;
+    QChart* m_traffic = nullptr;
+    std::array<QLineSeries*, Core::ActionCount> m_series{};
+    QDateTimeAxis* m_x = nullptr;
+    QValueAxis* m_y = nullptr;
+    QChartView* m_topView = nullptr;
+    QChart* m_top = nullptr;
+    std::array<QLineSeries*, 5> m_topSeries{};
+    QValueAxis* m_topX = nullptr;
+    QValueAxis* m_topY = nullptr;
+    QButtonGroup* m_rangeButtons = nullptr;
+    QLabel* m_explain = nullptr;
+};
+
+} // namespace Floodgate::Ui
