@@ -14,6 +14,8 @@
 #include <QDir>
 #include <QGuiApplication>
 #include <QMessageBox>
+#include <QPalette>
+#include <QStyle>
 #include <QTimer>
 
 #include <cstdio>
@@ -82,6 +84,36 @@ void scheduleScreenshots(Ui::MainWindow& window, Ui::Console& console, const Opt
     });
 }
 
+void applyTheme(const std::string& theme)
+{
+    if (theme == "system")
+        return;
+    QApplication::setStyle(QStringLiteral("Fusion"));
+    if (theme == "light") {
+        QApplication::setPalette(QApplication::style()->standardPalette());
+        return;
+    }
+    QPalette p;
+    const QColor window(0x2b, 0x2f, 0x33), base(0x20, 0x23, 0x26), text(0xe8, 0xea, 0xed), disabled(0x80, 0x86, 0x8b);
+    p.setColor(QPalette::Window, window);
+    p.setColor(QPalette::WindowText, text);
+    p.setColor(QPalette::Base, base);
+    p.setColor(QPalette::AlternateBase, window);
+    p.setColor(QPalette::ToolTipBase, base);
+    p.setColor(QPalette::ToolTipText, text);
+    p.setColor(QPalette::Text, text);
+    p.setColor(QPalette::Button, window);
+    p.setColor(QPalette::ButtonText, text);
+    p.setColor(QPalette::BrightText, QColor(0xff, 0x8a, 0x80));
+    p.setColor(QPalette::Highlight, QColor(0x3d, 0x7d, 0xd8));
+    p.setColor(QPalette::HighlightedText, Qt::white);
+    p.setColor(QPalette::Link, QColor(0x8a, 0xb4, 0xf8));
+    p.setColor(QPalette::PlaceholderText, disabled);
+    for (auto role : {QPalette::WindowText, QPalette::Text, QPalette::ButtonText})
+        p.setColor(QPalette::Disabled, role, disabled);
+    QApplication::setPalette(p);
+}
+
 } // namespace
 
 int runConsole(const Options& o, int argc, char** argv)
@@ -92,6 +124,7 @@ int runConsole(const Options& o, int argc, char** argv)
     QApplication::setApplicationDisplayName(QStringLiteral("Floodgate"));
     QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/floodgate.svg")));
     QApplication::setDesktopFileName(QStringLiteral("floodgate"));
+    applyTheme(o.theme);
 
     const Core::SystemClock clock;
     Runtime runtime(clock);
@@ -105,6 +138,8 @@ int runConsole(const Options& o, int argc, char** argv)
     {
         Ui::Console console(servicesOf(runtime, o));
         Ui::MainWindow window(console);
+        if (o.windowWidth > 0)
+            window.resize(o.windowWidth, o.windowHeight);
         window.show();
         console.refreshNow();
         console.startUpdates();

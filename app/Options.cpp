@@ -73,6 +73,8 @@ std::string usageText()
            "                         so the demo's clients can have their own addresses)\n"
            "  --db-timeout SECONDS   wait this long for another writer's lock   default 5\n"
            "  --seconds N            stop by itself after N seconds\n"
+           "  --theme light|dark|system   the console's colours           default system\n"
+           "  --window-size WxH      the console window's size at start\n"
            "  --screenshots DIR      console: save each view as a PNG in DIR after --screenshot-delay\n"
            "                         seconds (default 8), then quit\n"
            "  --version, --help\n"
@@ -108,7 +110,7 @@ std::optional<std::string> parseOptions(int argc, char** argv, Options& o)
             o.demo = true;
         } else if (a == "--listen" || a == "--admin" || a == "--upstream" || a == "--db" || a == "--log" || a == "--trusted-proxy"
                    || a == "--threads" || a == "--seconds" || a == "--db-timeout" || a == "--screenshots"
-                   || a == "--screenshot-delay") {
+                   || a == "--screenshot-delay" || a == "--theme" || a == "--window-size") {
             auto v = needValue(i, a.c_str());
             if (!v)
                 return a + " needs a value";
@@ -130,6 +132,20 @@ std::optional<std::string> parseOptions(int argc, char** argv, Options& o)
                 o.upstream = *v;
             } else if (a == "--screenshots") {
                 o.screenshots = *v;
+            } else if (a == "--theme") {
+                if (*v != "light" && *v != "dark" && *v != "system")
+                    return "--theme " + *v + ": expected light, dark or system";
+                o.theme = *v;
+            } else if (a == "--window-size") {
+                unsigned w = 0, h = 0;
+                const auto x = v->find('x');
+                auto [p1, e1] = std::from_chars(v->data(), v->data() + (x == std::string::npos ? v->size() : x), w);
+                auto [p2, e2] = x == std::string::npos ? std::from_chars_result{nullptr, std::errc::invalid_argument}
+                                                       : std::from_chars(v->data() + x + 1, v->data() + v->size(), h);
+                if (e1 != std::errc() || e2 != std::errc() || p2 != v->data() + v->size() || w < 640 || h < 400 || w > 10000 || h > 10000)
+                    return "--window-size " + *v + ": expected WIDTHxHEIGHT, at least 640x400";
+                o.windowWidth = int(w);
+                o.windowHeight = int(h);
             } else if (a == "--db") {
                 if (v->empty())
                     return "--db needs a path";

@@ -32,6 +32,9 @@ struct Options {
     bool demo = false;
     double seconds = 0;                // --seconds N: stop after N seconds (tests, demos)
     double dbTimeoutSeconds = 5;       // --db-timeout: how long to wait for another writer's lock
+    std::string theme = "system";      // --theme light|dark|system: the console's palette
+    int windowWidth = 0;               // --window-size WxH: the console's first size (0: remembered or default)
+    int windowHeight = 0;
     std::string screenshots;           // --screenshots DIR: save each console view as PNG, then quit
     double screenshotDelaySeconds = 8; // --screenshot-delay: how long the demo runs first
     std::vector<std::string> command;  // "lists export FILE" ...

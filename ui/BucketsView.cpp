@@ -78,6 +78,14 @@ BucketsView::BucketsView(QWidget* parent)
     m_summary = new QLabel;
     m_summary->setWordWrap(true);
     layout->addWidget(m_summary);
+    auto* legend = new QLabel(tr("Bars: requests in each bucket, oldest left. <span style='color:%1'>Line</span>: the running total "
+                                 "through the window — what the limit is compared with. <span style='color:%2'>Dashed</span>: the limit.")
+                                  .arg(Theme::action(Core::Action::Throttle).name(), Theme::action(Core::Action::Block).name()));
+    legend->setWordWrap(true);
+    QPalette muted = legend->palette();
+    muted.setColor(QPalette::WindowText, Theme::muted());
+    legend->setPalette(muted);
+    layout->addWidget(legend);
 
     m_levelsArea = new QWidget;
     m_grid = new QGridLayout(m_levelsArea);

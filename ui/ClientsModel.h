@@ -14,7 +14,7 @@ class ClientsModel : public KeyedModel<ClientRow> {
     Q_OBJECT
 
 public:
-    enum Column { Address, Last3s, Last60s, Rate, Use, State, Customer, Request, UserAgent, Activity, ColumnCount };
+    enum Column { Address, Last3s, Last60s, Rate, Activity, Use, State, Customer, Request, UserAgent, ColumnCount };
     enum Role {
         SortRole = Qt::UserRole + 1,  // a number (or text) to sort by
         KeyRole,                      // the counting range as text ("2001:db8:1::/64")

@@ -71,6 +71,8 @@ ClientsView::ClientsView(QWidget* parent)
     m_state->addItem(tr("Safelisted"), int(Core::ClientState::Safelisted));
     m_state->addItem(tr("Ok"), int(Core::ClientState::Ok));
     m_count = new QLabel;
+    m_count->setFixedSize(200, m_count->sizeHint().height());  // fixed: a new count repaints the label, not the page
+    m_count->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
     bar->addWidget(m_filter, 1);
     bar->addWidget(m_state);
     bar->addWidget(m_count);
@@ -92,11 +94,12 @@ ClientsView::ClientsView(QWidget* parent)
     m_table->setWordWrap(false);
     m_table->verticalHeader()->hide();
     m_table->verticalHeader()->setDefaultSectionSize(26);
-    m_table->horizontalHeader()->setStretchLastSection(false);
+    m_table->horizontalHeader()->setStretchLastSection(true);
     m_table->setItemDelegateForColumn(ClientsModel::Use, new UsageBarDelegate(ClientsModel::UsedRole, ClientsModel::LimitRole, this));
     m_table->setItemDelegateForColumn(ClientsModel::Activity, new SparklineDelegate(ClientsModel::LiveRole, this));
     m_table->setContextMenuPolicy(Qt::CustomContextMenu);
-    const std::array<int, ClientsModel::ColumnCount> widths = {300, 46, 52, 64, 180, 140, 80, 170, 150, 110};
+    // Address, 3 s, 60 s, rate, last minute, binding limit, state, customer, last request (user agent stretches).
+    const std::array<int, ClientsModel::ColumnCount> widths = {250, 44, 52, 62, 104, 170, 124, 80, 160, 120};
     for (int c = 0; c < ClientsModel::ColumnCount; ++c)
         m_table->setColumnWidth(c, widths[std::size_t(c)]);
     layout->addWidget(m_table);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "EventsView.h"
 
+#include "Format.h"
 #include "StreamModels.h"
 #include "Theme.h"
 
@@ -20,12 +21,14 @@ namespace Floodgate::Ui {
 
 namespace {
 
-QTableView* makeTable(QSortFilterProxyModel* proxy, int sortColumn)
+QTableView* makeTable(QSortFilterProxyModel* proxy)
 {
     auto* t = new QTableView;
     t->setModel(proxy);
+    // The models keep the newest first; the operator may sort by a column,
+    // and clicking back to "Time" descending is the same order.
+    t->horizontalHeader()->setSortIndicator(-1, Qt::DescendingOrder);
     t->setSortingEnabled(true);
-    t->sortByColumn(sortColumn, Qt::DescendingOrder);  // newest first
     t->setSelectionBehavior(QAbstractItemView::SelectRows);
     t->setSelectionMode(QAbstractItemView::SingleSelection);
     t->setAlternatingRowColors(true);
@@ -52,15 +55,21 @@ EventsView::EventsView(QWidget* parent)
     m_filter = new QLineEdit;
     m_filter->setPlaceholderText(tr("Filter by client, rule, path or action"));
     m_filter->setClearButtonEnabled(true);
-    ev->addWidget(m_filter);
+    m_count = new QLabel;
+    m_count->setFixedSize(200, m_count->sizeHint().height());  // fixed: a new count repaints the label, not the page
+    m_count->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
+    auto* filterRow = new QHBoxLayout;
+    filterRow->addWidget(m_filter, 1);
+    filterRow->addWidget(m_count);
+    ev->addLayout(filterRow);
     m_events = new EventsModel(this);
     m_eventsProxy = new QSortFilterProxyModel(this);
     m_eventsProxy->setSourceModel(m_events);
     m_eventsProxy->setSortRole(EventsModel::SortRole);
     m_eventsProxy->setFilterKeyColumn(-1);
     m_eventsProxy->setFilterCaseSensitivity(Qt::CaseInsensitive);
-    m_eventsProxy->setDynamicSortFilter(true);
-    m_eventsTable = makeTable(m_eventsProxy, EventsModel::Time);
+    m_eventsProxy->setDynamicSortFilter(true);  // cheap while unsorted: rows arrive at the top
+    m_eventsTable = makeTable(m_eventsProxy);
     const int widths[] = {80, 110, 150, 210, 330, 90, 100};
     for (int c = 0; c < 7; ++c)
         m_eventsTable->setColumnWidth(c, widths[c]);
@@ -87,7 +96,7 @@ EventsView::EventsView(QWidget* parent)
     m_auditProxy = new QSortFilterProxyModel(this);
     m_auditProxy->setSourceModel(m_audit);
     m_auditProxy->setSortRole(AuditModel::SortRole);
-    m_auditTable = makeTable(m_auditProxy, AuditModel::Time);
+    m_auditTable = makeTable(m_auditProxy);
     m_auditTable->setColumnWidth(AuditModel::Time, 90);
     m_auditTable->setColumnWidth(AuditModel::Actor, 180);
     m_auditTable->setColumnWidth(AuditModel::Action, 140);
@@ -114,7 +123,9 @@ void EventsView::apply(const ConsoleSnapshot& s)
 {
     m_events->apply(s);
     m_audit->apply(s);
-    m_tabs->setTabText(0, tr("Refusals (%1)").arg(m_events->rowCount()));
+    // A label of its own, not the tab's text: a tab title that changes
+    // re-lays out the whole page and repaints every row.
+    m_count->setText(tr("%1 kept, newest first").arg(formatCount(std::uint64_t(m_events->rowCount()))));
 }
 
 QString EventsView::selectedClient() const

@@ -45,6 +45,7 @@ private:
     QSortFilterProxyModel* m_eventsProxy = nullptr;
     QTableView* m_eventsTable = nullptr;
     QLineEdit* m_filter = nullptr;
+    QLabel* m_count = nullptr;
     QLabel* m_why = nullptr;
     QPushButton* m_show = nullptr;
     AuditModel* m_audit = nullptr;

@@ -4,6 +4,8 @@
 #include <QDateTime>
 #include <QLocale>
 
+#include <cstdio>
+
 namespace Floodgate::Ui {
 
 QString rangeText(const Core::Cidr& range)
@@ -54,9 +56,23 @@ QString formatCount(std::uint64_t n)
 
 QString formatClock(Core::Millis ms, Core::Millis now)
 {
-    const QDateTime t = QDateTime::fromMSecsSinceEpoch(ms);
-    const QDateTime n = QDateTime::fromMSecsSinceEpoch(now);
-    return t.date() == n.date() ? t.toString(QStringLiteral("HH:mm:ss")) : t.toString(QStringLiteral("yyyy-MM-dd HH:mm"));
+    // Tables call this for every visible row on every paint; converting
+    // through the time zone each time costs more than the whole row. The
+    // local offset is looked up once a minute (on the GUI thread only).
+    static Core::Millis offsetValidUntil = 0;
+    static Core::Millis offsetMs = 0;
+    if (now >= offsetValidUntil) {
+        offsetMs = Core::Millis(QDateTime::fromMSecsSinceEpoch(now).offsetFromUtc()) * 1000;
+        offsetValidUntil = now + 60'000;
+    }
+    constexpr Core::Millis DAY = 86'400'000;
+    const Core::Millis local = ms + offsetMs;
+    if (Core::floorDiv(local, DAY) != Core::floorDiv(now + offsetMs, DAY))
+        return QDateTime::fromMSecsSinceEpoch(ms).toString(QStringLiteral("yyyy-MM-dd HH:mm"));
+    const Core::Millis inDay = local - Core::floorDiv(local, DAY) * DAY;
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "%02d:%02d:%02d", int(inDay / 3'600'000), int(inDay / 60'000 % 60), int(inDay / 1000 % 60));
+    return QString::fromLatin1(buf);
 }
 
 } // namespace Floodgate::Ui

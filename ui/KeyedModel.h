@@ -3,7 +3,8 @@
 // or sorted row stays where the operator left it while the numbers move
 // (qBittorrent's TransferListModel): rows that are still there are updated
 // in place with one dataChanged for the whole table, new ones are appended,
-// gone ones removed. AppendModel keeps a bounded stream (events, audit).
+// gone ones removed. AppendModel keeps a bounded stream (events, audit),
+// newest first.
 #pragma once
 
 #include <QAbstractTableModel>
@@ -89,13 +90,17 @@ private:
 template <class Row>
 class AppendModel : public QAbstractTableModel {
 public:
+    // Newest first: a batch goes in at the top and the oldest rows leave at
+    // the bottom, so a view shows the stream newest first without a sorting
+    // proxy re-sorting thousands of rows on every refresh.
     explicit AppendModel(std::size_t capacity, QObject* parent = nullptr) : QAbstractTableModel(parent), m_capacity(capacity) {}
 
     int rowCount(const QModelIndex& parent = {}) const override { return parent.isValid() ? 0 : int(m_rows.size()); }
+    // Row 0 is the newest.
     const Row* rowAt(int r) const { return r >= 0 && r < int(m_rows.size()) ? &m_rows[std::size_t(r)] : nullptr; }
 
-    // Appends a batch (one insert per refresh, as Wireshark's packet list
-    // does), dropping the oldest beyond the capacity.
+    // Adds a batch given oldest first (one insert per refresh, as Wireshark's
+    // packet list does), dropping the oldest beyond the capacity.
     void append(std::vector<Row> batch)
     {
         if (batch.empty())
@@ -104,13 +109,13 @@ public:
             batch.erase(batch.begin(), batch.end() - std::ptrdiff_t(m_capacity));
         const std::size_t over = m_rows.size() + batch.size() > m_capacity ? m_rows.size() + batch.size() - m_capacity : 0;
         if (over > 0) {
-            beginRemoveRows({}, 0, int(over) - 1);
-            m_rows.erase(m_rows.begin(), m_rows.begin() + std::ptrdiff_t(over));
+            beginRemoveRows({}, int(m_rows.size() - over), int(m_rows.size()) - 1);
+            m_rows.erase(m_rows.end() - std::ptrdiff_t(over), m_rows.end());
             endRemoveRows();
         }
-        beginInsertRows({}, int(m_rows.size()), int(m_rows.size() + batch.size()) - 1);
+        beginInsertRows({}, 0, int(batch.size()) - 1);
         for (Row& r : batch)
-            m_rows.push_back(std::move(r));
+            m_rows.push_front(std::move(r));
         endInsertRows();
     }
 

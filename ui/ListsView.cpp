@@ -114,8 +114,13 @@ void ListsView::apply(const ConsoleSnapshot& s)
 {
     for (Tab& t : m_lists)
         t.model->apply(s);
-    m_tabs->setTabText(0, tr("Blocklist (%1)").arg(m_lists[std::size_t(Core::ListKind::Blocklist)].model->rowCount()));
-    m_tabs->setTabText(1, tr("Safelist (%1)").arg(m_lists[std::size_t(Core::ListKind::Safelist)].model->rowCount()));
+    // Only when a count changed: a new tab title re-lays out the page.
+    const QString block = tr("Blocklist (%1)").arg(m_lists[std::size_t(Core::ListKind::Blocklist)].model->rowCount());
+    const QString safe = tr("Safelist (%1)").arg(m_lists[std::size_t(Core::ListKind::Safelist)].model->rowCount());
+    if (m_tabs->tabText(0) != block)
+        m_tabs->setTabText(0, block);
+    if (m_tabs->tabText(1) != safe)
+        m_tabs->setTabText(1, safe);
 }
 
 std::vector<Core::ListEntry> ListsView::selectedEntries() const

@@ -283,9 +283,15 @@ void MainWindow::buildToolBar()
 
 void MainWindow::buildStatusBar()
 {
-    for (auto*& l : m_status) {
+    // Fixed widths: the numbers change four times a second and must not
+    // re-lay out the window each time.
+    const std::array<int, 4> widths = {260, 280, 180, 0};
+    for (std::size_t i = 0; i < m_status.size(); ++i) {
+        QLabel*& l = m_status[i];
         l = new QLabel;
         l->setContentsMargins(6, 0, 6, 0);
+        if (widths[i])
+            l->setFixedWidth(widths[i]);
         statusBar()->addWidget(l);
     }
     statusBar()->addPermanentWidget(m_status[3]);

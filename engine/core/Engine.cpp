@@ -13,7 +13,6 @@
 #include <atomic>
 #include <map>
 #include <mutex>
-#include <queue>
 #include <unordered_map>
 
 namespace Floodgate::Core {
@@ -283,6 +282,17 @@ struct Offender {
     Millis lastBanAt = 0;
 };
 
+// The address a table key stands for (its two big-endian words).
+IpAddress addressOfKey(std::uint64_t hi, std::uint64_t lo)
+{
+    IpAddress::Bytes b{};
+    for (int i = 0; i < 8; ++i) {
+        b[std::size_t(i)] = std::uint8_t(hi >> (56 - 8 * i));
+        b[std::size_t(8 + i)] = std::uint8_t(lo >> (56 - 8 * i));
+    }
+    return IpAddress(b);
+}
+
 std::atomic<std::uint64_t> g_nextEngineId{1};
 
 struct ThreadCache {
@@ -521,17 +531,9 @@ struct Engine::Impl {
     ClientSummary summarize(const Compiled& c, const KeyTable::Header& h, const std::uint32_t* cells, Millis now) const
     {
         ClientSummary s;
-        s.key = IpAddress::fromV4(0);
-        IpAddress::Bytes b{};
-        for (int i = 0; i < 8; ++i) {
-            b[std::size_t(i)] = std::uint8_t(h.key.a >> (56 - 8 * i));
-            b[std::size_t(8 + i)] = std::uint8_t(h.key.b >> (56 - 8 * i));
-        }
-        s.key = IpAddress(b);
+        s.key = addressOfKey(h.key.a, h.key.b);
         s.keyPrefix = c.keyPrefix(s.key);
-        for (int i = 0; i < 8; ++i)
-            b[std::size_t(8 + i)] = std::uint8_t(h.detail >> (56 - 8 * i));
-        s.lastAddress = IpAddress(b);
+        s.lastAddress = addressOfKey(h.key.a, h.detail);  // the last full address: the key's high word, its own low word
         s.live = LiveRing::read(cells, now);
         s.lastBucket = s.live.back();
         for (auto v : s.live)
@@ -961,25 +963,41 @@ std::vector<ClientSummary> Engine::topClients(std::size_t limit, Millis now) con
     limit = std::min(limit, Tuning::maxTopClients);
     auto p = m->snapshot();
     const Compiled& c = *p->compiled;
-    // Pass 1: the rate of every client, keeping the best `limit` in a heap.
-    auto worse = [](const ClientSummary& a, const ClientSummary& b) {
-        if (a.ratePerSecond != b.ratePerSecond)
-            return a.ratePerSecond > b.ratePerSecond;
-        if (a.last60s != b.last60s)
-            return a.last60s > b.last60s;
-        return a.key < b.key;
-    };
-    std::vector<ClientSummary> heap;
+    std::vector<ClientSummary> out;
     if (limit == 0)
-        return heap;
+        return out;
+    // Pass 1: the rate of every client from its live ring alone (no
+    // strings, no summary), keeping the best `limit` in a heap. Ties go to
+    // the busier minute, then to the key, so the order is stable.
+    struct Candidate {
+        double rate;
+        std::uint32_t last60s;
+        std::uint64_t a, b;
+    };
+    auto worse = [](const Candidate& x, const Candidate& y) {
+        if (x.rate != y.rate)
+            return x.rate > y.rate;
+        if (x.last60s != y.last60s)
+            return x.last60s > y.last60s;
+        return x.a != y.a ? x.a < y.a : x.b < y.b;
+    };
+    const Millis covered = now - (floorDiv(now, Tuning::liveBucketMs) - 1) * Tuning::liveBucketMs;
+    std::vector<Candidate> heap;
     heap.reserve(limit + 1);
     p->clients->forEach(now, [&](const KeyTable::Header& h, const std::uint32_t* cells) {
         if (h.key.space != CLIENT_SPACE)
             return;
-        ClientSummary s = m->summarize(c, h, cells, now);
-        if (s.last60s == 0 && s.ratePerSecond == 0 && heap.size() >= limit)
+        const auto live = LiveRing::read(cells, now);
+        std::uint32_t last60s = 0;
+        for (auto v : live)
+            last60s += v;
+        if (last60s == 0 && heap.size() >= limit)
             return;
-        heap.push_back(std::move(s));
+        const double rate = double(live[Tuning::liveBucketCount - 1] + live[Tuning::liveBucketCount - 2]) * 1000.0 / double(covered);
+        const Candidate cand{rate, last60s, h.key.a, h.key.b};
+        if (heap.size() >= limit && !worse(cand, heap.front()))
+            return;  // not better than the worst kept
+        heap.push_back(cand);
         std::push_heap(heap.begin(), heap.end(), worse);
         if (heap.size() > limit) {
             std::pop_heap(heap.begin(), heap.end(), worse);
@@ -987,12 +1005,16 @@ std::vector<ClientSummary> Engine::topClients(std::size_t limit, Millis now) con
         }
     });
     std::sort(heap.begin(), heap.end(), worse);
-    // Pass 2: binding level and state for the few that made it.
-    for (ClientSummary& s : heap) {
-        p->clients->read(TableKey{s.key.hi(), s.key.lo(), 0, CLIENT_SPACE, 0}, now,
-                         [&](const KeyTable::Header&, const std::uint32_t* cells) { m->describe(*p, s, cells, now, nullptr); });
+    // Pass 2: the summary, binding level and state for the few that made it.
+    out.reserve(heap.size());
+    for (const Candidate& cand : heap) {
+        p->clients->read(TableKey{cand.a, cand.b, 0, CLIENT_SPACE, 0}, now, [&](const KeyTable::Header& h, const std::uint32_t* cells) {
+            ClientSummary s = m->summarize(c, h, cells, now);
+            m->describe(*p, s, cells, now, nullptr);
+            out.push_back(std::move(s));
+        });
     }
-    return heap;
+    return out;
 }
 
 LiveBuckets Engine::liveBuckets(std::size_t topPerBucket, Millis now) const
@@ -1003,30 +1025,33 @@ LiveBuckets Engine::liveBuckets(std::size_t topPerBucket, Millis now) const
     out.ipv6PrefixBits = p->compiled->settings.ipv6PrefixBits;
     out.ipv4PrefixBits = p->compiled->settings.ipv4PrefixBits;
     const std::int64_t cur = floorDiv(now, Tuning::liveBucketMs);
-    using Item = std::pair<std::uint32_t, IpAddress>;  // min-heap on count
-    std::vector<std::priority_queue<Item, std::vector<Item>, std::greater<>>> heaps(Tuning::liveBucketCount);
+    // Per bucket, a min-heap of the best counts so far; a key that cannot
+    // enter it costs one comparison.
+    struct Item {
+        std::uint32_t count;
+        std::uint64_t a, b;
+        bool operator>(const Item& o) const { return count > o.count; }
+    };
+    std::vector<std::vector<Item>> heaps(Tuning::liveBucketCount);
     p->clients->forEach(now, [&](const KeyTable::Header& h, const std::uint32_t* cells) {
         if (h.key.space != CLIENT_SPACE)
             return;
         const auto live = LiveRing::read(cells, now);
         bool any = false;
-        IpAddress key;
-        IpAddress::Bytes b{};
-        for (int i = 0; i < 8; ++i) {
-            b[std::size_t(i)] = std::uint8_t(h.key.a >> (56 - 8 * i));
-            b[std::size_t(8 + i)] = std::uint8_t(h.key.b >> (56 - 8 * i));
-        }
-        key = IpAddress(b);
         for (std::size_t i = 0; i < live.size(); ++i) {
             if (live[i] == 0)
                 continue;
             any = true;
             out.buckets[i].total += live[i];
-            if (topPerBucket == 0)
+            std::vector<Item>& heap = heaps[i];
+            if (topPerBucket == 0 || (heap.size() >= topPerBucket && live[i] <= heap.front().count))
                 continue;
-            heaps[i].emplace(live[i], key);
-            if (heaps[i].size() > topPerBucket)
-                heaps[i].pop();
+            heap.push_back(Item{live[i], h.key.a, h.key.b});
+            std::push_heap(heap.begin(), heap.end(), std::greater<>());
+            if (heap.size() > topPerBucket) {
+                std::pop_heap(heap.begin(), heap.end(), std::greater<>());
+                heap.pop_back();
+            }
         }
         if (any)
             ++out.keys;
@@ -1034,11 +1059,9 @@ LiveBuckets Engine::liveBuckets(std::size_t topPerBucket, Millis now) const
     for (std::size_t i = 0; i < Tuning::liveBucketCount; ++i) {
         LiveBucket& bucket = out.buckets[i];
         bucket.startMs = (cur - std::int64_t(Tuning::liveBucketCount) + 1 + std::int64_t(i)) * Tuning::liveBucketMs;
-        while (!heaps[i].empty()) {
-            bucket.top.emplace_back(heaps[i].top().second, heaps[i].top().first);
-            heaps[i].pop();
-        }
-        std::reverse(bucket.top.begin(), bucket.top.end());
+        std::sort_heap(heaps[i].begin(), heaps[i].end(), std::greater<>());  // most first
+        for (const Item& item : heaps[i])
+            bucket.top.emplace_back(addressOfKey(item.a, item.b), item.count);
     }
     return out;
 }

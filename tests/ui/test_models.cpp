@@ -234,13 +234,15 @@ private Q_SLOTS:
             audit.apply(*s);
         }
         QCOMPARE(events.rowCount(), int(Core::Tuning::maxEventsKept));  // 12,000 seen, the newest 10,000 kept
-        QCOMPARE(events.rowAt(0)->id, std::uint64_t(2001));
+        QCOMPARE(events.rowAt(0)->id, std::uint64_t(12000));  // newest first
+        QCOMPARE(events.rowAt(events.rowCount() - 1)->id, std::uint64_t(2001));
         QCOMPARE(events.index(0, EventsModel::Count).data().toString(), QStringLiteral("6 / 6"));
         QCOMPARE(events.index(0, EventsModel::Request).data().toString(), QStringLiteral("GET /products"));
         QCOMPARE(events.index(0, 0).data(EventsModel::WhyRole).toString(),
                  QStringLiteral("6 requests in the 3 s window of ip-3s (limit 6); passes again in 3 s. Client 203.0.113.66 is the TCP peer."));
         QCOMPARE(audit.rowCount(), 12);
         QVERIFY(audit.index(0, 0).data(AuditModel::DetailRole).toString().startsWith(QStringLiteral("list.add by console:alice")));
+        QCOMPARE(audit.rowAt(0)->id, std::int64_t(12));
     }
 };
 
