@@ -143,9 +143,6 @@ int runConsole(const Options& o, int argc, char** argv)
         window.show();
         console.refreshNow();
         console.startUpdates();
-        QTimer housekeeping;
-        QObject::connect(&housekeeping, &QTimer::timeout, &window, [&runtime] { runtime.tick(); });
-        housekeeping.start(1000);
         if (o.seconds > 0)
             QTimer::singleShot(int(o.seconds * 1000), &window, &QWidget::close);
         if (!o.screenshots.empty())

@@ -86,7 +86,6 @@ int runHeadless(const Options& o)
         }
         if (wallMs() >= nextTick) {
             nextTick += 1000;
-            runtime.tick();
             if (runtime.demoRunning())
                 printDemoSummary(runtime.engine(), wallMs(), start);
         }

@@ -137,6 +137,8 @@ std::optional<StartFailure> Runtime::start(const Options& o)
         if (!m_admin->server->start(&why))
             return failWith(3, "admin: " + why + " (choose another with --admin ADDR:PORT or --admin off)");
     }
+    m_housekeeperStop = false;
+    m_housekeeper = std::thread([this] { housekeeping(); });
     m_running = true;
     m_listening = true;
     if (o.demo)
@@ -219,14 +221,23 @@ bool Runtime::listening() const
     return m_listening;
 }
 
-void Runtime::tick()
+void Runtime::housekeeping()
 {
-    if (m_engine)
+    std::unique_lock lock(m_housekeeperMutex);
+    while (!m_housekeeperWake.wait_for(lock, std::chrono::seconds(1), [this] { return m_housekeeperStop; }))
         m_engine->purge(m_clock.now());
 }
 
 void Runtime::stop()
 {
+    if (m_housekeeper.joinable()) {
+        {
+            std::lock_guard lock(m_housekeeperMutex);
+            m_housekeeperStop = true;
+        }
+        m_housekeeperWake.notify_all();
+        m_housekeeper.join();
+    }
     if (m_demo) {
         m_demo->stop();
         m_demo.reset();

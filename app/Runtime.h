@@ -10,7 +10,10 @@
 #include "Time.h"
 
 #include <atomic>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
+#include <thread>
 #include <optional>
 #include <string>
 
@@ -49,8 +52,6 @@ public:
     std::optional<StartFailure> start(const Options& options);
     void stop();
 
-    // Housekeeping once a second (idle keys, expired bans).
-    void tick();
 
     // Demo traffic on or off while running (the console's toggle).
     void setDemo(bool on);
@@ -93,6 +94,14 @@ private:
     struct Admin;
     std::unique_ptr<Admin> m_admin;
     std::unique_ptr<DemoDriver> m_demo;
+    // Once a second, on its own thread: forget idle keys and expired bans
+    // (a walk over every tracked key: never on the GUI or a listener thread).
+    void housekeeping();
+    std::thread m_housekeeper;
+    std::mutex m_housekeeperMutex;
+    std::condition_variable m_housekeeperWake;
+    bool m_housekeeperStop = false;
+
     bool m_running = false;
     bool m_listening = false;
     std::atomic<bool> m_demoTrusted{false};

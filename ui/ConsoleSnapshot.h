@@ -8,6 +8,7 @@
 #include "LimiterLog.h"
 #include "Rules.h"
 #include "Snapshot.h"
+#include "Store.h"
 #include "Tables.h"
 
 #include <QMetaType>
@@ -44,6 +45,7 @@ struct ConsoleSnapshot {
     std::shared_ptr<const Core::AddressList> safelist;
     std::shared_ptr<const Core::EngineConfig> config;
     std::map<std::string, std::vector<Core::LevelUsage>> customerUsage;  // by customer id
+    std::optional<Storage::Problem> storeProblem;  // the latest background storage problem
     bool listening = true;
     bool demo = false;
     QString listenUrl;

@@ -355,6 +355,10 @@ void MainWindow::applySnapshot(SnapshotPtr snapshot)
     listener->setText(s.listening ? tr("Stop listener") : tr("Start listener"));
     listener->setIcon(Theme::icon(s.listening ? QStringLiteral("stop") : QStringLiteral("play")));
     listener->setEnabled(bool(services.setListening));
+    if (s.storeProblem && s.storeProblem->serial != m_shownProblem) {
+        m_shownProblem = s.storeProblem->serial;
+        m_problem->show(tr("Database (%1): %2").arg(formatClock(s.storeProblem->at, s.now), qs(s.storeProblem->message)));
+    }
     if (m_wasListening && !s.listening)
         m_problem->show(tr("The traffic listener is stopped: nothing is being decided. Start it again from the toolbar."));
     m_wasListening = s.listening;

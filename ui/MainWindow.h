@@ -99,6 +99,7 @@ private:
     std::array<const void*, ViewCount> m_appliedTo{};  // the snapshot each view last saw
     qint64 m_lastApplyNs = 0;
     bool m_wasListening = true;
+    std::uint64_t m_shownProblem = 0;
 };
 
 } // namespace Floodgate::Ui

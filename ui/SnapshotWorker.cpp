@@ -134,6 +134,8 @@ SnapshotPtr SnapshotWorker::take()
     for (const Core::Customer& c : s->config->customers)
         if (auto usage = engine.customerUsage(c.id, now))
             s->customerUsage.emplace(c.id, std::move(*usage));
+    if (m_services.store)
+        s->storeProblem = m_services.store->lastProblem();
     s->listening = !m_services.listening || m_services.listening();
     s->demo = m_services.demoRunning && m_services.demoRunning();
     if (m_services.listenUrl)

@@ -122,8 +122,13 @@ QVariant CustomersModel::data(const QModelIndex& index, int role) const
             return b ? b->used : 0u;
         if (role == LimitRole)
             return b ? b->limit : 0u;
-        if (role == Qt::DisplayRole)
-            return b ? QStringLiteral("%1 / %2  %3").arg(b->used).arg(b->limit).arg(qs(b->name)) : QString();
+        if (role == Qt::DisplayRole) {
+            // Every level: "97 / 100 per min · 97 / 5,000 per h"; the bar is the one with the least left.
+            QStringList parts;
+            for (const auto& u : row->usage)
+                parts << QStringLiteral("%1 / %2 per %3").arg(QLocale().toString(u.used), QLocale().toString(u.limit), perPeriod(u.periodMs));
+            return parts.join(QStringLiteral("  ·  "));
+        }
         if (role == Qt::ToolTipRole) {
             QStringList lines;
             for (const auto& u : row->usage)
@@ -158,7 +163,7 @@ QVariant CustomersModel::headerData(int section, Qt::Orientation orientation, in
     case Name: return tr("Name");
     case Tier: return tr("Tier");
     case Overrides: return tr("Overrides");
-    case Use: return tr("Use now (level with the least left)");
+    case Use: return tr("Use now, every level (the bar: the one with the least left)");
     }
     return {};
 }

@@ -228,6 +228,20 @@ std::uint64_t Store::droppedAutoBans() const
     return m_droppedAutoBans.load(std::memory_order_relaxed);
 }
 
+std::optional<Problem> Store::lastProblem() const
+{
+    std::lock_guard lock(m_problemMutex);
+    return m_problem;
+}
+
+void Store::report(std::string message)
+{
+    std::fprintf(stderr, "floodgate: storage: %s\n", message.c_str());
+    std::lock_guard lock(m_problemMutex);
+    const std::uint64_t serial = m_problem ? m_problem->serial + 1 : 1;
+    m_problem = Problem{serial, m_clock.now(), std::move(message)};
+}
+
 std::uint64_t Store::reloads() const
 {
     return m_reloads.load(std::memory_order_relaxed);
@@ -271,6 +285,8 @@ void Store::recordAutomaticBan(const ListEntry& entry)
     {
         std::lock_guard lock(m_mutex);
         if (m_autoBans.size() >= m_options.autoBanQueue) {
+            // The ban applies (the engine holds it); only its row is lost:
+            // it will not survive a restart.
             m_droppedAutoBans.fetch_add(1, std::memory_order_relaxed);
             return;
         }
@@ -345,7 +361,7 @@ void Store::writerLoop()
                 publishAll();
             }
         } catch (const SqliteError& e) {
-            std::fprintf(stderr, "floodgate: storage: %s (will retry)\n", e.what());
+            report(std::string(e.what()) + " (will retry)");
         }
     }
 }
@@ -381,14 +397,14 @@ void Store::runBatch(std::vector<Job>& jobs)
         try {
             publish(effects);
         } catch (const SqliteError& e) {
-            std::fprintf(stderr, "floodgate: storage: publishing a committed change: %s\n", e.what());
+            report(std::string("a committed change could not be applied: ") + e.what());
         }
     }
     // After COMMIT and after the engine has the change: the caller may now
     // say "saved", and the very next request is decided under it.
     for (std::size_t i = 0; i < jobs.size(); ++i) {
-        if (!outcomes[i].ok() && outcomes[i].status >= 500)
-            std::fprintf(stderr, "floodgate: storage: %s: %s\n", jobs[i].what.c_str(), outcomes[i].error.c_str());
+        if (!outcomes[i].ok() && outcomes[i].status >= 500 && !jobs[i].done)
+            report(jobs[i].what + ": " + outcomes[i].error);  // nobody waits for this one: say it here
         if (jobs[i].done)
             jobs[i].done(outcomes[i]);
     }
@@ -401,7 +417,7 @@ void Store::publishConfig(EngineConfig config)
     if (m_adjust)
         m_adjust(config);
     if (auto error = m_engine->setConfig(config)) {
-        std::fprintf(stderr, "floodgate: storage: the stored configuration is not valid (%s); the running one stays\n", error->c_str());
+        report("the stored configuration is not valid (" + *error + "); the running one stays");
         return;
     }
     if (m_published)

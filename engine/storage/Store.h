@@ -77,6 +77,14 @@ struct Loaded {
     std::vector<Core::ListEntry> automatic;   // escalation bans, with their absolute expiry
 };
 
+// Something that went wrong in the background (a purge, a reload, a
+// publish) that no caller was waiting for: the console shows it.
+struct Problem {
+    std::uint64_t serial = 0;  // grows with each new problem
+    Core::Millis at = 0;
+    std::string message;
+};
+
 struct ImportRow {
     Core::ListKind kind = Core::ListKind::Blocklist;
     Core::ListEntry entry;
@@ -143,6 +151,7 @@ public:
     Core::EngineConfig config();
 
     std::uint64_t droppedAutoBans() const;
+    std::optional<Problem> lastProblem() const;
     std::uint64_t reloads() const;  // changes picked up from other processes
 
     struct Effects;
@@ -162,6 +171,7 @@ private:
     void publishAll();
     void purgeExpired();
     void publishConfig(Core::EngineConfig config);
+    void report(std::string message);
     void writeAudit(Connection& db, const Actor& actor, std::string action, std::string subject, const Core::Json* before,
                const Core::Json* after);
 
@@ -187,6 +197,8 @@ private:
     Core::Millis m_nextPurge = 0;
     std::atomic<std::uint64_t> m_droppedAutoBans{0};
     std::atomic<std::uint64_t> m_reloads{0};
+    mutable std::mutex m_problemMutex;
+    std::optional<Problem> m_problem;
 };
 
 const char* toString(OpenError error);

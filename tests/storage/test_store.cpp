@@ -371,6 +371,26 @@ private Q_SLOTS:
         QVERIFY(store->reloads() >= 1);
     }
 
+    void aBrokenExternalChangeIsReportedAndTheRunningRulesStay()
+    {
+        const QString path = freshPath();
+        auto store = openOk(path);
+        Engine engine(store->load().config);
+        store->start(&engine);
+        QVERIFY(!store->lastProblem());
+        // Someone empties the per-IP levels by hand: not a configuration that can run.
+        rawExec(path, "DELETE FROM rule_levels");
+        QTRY_VERIFY_WITH_TIMEOUT(store->lastProblem().has_value(), 2000);
+        const auto problem = *store->lastProblem();
+        QCOMPARE(problem.serial, std::uint64_t(1));
+        QCOMPARE(QString::fromStdString(problem.message),
+                 QStringLiteral("the stored configuration is not valid (rules[0].levels must have at least one level); the running one stays"));
+        QCOMPARE(engine.config()->rules[0].levels.size(), std::size_t(3));
+        for (int i = 0; i < 6; ++i)
+            decide(engine, Request(), T0 + i);
+        QCOMPARE(label(decide(engine, Request(), T0 + 6).action), label(Action::Throttle));
+    }
+
     void refusedFilesAreLeftUntouched_data()
     {
         QTest::addColumn<int>("kind");

@@ -194,7 +194,8 @@ private Q_SLOTS:
         QCOMPARE(tiers.index(1, TiersModel::Levels).data().toString(), QStringLiteral("100 / min + 5,000 / h"));
         QCOMPARE(tiers.index(1, TiersModel::Customers).data().toInt(), 1);
         QCOMPARE(customers.rowCount(), 1);
-        QCOMPARE(customers.index(0, CustomersModel::Use).data().toString(), QStringLiteral("97 / 100  pro-1m"));  // the least left
+        QCOMPARE(customers.index(0, CustomersModel::Use).data().toString(), QStringLiteral("97 / 100 per min  ·  97 / 5,000 per h"));
+        QCOMPARE(customers.index(0, CustomersModel::Use).data(CustomersModel::LimitRole).toUInt(), 100u);  // the bar: the least left
         QVERIFY(customers.index(0, CustomersModel::Use).data(Qt::ToolTipRole).toString().contains(QStringLiteral("pro-1h: 97 of 5000 used")));
 
         c.tiers.erase(c.tiers.begin());  // Free goes
