@@ -3,6 +3,7 @@
 
 #include "AdminServer.h"
 
+#include "Json.h"
 #include "Responses.h"
 #include "Rules.h"
 
@@ -104,12 +105,15 @@ private:
         } catch (const std::exception& e) {
             r.status = 500;
             r.contentType = "application/json";
-            r.body = std::string("{\"error\":\"internal: ") + e.what() + "\"}\n";
+            r.body = "{\"error\":";
+            Core::appendJsonString(r.body, std::string("internal: ") + e.what());
+            r.body += "}\n";
         }
-        write(r, req.keep_alive());
+        write(r, req.keep_alive(), req.method() == http::verb::head);
     }
 
-    void write(const AdminResponse& r, bool keepAlive)
+    // HEAD: the same headers (Content-Length included), no body.
+    void write(const AdminResponse& r, bool keepAlive, bool head = false)
     {
         m_out.clear();
         m_out += "HTTP/1.1 ";
@@ -134,7 +138,7 @@ private:
         if (!keepAlive)
             m_out += "Connection: close\r\n";
         m_out += "\r\n";
-        if (r.status != 204)
+        if (r.status != 204 && !head)
             m_out += r.body;
         m_keepAlive = keepAlive;
         m_stream.expires_after(std::chrono::seconds(30));

@@ -213,6 +213,16 @@ private Q_SLOTS:
         const Response patch = s.call("PATCH", "/api/v1/rules", "{}");
         QCOMPARE(patch.status, 405);
         QCOMPARE(QString::fromStdString(patch.header("allow")), QStringLiteral("GET, PUT"));
+        // HEAD: the headers of GET, no body; the connection goes on.
+        Connection c;
+        QVERIFY(c.open(s.admin->port()));
+        QVERIFY(c.send("HEAD /api/v1/rules HTTP/1.1\r\nHost: admin\r\n\r\n"));
+        const Response head = c.read(3000, true).value_or(Response{});
+        QCOMPARE(head.status, 200);
+        QVERIFY(std::stoi(head.header("content-length")) > 100);
+        QVERIFY(head.body.empty());
+        QVERIFY(c.send("GET /healthz HTTP/1.1\r\nHost: admin\r\n\r\n"));
+        QCOMPARE(QString::fromStdString(c.read().value_or(Response{}).body), QStringLiteral("ok"));
         QCOMPARE(s.call("GET", "/api/v2/rules").status, 404);
         QCOMPARE(s.call("GET", "/api/v1/nothing").status, 404);
     }
