@@ -31,6 +31,7 @@
 #include <QPushButton>
 #include <QSpinBox>
 #include <QTableView>
+#include <QToolButton>
 
 #include <sqlite3.h>
 #endif
@@ -106,14 +107,28 @@ private Q_SLOTS:
             QCOMPARE(s.request("127.0.0.9", "/products/42"), 200);
         s.console->refreshNow();
         w.showView(Ui::MainWindow::Clients);
-        QVERIFY(w.clients()->selectAddress(QStringLiteral("127.0.0.9")));
+        // The operator clicks the client's row...
+        QTableView* table = w.clients()->table();
+        QModelIndex target;
+        for (int r = 0; r < table->model()->rowCount(); ++r)
+            if (table->model()->index(r, 0).data(Ui::ClientsModel::KeyRole).toString() == QStringLiteral("127.0.0.9"))
+                target = table->model()->index(r, Ui::ClientsModel::Customer);
+        QVERIFY(target.isValid());
+        QTest::mouseClick(table->viewport(), Qt::LeftButton, {}, table->visualRect(target).center());
+        QCOMPARE(w.clients()->selectedRanges().size(), std::size_t(1));
         // What the row says before anyone clicks.
-        const QModelIndex row = w.clients()->table()->selectionModel()->selectedRows().value(0);
+        const QModelIndex row = table->selectionModel()->selectedRows().value(0);
         QCOMPARE(row.sibling(row.row(), Ui::ClientsModel::Last60s).data().toInt(), 3);
         QCOMPARE(row.sibling(row.row(), Ui::ClientsModel::Request).data().toString(), QStringLiteral("GET /products/42"));
 
         const qint64 before = QDateTime::currentMSecsSinceEpoch();
-        w.action(QStringLiteral("block7d"))->trigger();
+        // ...and "Block for 7 days" in the toolbar.
+        QToolButton* block = nullptr;
+        for (QToolButton* b : w.findChildren<QToolButton*>())
+            if (b->defaultAction() == w.action(QStringLiteral("block7d")))
+                block = b;
+        QVERIFY(block && block->isVisible());
+        QTest::mouseClick(block, Qt::LeftButton, {}, QPoint(12, block->height() / 2));
         // "Saved" only after COMMIT: by the time the notice shows, the row is in the file.
         QTRY_VERIFY_WITH_TIMEOUT(w.notice()->isVisible(), 5000);
         QCOMPARE(w.notice()->text(), QStringLiteral("Blocked 127.0.0.9 for 7 days."));
