@@ -13,6 +13,7 @@
 #include "Store.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <stdexcept>
 #include <thread>
@@ -164,10 +165,12 @@ void Runtime::adjust(Core::EngineConfig& c) const
 
 void Runtime::republish()
 {
-    Core::EngineConfig c = m_store->config();
-    adjust(c);
-    if (!m_engine->setConfig(c))
-        m_listener->setTrustedProxies(Http::TrustedProxies(c.settings.trustedProxies));
+    // Through the writer, in order with every write: a read here could
+    // publish a configuration older than one the writer just published.
+    m_store->republish([](const Storage::Outcome& o) {
+        if (!o.ok())
+            std::fprintf(stderr, "floodgate: republishing the configuration: %s\n", o.error.c_str());
+    });
 }
 
 void Runtime::setDemo(bool on)
@@ -175,6 +178,7 @@ void Runtime::setDemo(bool on)
     if (!m_running || on == bool(m_demo) || (on && !m_listening))
         return;
     if (!on) {
+        m_demoOn = false;
         m_demo->stop();
         m_demo.reset();
         m_demoTrusted = false;
@@ -188,21 +192,25 @@ void Runtime::setDemo(bool on)
     for (const Core::Customer& c : DemoTraffic::demoCustomers()) {
         if (std::any_of(have.begin(), have.end(), [&](const Core::Customer& x) { return x.id == c.id; }))
             continue;
-        m_store->wait([&](auto done) { m_store->putCustomer(c, Storage::Actor{"demo"}, done); });
+        m_store->putCustomer(c, Storage::Actor{"demo"}, [id = c.id](const Storage::Outcome& o) {
+            if (!o.ok())
+                std::fprintf(stderr, "floodgate: demo customer %s not added: %s\n", id.c_str(), o.error.c_str());
+        });
     }
     const std::string& host = m_options.listen.host;
     m_demo = std::make_unique<DemoDriver>(host == "0.0.0.0" ? "127.0.0.1" : (host == "::" ? "::1" : host), m_listener->port());
     m_demo->start();
+    m_demoOn = true;
 }
 
 bool Runtime::demoRunning() const
 {
-    return bool(m_demo);
+    return m_demoOn.load();
 }
 
 bool Runtime::setListening(bool on, std::string* error)
 {
-    if (!m_running || on == m_listening)
+    if (!m_running || on == m_listening.load())
         return true;
     if (!on) {
         setDemo(false);
@@ -239,6 +247,7 @@ void Runtime::stop()
         m_housekeeper.join();
     }
     if (m_demo) {
+        m_demoOn = false;
         m_demo->stop();
         m_demo.reset();
     }

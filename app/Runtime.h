@@ -103,7 +103,9 @@ private:
     bool m_housekeeperStop = false;
 
     bool m_running = false;
-    bool m_listening = false;
+    // Read by the console's snapshot thread while the GUI thread toggles them.
+    std::atomic<bool> m_listening{false};
+    std::atomic<bool> m_demoOn{false};
     std::atomic<bool> m_demoTrusted{false};
 };
 

@@ -3,6 +3,7 @@
 
 #include "SnapshotWorker.h"
 
+#include <QCoreApplication>
 #include <QMetaObject>
 #include <QPointer>
 
@@ -43,7 +44,15 @@ void Console::startUpdates()
 
 void Console::refreshNow()
 {
-    deliver(m_worker->take());
+    if (!m_thread.isRunning()) {
+        deliver(m_worker->take());
+        return;
+    }
+    // A snapshot carries what is new since the one before it, so they must
+    // arrive in order: the worker takes this one too, and everything it has
+    // queued for us is delivered now, oldest first.
+    QMetaObject::invokeMethod(m_worker, &SnapshotWorker::takeNow, Qt::BlockingQueuedConnection);
+    QCoreApplication::sendPostedEvents(this, QEvent::MetaCall);
 }
 
 void Console::follow(const QString& address)
@@ -67,14 +76,17 @@ Storage::Store::Done Console::onGuiThread(Done done)
 {
     // The store calls back on its writer thread after COMMIT; the views
     // want it on theirs. If the window is gone by then, nobody is told.
+    // The answer is posted to the application object, which outlives the
+    // store's thread; whether the console (and the view that asked) still
+    // exists is checked there, on the GUI thread, never on the writer's.
     QPointer<Console> self(this);
     return [self, done = std::move(done)](const Storage::Outcome& o) {
-        if (!self)
-            return;
         QMetaObject::invokeMethod(
-            self.data(),
+            QCoreApplication::instance(),
             [self, done, o] {
-                if (!o.ok() && o.status >= 500 && self)
+                if (!self)
+                    return;
+                if (!o.ok() && o.status >= 500)
                     Q_EMIT self->problem(tr("Not saved: %1").arg(QString::fromStdString(o.error)));
                 if (done)
                     done(o);
@@ -116,6 +128,11 @@ void Console::deleteCustomer(QString id, Done done)
 void Console::putRules(Core::EngineConfig config, Done done)
 {
     m_services.store->putRules(std::move(config), Storage::Actor{actor().toStdString()}, onGuiThread(std::move(done)));
+}
+
+void Console::updateRules(std::function<std::optional<std::string>(Core::EngineConfig&)> change, Done done)
+{
+    m_services.store->updateRules(std::move(change), Storage::Actor{actor().toStdString()}, onGuiThread(std::move(done)));
 }
 
 void Console::importEntries(std::vector<Storage::ImportRow> rows, Done done)

@@ -47,6 +47,8 @@ public:
     void putCustomer(Core::Customer customer, Done done);
     void deleteCustomer(QString id, Done done);
     void putRules(Core::EngineConfig config, Done done);
+    // One setting or another changed on the rules as committed (the toolbar's toggles).
+    void updateRules(std::function<std::optional<std::string>(Core::EngineConfig&)> change, Done done);
     void importEntries(std::vector<Storage::ImportRow> rows, Done done);
 
 Q_SIGNALS:

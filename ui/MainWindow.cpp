@@ -215,9 +215,10 @@ void MainWindow::buildActions()
         m_console.refreshNow();
     });
     connect(dryRun, &QAction::triggered, this, [this](bool on) {
-        Core::EngineConfig c = m_console.services().store->config();
-        c.settings.dryRun = on;
-        m_console.putRules(c, [this, on](const Storage::Outcome& o) {
+        m_console.updateRules([on](Core::EngineConfig& c) -> std::optional<std::string> {
+            c.settings.dryRun = on;
+            return std::nullopt;
+        }, [this, on](const Storage::Outcome& o) {
             if (o.ok())
                 m_notice->show(on ? tr("Dry run on: requests over the limits are logged and let through.")
                                   : tr("Dry run off: requests over the limits are refused again."));

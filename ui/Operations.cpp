@@ -21,6 +21,7 @@ namespace {
 struct Batch {
     int pending = 0;
     int failed = 0;
+    bool allGone = true;  // every failure was a 404
     QString firstError;
 };
 
@@ -160,16 +161,23 @@ void Operations::removeEntries(std::vector<std::pair<Core::ListKind, Core::ListE
     const QString who = entries.size() == 1 ? rangeText(entries[0].second.range) : tr("%1 entries").arg(entries.size());
     for (const auto& [kind, e] : entries) {
         m_console.removeEntry(kind, e.range, [this, batch, copy, who, undoable](const Storage::Outcome& o) {
-            if (!o.ok() && o.status != 404) {
+            // 404: gone already (expired, or removed elsewhere) — the goal is
+            // met, but the operator is told it was not this click.
+            if (!o.ok()) {
                 ++batch->failed;
                 if (batch->firstError.isEmpty())
                     batch->firstError = qs(o.error);
+                batch->allGone = batch->allGone && o.status == 404;
             }
             if (--batch->pending > 0)
                 return;
             Q_EMIT finished();
-            if (batch->failed) {
+            if (batch->failed && !batch->allGone) {
                 m_problem.show(tr("Not removed: %1").arg(batch->firstError));
+                return;
+            }
+            if (batch->failed && batch->failed == int(copy->size())) {
+                m_notice.show(tr("%1 was not on the list any more.").arg(who));
                 return;
             }
             if (!undoable) {

@@ -218,8 +218,13 @@ void RulesView::apply(const ConsoleSnapshot& s)
     // published configuration is read back as stored (without command-line
     // overrides such as --dry-run, which are not the operator's to save).
     if (!m_dirty && s.config && s.config.get() != m_seenConfig) {
-        m_seenConfig = s.config.get();
-        load(m_console.services().store->config());
+        try {
+            load(m_console.services().store->config());
+            m_seenConfig = s.config.get();
+        } catch (const std::exception& e) {
+            // Read again on the next refresh; say why meanwhile.
+            m_problem->setText(tr("Cannot read the rules: %1").arg(QString::fromUtf8(e.what())));
+        }
     }
 }
 
@@ -365,7 +370,7 @@ void RulesView::save()
             return;
         }
         m_dirty = false;
-        load(m_console.services().store->config());
+        m_seenConfig = nullptr;  // the next refresh reads the saved rules back
         m_notice.show(tr("Rules saved; they apply to the next request."));
     });
 }

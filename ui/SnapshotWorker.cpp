@@ -50,6 +50,11 @@ void SnapshotWorker::tick()
     Q_EMIT ready(take());
 }
 
+void SnapshotWorker::takeNow()
+{
+    tick();
+}
+
 SnapshotPtr SnapshotWorker::take()
 {
     std::lock_guard lock(m_mutex);

@@ -36,6 +36,7 @@ public:
 public Q_SLOTS:
     void start();  // on the worker's thread: begins the timer
     void stop();
+    void takeNow();  // one snapshot at once, through the ready signal (in order with the timer's)
 
 Q_SIGNALS:
     void ready(Floodgate::Ui::SnapshotPtr snapshot);

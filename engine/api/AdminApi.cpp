@@ -250,6 +250,22 @@ AdminResponse AdminApi::handle(const AdminRequest& r)
         ok.body = "ok";
         return ok;
     }
+    // Browsers. The API is for scripts, curl and the console, never for a
+    // web page: a page the operator has open must not be able to change the
+    // lists through it (cross-site request forgery), nor read it by pointing
+    // a name of its own at 127.0.0.1 (DNS rebinding). A browser marks its
+    // requests with Origin; a rebound name shows in Host.
+    if (!r.header("Origin").empty())
+        return error(403, "origin: the admin API does not answer requests made by web pages");
+    if (!m_options.requireToken) {
+        std::string host = r.header("Host");
+        if (!host.empty() && host.front() == '[')
+            host = host.substr(1, host.find(']') == std::string::npos ? std::string::npos : host.find(']') - 1);
+        else if (const auto colon = host.rfind(':'); colon != std::string::npos && host.find(':') == colon)
+            host = host.substr(0, colon);
+        if (!host.empty() && host != "localhost" && !IpAddress::parse(host))
+            return error(403, "host: on loopback the admin API answers only to an address or localhost, not \"" + host + "\"");
+    }
     if (m_options.requireToken) {
         const std::string auth = r.header("Authorization");
         constexpr std::string_view BEARER = "Bearer ";
@@ -475,13 +491,7 @@ AdminResponse AdminApi::route(const AdminRequest& r)
         if (!range)
             return error(400, "address: " + (text ? why : std::string("missing or badly percent-encoded")));
         const Storage::Actor actor{actorOf(r)};
-        const Storage::Outcome o = m_store.wait([&](auto done) { m_store.removeEntry(*kind, *range, actor, done); });
-        if (o.status == 404 && *kind == ListKind::Blocklist && m_engine.removeAutomaticBan(*range)) {
-            AdminResponse gone;  // a ban made a moment ago, not written yet
-            gone.status = 204;
-            return gone;
-        }
-        return fromOutcome(o);
+        return fromOutcome(m_store.wait([&](auto done) { m_store.removeEntry(*kind, *range, actor, done); }));
     }
 
     // ---- tiers and customers: a collection of named things ----
@@ -530,13 +540,22 @@ AdminResponse AdminApi::route(const AdminRequest& r)
         const auto body = parseBody(r, failure);
         if (!body)
             return failure;
-        EngineConfig config = m_store.config();
-        if (!Codec::rulesFromJson(*body, config, &why))
+        // Checked on the current rules first (a clear 400 without queueing),
+        // then applied to the rules as committed, inside the writer.
+        EngineConfig check = m_store.config();
+        if (!Codec::rulesFromJson(*body, check, &why))
             return error(400, why);
-        if (auto invalid = validate(config))
-            return error(400, *invalid);
         const Storage::Actor actor{actorOf(r)};
-        return fromOutcome(m_store.wait([&](auto done) { m_store.putRules(std::move(config), actor, done); }));
+        return fromOutcome(m_store.wait([&](auto done) {
+            m_store.updateRules(
+                [doc = *body](EngineConfig& c) -> std::optional<std::string> {
+                    std::string bad;
+                    if (!Codec::rulesFromJson(doc, c, &bad))
+                        return bad;
+                    return std::nullopt;
+                },
+                actor, done);
+        }));
     }
 
     // ---- events and the audit trail ----

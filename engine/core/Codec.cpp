@@ -426,7 +426,7 @@ Json toJson(const ListEntry& e, ListKind kind, Millis now)
     j.set("created_at", formatTime(e.createdAt));
     j.set("expires_at", e.expiresAt == NeverExpires ? Json() : Json(formatTime(e.expiresAt)));
     // Whole seconds left, rounded up (0 once expired): the console's countdown.
-    j.set("expires_in", e.expiresAt == NeverExpires ? Json() : Json(ceilDiv(e.expiresAt - now, SECOND)));
+    j.set("expires_in", e.expiresAt == NeverExpires ? Json() : Json(ceilDiv(std::max<Millis>(0, e.expiresAt - now), SECOND)));
     return j;
 }
 

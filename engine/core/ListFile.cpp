@@ -115,6 +115,23 @@ bool readCsv(std::string_view text, std::vector<Record>& out, std::string& error
     return true;
 }
 
+// A spreadsheet runs a cell that starts with = + - @ as a formula: an
+// exported reason typed by someone else ("=HYPERLINK(...)") must stay text.
+// OWASP's advice: a leading apostrophe, taken off again on import.
+std::string defuse(std::string_view field)
+{
+    if (!field.empty() && std::string_view("=+-@\t\r").find(field.front()) != std::string_view::npos)
+        return "'" + std::string(field);
+    return std::string(field);
+}
+
+std::string restore(std::string field)
+{
+    if (field.size() >= 2 && field.front() == '\'' && std::string_view("=+-@\t\r").find(field[1]) != std::string_view::npos)
+        field.erase(0, 1);
+    return field;
+}
+
 struct Seen {
     std::map<std::pair<int, Cidr>, std::size_t> lines;
     // Returns the earlier line holding the same list and range, or 0.
@@ -183,9 +200,9 @@ Parsed parseCsv(std::string_view content, Millis now, Millis defaultTtlMs)
         row.kind = *kind;
         row.line = rec.line;
         row.entry.range = *range;
-        row.entry.reason = field("reason");
+        row.entry.reason = restore(field("reason"));
         row.entry.source = ListSource::Import;
-        row.entry.createdBy = field("created_by");
+        row.entry.createdBy = restore(field("created_by"));
         if (column.count("expires_at")) {
             const std::string at = field("expires_at");
             if (at.empty()) {
@@ -314,13 +331,13 @@ std::string format(const std::vector<Exported>& entries, Format format, Millis n
         out += ',';
         out += e.entry.range.toString();
         out += ',';
-        appendCsvField(out, e.entry.reason);
+        appendCsvField(out, defuse(e.entry.reason));
         out += ',';
         out += toString(e.entry.source);
         out += ',';
         out += Codec::formatTime(e.entry.createdAt);
         out += ',';
-        appendCsvField(out, e.entry.createdBy);
+        appendCsvField(out, defuse(e.entry.createdBy));
         out += ',';
         if (e.entry.expiresAt != NeverExpires)
             out += Codec::formatTime(e.entry.expiresAt);

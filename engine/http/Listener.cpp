@@ -358,7 +358,7 @@ struct Listener::Impl {
     RequestSamples* samples = nullptr;
     std::vector<std::unique_ptr<ThreadContext>> threads;
     std::vector<net::executor_work_guard<net::io_context::executor_type>> workGuards;
-    std::uint16_t port = 0;
+    std::atomic<std::uint16_t> port{0};  // read by the console's snapshot thread
     std::atomic<bool> stopping{false};
     bool started = false;
     std::mutex proxiesMutex;

@@ -189,9 +189,31 @@ std::unique_ptr<Store> Store::open(const StoreOptions& options, const Clock& clo
     return s;
 }
 
+namespace {
+
+// One read transaction: in WAL mode every statement inside it sees the same
+// commit, so a configuration read in ten statements is never half old, half new.
+class ReadTransaction {
+public:
+    explicit ReadTransaction(Connection& db) : m_db(db) { m_db.exec("BEGIN"); }
+    ~ReadTransaction()
+    {
+        try {
+            m_db.exec("COMMIT");
+        } catch (const SqliteError&) {
+        }
+    }
+
+private:
+    Connection& m_db;
+};
+
+} // namespace
+
 Loaded Store::load()
 {
     std::lock_guard lock(m_readerMutex);
+    ReadTransaction tx(*m_reader);
     Loaded out;
     out.config = Tables::readConfig(*m_reader);
     for (StoredEntry& e : Tables::readEntries(*m_reader)) {
@@ -214,12 +236,14 @@ std::vector<AuditRow> Store::audit(std::int64_t afterId, std::size_t limit)
 std::vector<StoredEntry> Store::entries()
 {
     std::lock_guard lock(m_readerMutex);
+    ReadTransaction tx(*m_reader);
     return Tables::readEntries(*m_reader);
 }
 
 EngineConfig Store::config()
 {
     std::lock_guard lock(m_readerMutex);
+    ReadTransaction tx(*m_reader);
     return Tables::readConfig(*m_reader);
 }
 
@@ -270,7 +294,9 @@ void Store::submit(std::string what, std::function<Outcome(Connection&, Effects&
 {
     {
         std::lock_guard lock(m_mutex);
-        if (!m_stop || m_thread.joinable()) {
+        // Queued before start() is fine (it runs once started); once the
+        // writer has left its loop nothing would ever run it.
+        if (!m_exited) {
             m_jobs.push_back(Job{std::move(what), std::move(run), std::move(done)});
             m_wake.notify_one();
             return;
@@ -284,6 +310,9 @@ void Store::recordAutomaticBan(const ListEntry& entry)
 {
     {
         std::lock_guard lock(m_mutex);
+        // Until its row is written, a reload must not lift the ban and a
+        // removal must find it here.
+        m_unwrittenBans[entry.range] = entry.expiresAt;
         if (m_autoBans.size() >= m_options.autoBanQueue) {
             // The ban applies (the engine holds it); only its row is lost:
             // it will not survive a restart.
@@ -330,8 +359,20 @@ void Store::writerLoop()
             batch.push_back(Job{"automatic ban", [this, ban = std::move(ban)](Connection& db, Effects& fx) mutable -> Outcome {
                                     // An operator's or an import's entry for the same range stands.
                                     if (auto old = Tables::findEntry(db, ListKind::Blocklist, ban.range);
-                                        old && old->entry.source != ListSource::Automatic && old->entry.activeAt(m_clock.now()))
+                                        old && old->entry.source != ListSource::Automatic && old->entry.activeAt(m_clock.now())) {
+                                        std::lock_guard lock(m_mutex);
+                                        m_unwrittenBans.erase(ban.range);
                                         return Outcome{200, {}, {}};
+                                    }
+                                    {
+                                        std::lock_guard lock(m_mutex);
+                                        auto it = m_unwrittenBans.find(ban.range);
+                                        if (it == m_unwrittenBans.end())
+                                            return Outcome{200, {}, {}};  // an operator lifted it meanwhile
+                                        // Written from now on (once committed): a reload keeps it by itself.
+                                        if (it->second == ban.expiresAt)
+                                            m_unwrittenBans.erase(it);
+                                    }
                                     const auto before = Tables::upsertEntry(db, ListKind::Blocklist, ban);
                                     const Json after = Codec::toJson(ban, ListKind::Blocklist, m_clock.now());
                                     writeAudit(db, Actor{"floodgate"}, "list.autoban", subjectOf(ListKind::Blocklist, ban.range), nullptr, &after);
@@ -344,8 +385,10 @@ void Store::writerLoop()
             runBatch(batch);
         if (stopping) {
             std::lock_guard lock(m_mutex);
-            if (m_jobs.empty() && m_autoBans.empty())
+            if (m_jobs.empty() && m_autoBans.empty()) {
+                m_exited = true;  // from here on submit() refuses
                 break;
+            }
             continue;
         }
         try {
@@ -355,12 +398,15 @@ void Store::writerLoop()
                 m_nextPurge = now + m_options.purgeIntervalMs;
             }
             const std::int64_t version = m_writer->dataVersion();
-            if (version != m_dataVersion) {
+            if (version != m_dataVersion || m_fullReload) {
+                if (version != m_dataVersion)
+                    m_reloads.fetch_add(1, std::memory_order_relaxed);
                 m_dataVersion = version;
-                m_reloads.fetch_add(1, std::memory_order_relaxed);
+                m_fullReload = false;
                 publishAll();
             }
-        } catch (const SqliteError& e) {
+        } catch (const std::exception& e) {
+            m_fullReload = true;
             report(std::string(e.what()) + " (will retry)");
         }
     }
@@ -373,6 +419,12 @@ void Store::runBatch(std::vector<Job>& jobs)
     try {
         WriteTransaction tx(*m_writer);
         for (std::size_t i = 0; i < jobs.size(); ++i) {
+            if (sqlite3_get_autocommit(m_writer->handle())) {
+                // SQLite rolled the whole transaction back (disk full, I/O
+                // error): the jobs left would each commit on their own.
+                // None of them runs; the batch fails as one.
+                throw SqliteError(SQLITE_ABORT, "the transaction was rolled back by an earlier error");
+            }
             Effects mine;
             try {
                 Savepoint sp(*m_writer);
@@ -383,6 +435,8 @@ void Store::runBatch(std::vector<Job>& jobs)
                 }
             } catch (const SqliteError& e) {
                 outcomes[i] = Outcome{e.busy() ? 503 : 500, std::string("not saved: ") + e.what(), {}};
+            } catch (const std::exception& e) {
+                outcomes[i] = Outcome{500, std::string("not saved: ") + e.what(), {}};
             }
         }
         tx.commit();
@@ -396,8 +450,10 @@ void Store::runBatch(std::vector<Job>& jobs)
     if (!effects.empty()) {
         try {
             publish(effects);
-        } catch (const SqliteError& e) {
-            report(std::string("a committed change could not be applied: ") + e.what());
+        } catch (const std::exception& e) {
+            // Committed but not (wholly) applied: apply everything again next round.
+            m_fullReload = true;
+            report(std::string("a committed change could not be applied yet: ") + e.what() + " (retrying)");
         }
     }
     // After COMMIT and after the engine has the change: the caller may now
@@ -438,11 +494,13 @@ void Store::publish(const Effects& fx)
                 continue;
             if (e.source == ListSource::Automatic) {
                 // The engine's own list of escalation bans: make sure it holds
-                // this one (it may have been replaced by a reload meanwhile).
+                // this one (it may have been replaced by a reload meanwhile),
+                // and that no operator copy of the range is left beside it.
                 const auto current = m_engine->automaticBans();
                 const ListEntry* have = current->find(e.range);
                 if (!have || have->expiresAt != e.expiresAt)
                     m_engine->restoreAutomaticBans({e});
+                touched.insert(e.range);
                 continue;
             }
             touched.insert(e.range);
@@ -485,6 +543,15 @@ void Store::publishAll()
         else
             block.push_back(std::move(e.entry));
     }
+    {
+        // Bans the engine made whose rows are not written yet (queued, or
+        // dropped from a full queue) stay: the database does not know them.
+        std::lock_guard lock(m_mutex);
+        const auto current = m_engine->automaticBans();
+        for (const auto& [range, expiresAt] : m_unwrittenBans)
+            if (const ListEntry* e = current->find(range); e && e->expiresAt == expiresAt)
+                automatic.push_back(*e);
+    }
     publishConfig(std::move(config));
     m_engine->setList(ListKind::Safelist, std::make_shared<const AddressList>(std::move(safe)));
     m_engine->setList(ListKind::Blocklist, std::make_shared<const AddressList>(std::move(block)));
@@ -494,6 +561,10 @@ void Store::publishAll()
 void Store::purgeExpired()
 {
     const Millis now = m_clock.now();
+    {
+        std::lock_guard lock(m_mutex);
+        std::erase_if(m_unwrittenBans, [now](const auto& kv) { return kv.second <= now; });
+    }
     std::vector<StoredEntry> gone;
     {
         WriteTransaction tx(*m_writer);
@@ -558,6 +629,23 @@ void Store::removeEntry(ListKind kind, Cidr range, Actor actor, Done done)
     submit("remove from the " + std::string(toString(kind)), [this, kind, range, actor = std::move(actor)](Connection& db, Effects& fx) {
         const Millis now = m_clock.now();
         const auto old = Tables::findEntry(db, kind, range);
+        if (!old && kind == ListKind::Blocklist && m_engine) {
+            // An escalation ban made a moment ago, its row not written yet:
+            // drop it from the queue and lift it, so it does not come back.
+            bool pending = false;
+            {
+                std::lock_guard lock(m_mutex);
+                pending = m_unwrittenBans.erase(range) > 0;
+                std::erase_if(m_autoBans, [&](const ListEntry& e) { return e.range == range; });
+            }
+            const ListEntry* held = m_engine->automaticBans()->find(range);
+            if (pending && held) {
+                const Json before = Codec::toJson(*held, kind, now);
+                writeAudit(db, actor, "list.remove", subjectOf(kind, range), &before, nullptr);
+                fx.removals.emplace_back(kind, range);
+                return Outcome{204, {}, before};
+            }
+        }
         if (!old)
             return Outcome{404, range.toString() + " is not on the " + toString(kind), {}};
         Tables::deleteEntry(db, kind, range);
@@ -570,7 +658,8 @@ void Store::removeEntry(ListKind kind, Cidr range, Actor actor, Done done)
 
 void Store::putTier(Tier tier, Actor actor, Done done)
 {
-    submit("save tier " + tier.name, [this, tier = std::move(tier), actor = std::move(actor)](Connection& db, Effects& fx) {
+    std::string label = "save tier " + tier.name;  // before tier is moved into the job
+    submit(std::move(label), [this, tier = std::move(tier), actor = std::move(actor)](Connection& db, Effects& fx) {
         EngineConfig config = Tables::readConfig(db);
         auto it = std::find_if(config.tiers.begin(), config.tiers.end(), [&](const Tier& t) { return t.name == tier.name; });
         std::optional<Json> before;
@@ -592,7 +681,8 @@ void Store::putTier(Tier tier, Actor actor, Done done)
 
 void Store::deleteTier(std::string name, Actor actor, Done done)
 {
-    submit("delete tier " + name, [this, name = std::move(name), actor = std::move(actor)](Connection& db, Effects& fx) {
+    std::string label = "delete tier " + name;
+    submit(std::move(label), [this, name = std::move(name), actor = std::move(actor)](Connection& db, Effects& fx) {
         const EngineConfig config = Tables::readConfig(db);
         auto it = std::find_if(config.tiers.begin(), config.tiers.end(), [&](const Tier& t) { return t.name == name; });
         if (it == config.tiers.end())
@@ -618,7 +708,8 @@ void Store::deleteTier(std::string name, Actor actor, Done done)
 
 void Store::putCustomer(Customer customer, Actor actor, Done done)
 {
-    submit("save customer " + customer.id, [this, customer = std::move(customer), actor = std::move(actor)](Connection& db, Effects& fx) {
+    std::string label = "save customer " + customer.id;
+    submit(std::move(label), [this, customer = std::move(customer), actor = std::move(actor)](Connection& db, Effects& fx) {
         EngineConfig config = Tables::readConfig(db);
         if (std::none_of(config.tiers.begin(), config.tiers.end(), [&](const Tier& t) { return t.name == customer.tier; }))
             return Outcome{400, "tier \"" + customer.tier + "\" is not a known tier", {}};
@@ -642,7 +733,8 @@ void Store::putCustomer(Customer customer, Actor actor, Done done)
 
 void Store::deleteCustomer(std::string id, Actor actor, Done done)
 {
-    submit("delete customer " + id, [this, id = std::move(id), actor = std::move(actor)](Connection& db, Effects& fx) {
+    std::string label = "delete customer " + id;
+    submit(std::move(label), [this, id = std::move(id), actor = std::move(actor)](Connection& db, Effects& fx) {
         const EngineConfig config = Tables::readConfig(db);
         auto it = std::find_if(config.customers.begin(), config.customers.end(), [&](const Customer& c) { return c.id == id; });
         if (it == config.customers.end())
@@ -672,6 +764,35 @@ void Store::putRules(EngineConfig rules, Actor actor, Done done)
         writeAudit(db, actor, "rules.replace", "rules", &before, &after);
         fx.config = true;
         return Outcome{200, {}, after};
+    }, std::move(done));
+}
+
+void Store::updateRules(std::function<std::optional<std::string>(EngineConfig&)> change, Actor actor, Done done)
+{
+    submit("change rules", [this, change = std::move(change), actor = std::move(actor)](Connection& db, Effects& fx) {
+        // Read, changed and written inside one write transaction: an edit
+        // committed by anyone else in between is not reverted.
+        EngineConfig config = Tables::readConfig(db);
+        const Json before = Codec::rulesToJson(config);
+        if (auto why = change(config))
+            return Outcome{400, *why, {}};
+        if (auto error = validate(config))
+            return Outcome{400, *error, {}};
+        const Json after = Codec::rulesToJson(config);
+        if (after == before)
+            return Outcome{200, {}, after};  // nothing to write, nothing to audit
+        Tables::writeRules(db, config);
+        writeAudit(db, actor, "rules.replace", "rules", &before, &after);
+        fx.config = true;
+        return Outcome{200, {}, after};
+    }, std::move(done));
+}
+
+void Store::republish(Done done)
+{
+    submit("publish the configuration", [](Connection&, Effects& fx) {
+        fx.config = true;  // read back and published by the writer, in order with every write
+        return Outcome{200, {}, {}};
     }, std::move(done));
 }
 

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -128,6 +129,12 @@ public:
     // Replaces rules, cooldowns, bot options, escalation and settings with
     // those in `config` (tiers and customers in it are ignored).
     void putRules(Core::EngineConfig config, Actor actor, Done done);
+    // Changes the rules inside the writer's transaction: `change` gets the
+    // configuration as committed and edits it, or returns why not (400).
+    void updateRules(std::function<std::optional<std::string>(Core::EngineConfig&)> change, Actor actor, Done done);
+    // Publishes the stored configuration again (after the command-line
+    // overrides changed), in order with every write.
+    void republish(Done done = {});
     // All or nothing: 200 with {"imported": n, "replaced": m}.
     void importEntries(std::vector<ImportRow> rows, Actor actor, Done done);
     // An escalation ban made by the engine: queued without waiting (called on
@@ -191,7 +198,10 @@ private:
     std::condition_variable m_wake;
     std::deque<Job> m_jobs;
     std::vector<Core::ListEntry> m_autoBans;
+    std::map<Core::Cidr, Core::Millis> m_unwrittenBans;  // range -> expiry: bans whose rows are not on disk
     bool m_stop = false;
+    bool m_exited = false;  // the writer left its loop
+    bool m_fullReload = false;  // writer thread only: a publish failed, apply everything again
     std::thread m_thread;
     std::int64_t m_dataVersion = 0;
     Core::Millis m_nextPurge = 0;

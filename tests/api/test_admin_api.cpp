@@ -28,7 +28,7 @@ namespace {
 std::string request(const std::string& method, const std::string& target, const std::string& body = {},
                     const std::string& headers = {})
 {
-    return method + " " + target + " HTTP/1.1\r\nHost: admin\r\nContent-Length: " + std::to_string(body.size()) + "\r\n" + headers
+    return method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1:9090\r\nContent-Length: " + std::to_string(body.size()) + "\r\n" + headers
         + "\r\n" + body;
 }
 
@@ -216,12 +216,12 @@ private Q_SLOTS:
         // HEAD: the headers of GET, no body; the connection goes on.
         Connection c;
         QVERIFY(c.open(s.admin->port()));
-        QVERIFY(c.send("HEAD /api/v1/rules HTTP/1.1\r\nHost: admin\r\n\r\n"));
+        QVERIFY(c.send("HEAD /api/v1/rules HTTP/1.1\r\nHost: 127.0.0.1:9090\r\n\r\n"));
         const Response head = c.read(3000, true).value_or(Response{});
         QCOMPARE(head.status, 200);
         QVERIFY(std::stoi(head.header("content-length")) > 100);
         QVERIFY(head.body.empty());
-        QVERIFY(c.send("GET /healthz HTTP/1.1\r\nHost: admin\r\n\r\n"));
+        QVERIFY(c.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:9090\r\n\r\n"));
         QCOMPARE(QString::fromStdString(c.read().value_or(Response{}).body), QStringLiteral("ok"));
         QCOMPARE(s.call("GET", "/api/v2/rules").status, 404);
         QCOMPARE(s.call("GET", "/api/v1/nothing").status, 404);
@@ -363,6 +363,26 @@ private Q_SLOTS:
         QCOMPARE(csv.status, 200);
         QVERIFY2(csv.body.rfind("list,address,reason,source,created_at,created_by,expires_at\r\nblocklist,127.0.0.60/32,,import,", 0) == 0,
                  csv.body.c_str());
+    }
+
+    void webPagesAreNotAnswered()
+    {
+        // A page in the operator's browser posting to the loopback API
+        // (cross-site request forgery), or reading it under a rebound name.
+        Stack s(freshDb());
+        const Response forged = s.call("POST", "/api/v1/lists/safelist", "{\"address\":\"0.0.0.0/0\"}", "Origin: https://evil.example\r\n");
+        QCOMPARE(forged.status, 403);
+        QCOMPARE(str(Json::parse(forged.body).value_or(Json()).find("error")),
+                 QStringLiteral("origin: the admin API does not answer requests made by web pages"));
+        QCOMPARE(s.callJson("GET", "/api/v1/lists/safelist").find("count")->asInteger(), std::int64_t(0));
+        const Response rebound = fetch(s.admin->port(), "GET /api/v1/rules HTTP/1.1\r\nHost: evil.example:9090\r\n\r\n").value_or(Response{});
+        QCOMPARE(rebound.status, 403);
+        QVERIFY(rebound.body.find("not \\\"evil.example\\\"") != std::string::npos);
+        for (const char* host : {"localhost:9090", "127.0.0.1", "[::1]:9090"}) {
+            const auto ok = fetch(s.admin->port(), std::string("GET /api/v1/rules HTTP/1.1\r\nHost: ") + host + "\r\n\r\n");
+            QVERIFY(ok);
+            QCOMPARE(ok->status, 200);
+        }
     }
 
     void aTokenIsRequiredWhenAsked()

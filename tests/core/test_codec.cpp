@@ -233,7 +233,7 @@ private Q_SLOTS:
         ListEntry a = listEntry("203.0.113.0/24", "scraper, \"the\" bad one", T0 + DAY);
         a.createdAt = T0 - HOUR;
         a.createdBy = "console:alice";
-        ListEntry b = listEntry("2001:db8::/32", "partner", NeverExpires);
+        ListEntry b = listEntry("2001:db8::/32", "=HYPERLINK(\"http://x\")", NeverExpires);
         b.createdAt = T0 - DAY;
         out.push_back({ListKind::Blocklist, a});
         out.push_back({ListKind::Safelist, b});
@@ -247,6 +247,9 @@ private Q_SLOTS:
         QCOMPARE(back.rows[0].entry.expiresAt, a.expiresAt);
         QCOMPARE(back.rows[0].entry.createdBy, a.createdBy);
         QCOMPARE(label(back.rows[1].kind), label(ListKind::Safelist));
+        QCOMPARE(back.rows[1].entry.reason, b.reason);  // a formula-looking reason comes back as it was
+        if (f == ListFile::Format::Csv)
+            QVERIFY(text.find(",\"'=HYPERLINK(") != std::string::npos);  // and a spreadsheet sees text
         QCOMPARE(back.rows[1].entry.expiresAt, NeverExpires);
         QCOMPARE(ListFile::formatForPath("/tmp/Lists.JSON").value_or(ListFile::Format::Csv), ListFile::Format::Json);
         QVERIFY(!ListFile::formatForPath("lists.txt"));

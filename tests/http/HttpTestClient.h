@@ -180,7 +180,7 @@ private:
 
 inline std::string get(const std::string& target, const std::string& extraHeaders = {})
 {
-    return "GET " + target + " HTTP/1.1\r\nHost: test\r\n" + extraHeaders + "\r\n";
+    return "GET " + target + " HTTP/1.1\r\nHost: localhost\r\n" + extraHeaders + "\r\n";
 }
 
 // One request on a fresh connection.

@@ -20,7 +20,7 @@ namespace {
 std::string request(const std::string& method, const std::string& target, const std::string& body = {},
                     const std::string& headers = {})
 {
-    return method + " " + target + " HTTP/1.1\r\nHost: admin\r\nContent-Type: application/json\r\nContent-Length: "
+    return method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1:9090\r\nContent-Type: application/json\r\nContent-Length: "
         + std::to_string(body.size()) + "\r\n" + headers + "\r\n" + body;
 }
 

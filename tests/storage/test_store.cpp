@@ -253,6 +253,32 @@ private Q_SLOTS:
         QCOMPARE(d.retryAfterMs, 5 * MINUTE + 8);
     }
 
+    void aBanNotWrittenYetSurvivesAReloadAndCanBeLifted()
+    {
+        const QString path = freshPath();
+        Storage::StoreOptions o = options(path);
+        o.autoBanQueue = 0;  // every ban's row is dropped: only the engine knows them
+        Storage::OpenFailure failure;
+        auto store = Store::open(o, m_clock, &failure);
+        QVERIFY(store);
+        Engine engine(store->load().config);
+        store->start(&engine);
+        ListEntry ban = entryFor("203.0.113.77", T0 + 15 * MINUTE, "escalation");
+        ban.source = ListSource::Automatic;
+        engine.restoreAutomaticBans({ban});  // what the engine does when it bans
+        store->recordAutomaticBan(ban);
+        QCOMPARE(store->droppedAutoBans(), std::uint64_t(1));
+        // Another process changes the file: the reload must not lift the ban.
+        rawExec(path, "UPDATE tier_levels SET limit_count = 99 WHERE owner = 'Free'");
+        QTRY_COMPARE_WITH_TIMEOUT(engine.config()->tiers[0].levels[0].limit, 99u, 2000);
+        QCOMPARE(label(decide(engine, Request().from("203.0.113.77"), T0).action), label(Action::Block));
+        // The operator lifts it: 204, and it stays lifted.
+        const Outcome lifted = store->wait([&](auto done) { store->removeEntry(ListKind::Blocklist, cidr("203.0.113.77"), ALICE, done); });
+        QCOMPARE(lifted.status, 204);
+        QCOMPARE(label(decide(engine, Request().from("203.0.113.77"), T0 + 1).action), label(Action::Allow));
+        QCOMPARE(store->audit(-1, 1)[0].action, std::string("list.remove"));
+    }
+
     void anOperatorsEntryIsNotReplacedByAnAutomaticBan()
     {
         auto store = openOk(freshPath());
