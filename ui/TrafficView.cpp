@@ -114,7 +114,6 @@ TrafficView::TrafficView(QWidget* parent)
     styleChart(m_traffic);
     m_x = new QDateTimeAxis;
     m_x->setFormat(QStringLiteral("HH:mm:ss"));
-    m_x->setTickCount(7);
     m_y = new QValueAxis;
     m_y->setLabelFormat(QStringLiteral("%d"));
     m_y->setTitleText(tr("req/s"));
@@ -273,7 +272,14 @@ void TrafficView::redrawTraffic()
         }
         m_series[a]->replace(points);
     }
-    m_x->setRange(QDateTime::fromMSecsSinceEpoch(firstSlotStart), QDateTime::fromMSecsSinceEpoch(lastSlotStart));
+    // Labels on round times (…:10, …:20): the axis ends at the next multiple
+    // of the tick after the newest point, and spans the range exactly.
+    const Core::Millis tickMs = Core::Millis(r.tickSeconds) * 1000;
+    const Core::Millis axisMax = Core::floorDiv(lastSlotStart + tickMs - 1, tickMs) * tickMs;
+    const Core::Millis span = Core::Millis(r.slots - 1) * slotMs;
+    const Core::Millis axisMin = axisMax - Core::floorDiv(span + tickMs - 1, tickMs) * tickMs;
+    m_x->setTickCount(int((axisMax - axisMin) / tickMs) + 1);
+    m_x->setRange(QDateTime::fromMSecsSinceEpoch(axisMin), QDateTime::fromMSecsSinceEpoch(axisMax));
     const double top = niceCeiling(peak * 1.05);
     m_y->setRange(0, top);
     m_y->setTickCount(6);

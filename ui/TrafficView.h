@@ -36,8 +36,9 @@ public:
         const char* label;
         int slots;           // points per series
         int secondsPerSlot;  // seconds averaged into one point
+        int tickSeconds;     // time-axis labels fall on multiples of this
     };
-    static constexpr std::array<Range, 3> Ranges = {{{"1 min", 60, 1}, {"10 min", 120, 5}, {"1 h", 120, 30}}};
+    static constexpr std::array<Range, 3> Ranges = {{{"1 min", 60, 1, 10}, {"10 min", 120, 5, 60}, {"1 h", 120, 30, 600}}};
     void setRange(int index);
     int range() const { return m_range; }
     // Points across all series of both charts (stays bounded, whatever the uptime).
