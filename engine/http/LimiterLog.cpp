@@ -9,7 +9,10 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 namespace Floodgate::Http {
 
@@ -142,46 +145,61 @@ std::uint64_t LimiterLog::dropped() const
     return n;
 }
 
-bool LimiterLog::drainOnce()
+bool LimiterLog::drainOnce(std::size_t perRing)
 {
-    bool any = false;
+    bool left = false;
     std::string batch;
+    const std::size_t capacity = Core::Tuning::maxEventsKept;
     for (auto& ring : m_rings) {
         if (ring->empty())
             continue;
         std::lock_guard lock(m_eventsMutex);
-        const std::size_t n = ring->drain([&](const LogRecord& r) {
-            if (m_file)
-                batch += formatLogLine(r);
-            m_events.push_back(Event{m_nextEventId++, r});
-            if (m_events.size() > Core::Tuning::maxEventsKept)
-                m_events.pop_front();
-        });
-        any = any || n > 0;
+        if (m_events.size() != capacity)
+            m_events.resize(capacity);
+        const std::size_t n = ring->drain(
+            [&](const LogRecord& r) {
+                if (m_file)
+                    batch += formatLogLine(r);
+                // The newest overwrite the oldest; no allocation per event.
+                const std::size_t at = (m_eventsOldest + m_eventsCount) % capacity;
+                m_events[at] = Event{m_nextEventId++, r};
+                if (m_eventsCount < capacity)
+                    ++m_eventsCount;
+                else
+                    m_eventsOldest = (m_eventsOldest + 1) % capacity;
+            },
+            perRing);
+        left = left || !ring->empty();
         m_written.fetch_add(n, std::memory_order_relaxed);
     }
     if (!batch.empty() && m_file) {
         std::fwrite(batch.data(), 1, batch.size(), static_cast<std::FILE*>(m_file));
         std::fflush(static_cast<std::FILE*>(m_file));
     }
-    return any;
+    return left;
 }
 
 void LimiterLog::run()
 {
+    // Background work. When it shares a core with a listener thread (two
+    // cores, a flood) the listener must win: a low priority (a nice value
+    // applies to this thread alone on Linux; if it cannot be set, the log
+    // still works), and small chunks with a pause between them, so it never
+    // holds the core for more than a fraction of a millisecond.
+    constexpr std::size_t CHUNK = 256;
+    ::setpriority(PRIO_PROCESS, pid_t(::syscall(SYS_gettid)), 10);
     while (true) {
-        const bool any = drainOnce();
-        if (any) {
-            m_drained.notify_all();
-            continue;
-        }
+        const bool left = drainOnce(CHUNK);
         std::unique_lock lock(m_mutex);
-        m_drained.notify_all();
+        if (!left)
+            m_drained.notify_all();
         if (m_stop)
             break;
-        m_wake.wait_for(lock, std::chrono::milliseconds(20));
+        m_wake.wait_for(lock, std::chrono::milliseconds(left ? 1 : 20));
     }
-    drainOnce();
+    while (drainOnce(SIZE_MAX)) {
+    }
+    m_drained.notify_all();
 }
 
 void LimiterLog::flush()
@@ -204,16 +222,18 @@ std::vector<Event> LimiterLog::events(std::uint64_t afterId, std::size_t limit) 
 {
     std::lock_guard lock(m_eventsMutex);
     std::vector<Event> out;
-    // Ids are consecutive: find the first one above afterId by arithmetic.
-    if (m_events.empty() || limit == 0)
+    if (m_eventsCount == 0 || limit == 0)
         return out;
-    const std::uint64_t first = m_events.front().id;
+    // Ids are consecutive: the first one above afterId is found by arithmetic.
+    const std::uint64_t first = m_events[m_eventsOldest].id;
     std::size_t start = afterId < first ? 0 : std::size_t(afterId - first + 1);
-    if (start >= m_events.size())
+    if (start >= m_eventsCount)
         return out;
-    if (m_events.size() - start > limit)
-        start = m_events.size() - limit;
-    out.assign(m_events.begin() + std::ptrdiff_t(start), m_events.end());
+    if (m_eventsCount - start > limit)
+        start = m_eventsCount - limit;
+    out.reserve(m_eventsCount - start);
+    for (std::size_t i = start; i < m_eventsCount; ++i)
+        out.push_back(m_events[(m_eventsOldest + i) % m_events.size()]);
     return out;
 }
 

@@ -38,12 +38,12 @@ struct LogRecord {
     Core::Millis windowStart = 0;
     Core::Millis retryAfterMs = 0;
     std::uint32_t cookies = 0;
-    char forwardedFor[192] = {};  // the X-Forwarded-For chain a trusted proxy sent, if any
+    char forwardedFor[128] = {};  // the X-Forwarded-For chain a trusted proxy sent, if any
     // Truncated copies; `truncated` marks which were cut.
     char method[16] = {};
-    char path[512] = {};
-    char query[512] = {};
-    char userAgent[256] = {};
+    char path[256] = {};
+    char query[256] = {};
+    char userAgent[192] = {};
     char customer[64] = {};
 };
 
@@ -87,7 +87,8 @@ public:
 
 private:
     void run();
-    bool drainOnce();
+    // Writes at most `perRing` records of each ring; true when some are left.
+    bool drainOnce(std::size_t perRing);
 
     std::string m_path;
     std::vector<std::unique_ptr<SpscRing<LogRecord>>> m_rings;
@@ -99,7 +100,9 @@ private:
     bool m_started = false;
     std::atomic<std::uint64_t> m_written{0};
     mutable std::mutex m_eventsMutex;
-    std::deque<Event> m_events;
+    std::vector<Event> m_events;     // a circular buffer of Tuning::maxEventsKept, allocated once
+    std::size_t m_eventsOldest = 0;  // index of the oldest event kept
+    std::size_t m_eventsCount = 0;
     std::uint64_t m_nextEventId = 1;
     void* m_file = nullptr;  // std::FILE*
 };

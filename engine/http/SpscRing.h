@@ -40,14 +40,15 @@ public:
     }
     void commit() { m_head.store(m_head.load(std::memory_order_relaxed) + 1, std::memory_order_release); }
 
-    // Consumer: calls fn(const T&) for everything written so far; returns how many.
+    // Consumer: calls fn(const T&) for what is written, oldest first, at
+    // most `max` of them; returns how many.
     template <class Fn>
-    std::size_t drain(Fn&& fn)
+    std::size_t drain(Fn&& fn, std::size_t max = SIZE_MAX)
     {
         std::uint64_t tail = m_tail.load(std::memory_order_relaxed);
         const std::uint64_t head = m_head.load(std::memory_order_acquire);
-        const std::size_t n = std::size_t(head - tail);
-        for (; tail != head; ++tail)
+        const std::size_t n = std::min<std::size_t>(std::size_t(head - tail), max);
+        for (const std::uint64_t end = tail + n; tail != end; ++tail)
             fn(m_records[tail & m_mask]);
         m_tail.store(tail, std::memory_order_release);
         return n;
