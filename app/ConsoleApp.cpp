@@ -4,6 +4,7 @@
 #include "BucketsView.h"
 #include "Console.h"
 #include "Engine.h"
+#include "EventsView.h"
 #include "LimiterLog.h"
 #include "MainWindow.h"
 #include "RequestSamples.h"
@@ -14,6 +15,7 @@
 #include <QDir>
 #include <QGuiApplication>
 #include <QMessageBox>
+#include <QTableView>
 #include <QPalette>
 #include <QStyle>
 #include <QTimer>
@@ -72,6 +74,12 @@ void scheduleScreenshots(Ui::MainWindow& window, Ui::Console& console, const Opt
                 }
             }
             console.refreshNow();
+            if (v == Ui::MainWindow::Events) {
+                // A refusal selected, so the picture shows its "why".
+                QTableView* events = window.events()->eventsTable();
+                if (events->model()->rowCount() > 0)
+                    events->setCurrentIndex(events->model()->index(0, 0));
+            }
             QApplication::processEvents();
             const QString path = QStringLiteral("%1/%2-%3.png").arg(dir).arg(v + 1, 2, 10, QLatin1Char('0')).arg(QLatin1String(names[v]));
             if (!window.grab().save(path))

@@ -188,7 +188,7 @@ std::string explain(const Http::LogRecord& r)
             + " window of " + rule + " (limit " + std::to_string(r.limit) + ")";
     }
     if (r.retryAfterMs > 0)
-        why += "; passes again in " + std::to_string(std::max<std::int64_t>(1, ceilDiv(r.retryAfterMs, SECOND))) + " s";
+        why += "; passes again in " + Codec::humanDuration(r.retryAfterMs);
     if (r.action == Action::DryRun)
         why += " (dry run: let through)";
     why += ". ";

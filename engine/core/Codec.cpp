@@ -406,6 +406,18 @@ std::optional<Millis> parseDuration(const Json& v, std::string* why)
     return Millis(ms);
 }
 
+std::string humanDuration(Millis ms)
+{
+    const std::int64_t s = std::max<std::int64_t>(1, ceilDiv(ms, SECOND));
+    if (s < 60)
+        return std::to_string(s) + " s";
+    if (s < 3600)
+        return std::to_string(s / 60) + " min" + (s % 60 ? " " + std::to_string(s % 60) + " s" : std::string());
+    if (s < 86'400)
+        return std::to_string(s / 3600) + " h" + (s / 60 % 60 ? " " + std::to_string(s / 60 % 60) + " min" : std::string());
+    return std::to_string(s / 86'400) + " d" + (s / 3600 % 24 ? " " + std::to_string(s / 3600 % 24) + " h" : std::string());
+}
+
 Json seconds(Millis ms)
 {
     if (ms % SECOND == 0)

@@ -30,6 +30,9 @@ std::optional<Millis> parseTime(std::string_view text, std::string* why);
 std::optional<Millis> parseDuration(const Json& value, std::string* why);
 // Whole seconds as an integer, otherwise a fraction: 3000 -> 3, 1500 -> 1.5.
 Json seconds(Millis ms);
+// A wait as a person reads it, rounded up to the unit shown: "3 s",
+// "14 min 31 s", "2 h 5 min", "6 d 23 h".
+std::string humanDuration(Millis ms);
 
 // ---- list entries ----------------------------------------------------------
 Json toJson(const ListEntry& entry, ListKind kind, Millis now);

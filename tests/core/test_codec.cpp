@@ -111,6 +111,17 @@ private Q_SLOTS:
         }
     }
 
+    void humanDurations()
+    {
+        QCOMPARE(QString::fromStdString(Codec::humanDuration(1)), QStringLiteral("1 s"));
+        QCOMPARE(QString::fromStdString(Codec::humanDuration(3000)), QStringLiteral("3 s"));
+        QCOMPARE(QString::fromStdString(Codec::humanDuration(2001)), QStringLiteral("3 s"));  // rounded up, as Retry-After is
+        QCOMPARE(QString::fromStdString(Codec::humanDuration(60'000)), QStringLiteral("1 min"));
+        QCOMPARE(QString::fromStdString(Codec::humanDuration(871'000)), QStringLiteral("14 min 31 s"));
+        QCOMPARE(QString::fromStdString(Codec::humanDuration(2 * HOUR + 5 * MINUTE)), QStringLiteral("2 h 5 min"));
+        QCOMPARE(QString::fromStdString(Codec::humanDuration(7 * DAY - HOUR)), QStringLiteral("6 d 23 h"));
+    }
+
     void entriesFromTheApi()
     {
         std::string why;
