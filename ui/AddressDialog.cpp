@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "AddressDialog.h"
 
+#include "DialogParts.h"
 #include "Format.h"
 #include "Theme.h"
 #include "Tuning.h"
@@ -72,18 +73,8 @@ AddressDialog::AddressDialog(Core::ListKind kind, Core::Millis now, QWidget* par
     form->addRow(tr("Expires"), ttl);
     layout->addLayout(form);
 
-    m_problem = new QLabel;
-    m_problem->setWordWrap(true);
-    m_problem->setPalette([&] {
-        QPalette p = m_problem->palette();
-        p.setColor(QPalette::WindowText, Theme::action(Core::Action::Block));
-        return p;
-    }());
-    layout->addWidget(m_problem);
-    m_buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
-    layout->addWidget(m_buttons);
-    connect(m_buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
-    connect(m_buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+    m_problem = addProblemLabel(layout);
+    m_buttons = addOkCancel(this, layout);
     connect(m_address, &QLineEdit::textChanged, this, &AddressDialog::revalidate);
     connect(m_choices, &QButtonGroup::idClicked, this, &AddressDialog::revalidate);
     connect(m_until, &QDateTimeEdit::dateTimeChanged, this, [this] {

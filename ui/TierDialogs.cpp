@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "TierDialogs.h"
 
+#include "DialogParts.h"
 #include "Format.h"
 #include "LevelsEditor.h"
 #include "Theme.h"
@@ -17,16 +18,6 @@
 namespace Floodgate::Ui {
 
 namespace {
-
-QLabel* problemLabel()
-{
-    auto* l = new QLabel;
-    l->setWordWrap(true);
-    QPalette p = l->palette();
-    p.setColor(QPalette::WindowText, Theme::action(Core::Action::Block));
-    l->setPalette(p);
-    return l;
-}
 
 // Printable, no slash (it names a path segment in the API), not too long.
 QString checkName(const QString& name, int max, const QStringList& taken, const QString& what)
@@ -59,12 +50,8 @@ TierDialog::TierDialog(const Core::Tier* existing, QStringList taken, QWidget* p
                                     "and counts made so far are kept.")));
     m_levels = new LevelsEditor({false, false});
     layout->addWidget(m_levels);
-    m_problem = problemLabel();
-    layout->addWidget(m_problem);
-    m_buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
-    layout->addWidget(m_buttons);
-    connect(m_buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
-    connect(m_buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+    m_problem = addProblemLabel(layout);
+    m_buttons = addOkCancel(this, layout);
     if (existing) {
         m_name->setText(qs(existing->name));
         m_name->setReadOnly(true);
@@ -121,12 +108,8 @@ CustomerDialog::CustomerDialog(const Core::Customer* existing, const std::vector
     m_effective = new QLabel;
     m_effective->setWordWrap(true);
     layout->addWidget(m_effective);
-    m_problem = problemLabel();
-    layout->addWidget(m_problem);
-    m_buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
-    layout->addWidget(m_buttons);
-    connect(m_buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
-    connect(m_buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+    m_problem = addProblemLabel(layout);
+    m_buttons = addOkCancel(this, layout);
     if (existing) {
         m_id->setText(qs(existing->id));
         m_id->setReadOnly(true);

@@ -1,0 +1,18 @@
+// SPDX-License-Identifier: MIT
+// What every editing dialog of the console has: the line that says why OK
+// is disabled, and OK / Cancel wired to accept and reject.
+#pragma once
+
+class QDialog;
+class QDialogButtonBox;
+class QLabel;
+class QVBoxLayout;
+
+namespace Floodgate::Ui {
+
+// A red, word-wrapped label for "what is wrong", added to `layout`.
+QLabel* addProblemLabel(QVBoxLayout* layout);
+// OK and Cancel, added to `layout`, accepting and rejecting `dialog`.
+QDialogButtonBox* addOkCancel(QDialog* dialog, QVBoxLayout* layout);
+
+} // namespace Floodgate::Ui
