@@ -76,6 +76,10 @@ std::optional<StartFailure> Runtime::start(const Options& o)
     m_engine->setList(Core::ListKind::Safelist, std::make_shared<const Core::AddressList>(std::move(loaded.safelist)));
     m_engine->setList(Core::ListKind::Blocklist, std::make_shared<const Core::AddressList>(std::move(loaded.blocklist)));
     m_engine->restoreAutomaticBans(loaded.automatic);
+    std::vector<Core::Engine::OffenderRecord> offenders;
+    for (const Storage::OffenderRow& o : loaded.offenders)
+        offenders.push_back({o.key.address(), o.bans, o.lastBanAt});
+    m_engine->restoreOffenders(offenders);
     Storage::Store* store = m_store.get();
     m_engine->setAutoBanListener([store](const Core::ListEntry& e) { store->recordAutomaticBan(e); });
 

@@ -30,6 +30,7 @@ struct ListEntry {
     Millis createdAt = 0;
     std::string createdBy;
     Millis expiresAt = NeverExpires;  // the entry applies while now < expiresAt
+    std::uint32_t banCount = 0;       // automatic entries: this client's how-many-th ban (1, 2, ...)
 
     bool activeAt(Millis now) const { return now < expiresAt; }
 };

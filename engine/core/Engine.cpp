@@ -521,6 +521,7 @@ struct Engine::Impl {
         entry.createdAt = now;
         entry.createdBy = "floodgate";
         entry.expiresAt = now + *banFor;
+        entry.banCount = banNumber;
         publish([&](Published& p) {
             p.automatic = std::make_shared<const AddressList>(p.automatic->withoutExpired(now).with(entry));
         });
@@ -722,6 +723,18 @@ void Engine::restoreAutomaticBans(const std::vector<ListEntry>& entries)
         all.insert(all.end(), entries.begin(), entries.end());
         p.automatic = std::make_shared<const AddressList>(std::move(all));
     });
+}
+
+void Engine::restoreOffenders(const std::vector<OffenderRecord>& offenders)
+{
+    for (const OffenderRecord& r : offenders) {
+        m->offenders.with(r.key, [&](auto& map, auto it) {
+            if (it == map.end())
+                it = map.emplace(r.key, Offender{}).first;
+            it->second.bans = std::max(it->second.bans, r.bans);
+            it->second.lastBanAt = std::max(it->second.lastBanAt, r.lastBanAt);
+        });
+    }
 }
 
 void Engine::setAutoBanListener(std::function<void(const ListEntry&)> listener)

@@ -51,6 +51,14 @@ public:
     bool removeAutomaticBan(const Cidr& range);
     // Adds automatic bans (e.g. loaded after a restart with their remaining time).
     void restoreAutomaticBans(const std::vector<ListEntry>& entries);
+    // Escalation history: how many times a client was banned and when last,
+    // so the next ban doubles after a restart too (fail2ban's bantime.increment).
+    struct OffenderRecord {
+        IpAddress key;  // the counting key
+        std::uint32_t bans = 0;
+        Millis lastBanAt = 0;
+    };
+    void restoreOffenders(const std::vector<OffenderRecord>& offenders);
     // Called on the deciding thread, outside every engine lock, when escalation
     // bans a client. Must be quick (queue it); set before traffic starts.
     void setAutoBanListener(std::function<void(const ListEntry&)> listener);

@@ -129,6 +129,17 @@ CREATE TABLE audit (
 CREATE INDEX audit_at ON audit (at);
 )SQL";
 
+// Escalation history, so a client's next ban doubles after a restart too.
+constexpr const char* MIGRATION_2 = R"SQL(
+CREATE TABLE offenders (
+  address     BLOB    NOT NULL CHECK (length(address) = 16),
+  prefix      INTEGER NOT NULL CHECK (prefix BETWEEN 0 AND 128),
+  bans        INTEGER NOT NULL CHECK (bans > 0),
+  last_ban_at INTEGER NOT NULL,
+  PRIMARY KEY (address, prefix)
+) WITHOUT ROWID;
+)SQL";
+
 struct Migration {
     int version;
     const char* sql;
@@ -136,6 +147,7 @@ struct Migration {
 
 constexpr Migration MIGRATIONS[] = {
     {1, MIGRATION_1},
+    {2, MIGRATION_2},
 };
 
 } // namespace

@@ -10,7 +10,7 @@ class Connection;
 
 namespace Schema {
 
-inline constexpr int CurrentVersion = 1;
+inline constexpr int CurrentVersion = 2;
 // PRAGMA application_id of a Floodgate database ("FLDG").
 inline constexpr int ApplicationId = 0x464c4447;
 

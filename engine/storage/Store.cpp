@@ -5,6 +5,7 @@
 #include "Engine.h"
 #include "Schema.h"
 #include "Sqlite.h"
+#include "Tuning.h"
 
 #include <sqlite3.h>
 
@@ -224,6 +225,7 @@ Loaded Store::load()
         else
             out.blocklist.push_back(std::move(e.entry));
     }
+    out.offenders = Tables::readOffenders(*m_reader);
     return out;
 }
 
@@ -374,6 +376,8 @@ void Store::writerLoop()
                                             m_unwrittenBans.erase(it);
                                     }
                                     const auto before = Tables::upsertEntry(db, ListKind::Blocklist, ban);
+                                    if (ban.banCount > 0)
+                                        Tables::upsertOffender(db, {ban.range, ban.banCount, ban.createdAt});
                                     const Json after = Codec::toJson(ban, ListKind::Blocklist, m_clock.now());
                                     writeAudit(db, Actor{"floodgate"}, "list.autoban", subjectOf(ListKind::Blocklist, ban.range), nullptr, &after);
                                     fx.upserts.emplace_back(ListKind::Blocklist, ban);
@@ -568,9 +572,14 @@ void Store::purgeExpired()
     std::vector<StoredEntry> gone;
     {
         WriteTransaction tx(*m_writer);
+        // Escalation history is forgotten after a week without a new ban, as the engine does.
+        const std::size_t forgotten = Tables::deleteOffendersBefore(*m_writer, now - Tuning::escalationMemoryMs);
         gone = Tables::deleteExpired(*m_writer, now);
-        if (gone.empty())
-            return;  // the transaction rolls back: nothing was written
+        if (gone.empty()) {
+            if (forgotten)
+                tx.commit();
+            return;  // otherwise the transaction rolls back: nothing was written
+        }
         // One audit row per purge; the rows that created the entries stay.
         Json before = Json::array();
         for (std::size_t i = 0; i < gone.size() && i < 100; ++i)

@@ -76,6 +76,7 @@ struct Loaded {
     std::vector<Core::ListEntry> safelist;
     std::vector<Core::ListEntry> blocklist;   // operator and imported entries
     std::vector<Core::ListEntry> automatic;   // escalation bans, with their absolute expiry
+    std::vector<OffenderRow> offenders;        // escalation history: how many bans, the last one when
 };
 
 // Something that went wrong in the background (a purge, a reload, a

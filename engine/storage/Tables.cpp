@@ -440,6 +440,33 @@ void writeConfig(Connection& db, const EngineConfig& c)
         writeCustomer(db, cu);
 }
 
+// ---- escalation history --------------------------------------------------------
+
+std::vector<OffenderRow> readOffenders(Connection& db)
+{
+    Statement s = db.prepare("SELECT address, prefix, bans, last_ban_at FROM offenders");
+    std::vector<OffenderRow> out;
+    while (s.step())
+        out.push_back({rangeFrom(s, 0, 1), std::uint32_t(s.integer(2)), s.integer(3)});
+    return out;
+}
+
+void upsertOffender(Connection& db, const OffenderRow& row)
+{
+    Statement& s = db.cached("INSERT INTO offenders (address, prefix, bans, last_ban_at) VALUES (?, ?, ?, ?)"
+                             " ON CONFLICT (address, prefix) DO UPDATE SET bans = max(bans, excluded.bans),"
+                             " last_ban_at = max(last_ban_at, excluded.last_ban_at)");
+    bindRange(s, 1, row.key);
+    s.bind(3, std::int64_t(row.bans)).bind(4, row.lastBanAt).run();
+}
+
+std::size_t deleteOffendersBefore(Connection& db, Millis lastBanBefore)
+{
+    Statement s = db.prepare("DELETE FROM offenders WHERE last_ban_at < ?");
+    s.bind(1, lastBanBefore).run();
+    return std::size_t(db.changes());
+}
+
 // ---- audit and meta ------------------------------------------------------------
 
 std::int64_t appendAudit(Connection& db, const AuditRow& r)

@@ -27,6 +27,13 @@ struct AuditRow {
     std::string after;    // JSON or empty
 };
 
+// Escalation history of one counting key: how many bans, the last one when.
+struct OffenderRow {
+    Core::Cidr key;
+    std::uint32_t bans = 0;
+    Core::Millis lastBanAt = 0;
+};
+
 struct StoredEntry {
     Core::ListKind kind = Core::ListKind::Blocklist;
     Core::ListEntry entry;
@@ -54,6 +61,11 @@ void writeCustomer(Connection& db, const Core::Customer& customer);
 bool deleteCustomer(Connection& db, const std::string& id);
 // Everything in `config` (first run).
 void writeConfig(Connection& db, const Core::EngineConfig& config);
+
+// ---- escalation history ----
+std::vector<OffenderRow> readOffenders(Connection& db);
+void upsertOffender(Connection& db, const OffenderRow& row);
+std::size_t deleteOffendersBefore(Connection& db, Core::Millis lastBanBefore);
 
 // ---- audit and meta ----
 std::int64_t appendAudit(Connection& db, const AuditRow& row);

@@ -61,6 +61,7 @@ private Q_SLOTS:
     void removeAutomaticBanLiftsIt();
     void ipv6BanCoversThePrefix();
     void restoredBansApply();
+    void restoredHistoryKeepsDoubling();
 };
 
 void TestEscalation::fifthRefusalBans()
@@ -307,6 +308,27 @@ void TestEscalation::restoredBansApply()
     QCOMPARE(d.listExpiresAt, T0 + 1000);
     d = decide(engine, Request().from("198.51.100.9"), T0 + 1000);
     QCOMPARE(label(d.action), label(Action::Allow));
+}
+
+
+void TestEscalation::restoredHistoryKeepsDoubling()
+{
+    // A client banned twice before a restart: the new engine is told so, and
+    // its next ban is the third (4 minutes), not the first (1 minute) again.
+    Engine engine(escalating());
+    std::vector<ListEntry> heard;
+    engine.setAutoBanListener([&heard](const ListEntry& e) { heard.push_back(e); });
+    engine.restoreOffenders({{ip("203.0.113.7"), 2, T0 - HOUR}});
+    const Flood f = floodUntilBanned(engine, Request(), T0);
+    QVERIFY(f.bannedAt >= 0);
+    const ListEntry* e = engine.automaticBans()->find(cidr("203.0.113.7/32"));
+    QVERIFY(e);
+    QCOMPARE(e->expiresAt, f.bannedAt + 4 * MINUTE);
+    QCOMPARE(heard.size(), std::size_t(1));
+    QCOMPARE(heard[0].banCount, 3u);
+    // Another client's history is its own.
+    const Flood other = floodUntilBanned(engine, Request().from("198.51.100.1"), T0);
+    QCOMPARE(engine.automaticBans()->find(cidr("198.51.100.1/32"))->expiresAt, other.bannedAt + MINUTE);
 }
 
 QTEST_APPLESS_MAIN(TestEscalation)

@@ -176,6 +176,44 @@ private Q_SLOTS:
         QCOMPARE(again.stop(), 0);
     }
 
+    void theNextBanDoublesAcrossARestart()
+    {
+        QTemporaryDir dir;
+        const QString db = dir.filePath(QStringLiteral("floodgate.db"));
+        auto floodUntilBanned = [](std::uint16_t port) {
+            Connection conn;
+            if (!conn.open(port, "127.0.0.1", "127.0.0.67"))
+                return 0;
+            int status = 0;
+            for (int i = 0; i < 120 && status != 403; ++i) {
+                conn.send(get("/"));
+                status = conn.read().value_or(Response{}).status;
+            }
+            return status;
+        };
+        auto banSeconds = [](std::uint16_t adminPort) {
+            const std::string body = fetch(adminPort, get("/api/v1/lists/blocklist")).value_or(Response{}).body;
+            const auto at = body.find("\"expires_in\":");
+            return at == std::string::npos ? -1 : std::atoi(body.c_str() + at + 13);
+        };
+        {
+            Child c;
+            QVERIFY(c.start(serveArgs(db)));
+            QCOMPARE(floodUntilBanned(c.port), 403);
+            QVERIFY(banSeconds(c.adminPort) > 890);  // ban #1: 15 minutes
+            QTRY_VERIFY_WITH_TIMEOUT(fetch(c.adminPort, get("/api/v1/audit")).value_or(Response{}).body.find("list.autoban") != std::string::npos, 3000);
+            // The operator lifts it early; the client is let in again.
+            QCOMPARE(fetch(c.adminPort, request("DELETE", "/api/v1/lists/blocklist/127.0.0.67"))->status, 204);
+            QCOMPARE(c.stop(), 0);
+        }
+        Child again;
+        QVERIFY(again.start(serveArgs(db)));
+        QCOMPARE(floodUntilBanned(again.port), 403);
+        const int seconds = banSeconds(again.adminPort);
+        QVERIFY2(seconds > 1790 && seconds <= 1800, QByteArray::number(seconds).constData());  // ban #2: 30 minutes, not 15 again
+        QCOMPARE(again.stop(), 0);
+    }
+
     void commandLineImportIsAllOrNothingAndARunningInstanceAppliesIt()
     {
         QTemporaryDir dir;

@@ -240,6 +240,15 @@ private Q_SLOTS:
             QCOMPARE(stored.entry.expiresAt, T0 + 8 + 15 * MINUTE);
             QCOMPARE(QString::fromStdString(stored.entry.createdBy), QStringLiteral("floodgate"));
         }
+        {
+            // And the history: one ban so far, for the next ban's length.
+            auto reopened = openOk(path);
+            const auto offenders = reopened->load().offenders;
+            QCOMPARE(offenders.size(), std::size_t(1));
+            QVERIFY(offenders[0].key == cidr("203.0.113.66/32"));
+            QCOMPARE(offenders[0].bans, 1u);
+            QCOMPARE(offenders[0].lastBanAt, T0 + 8);
+        }
         // Ten minutes later a new process starts: five minutes of the ban are left.
         m_clock.set(T0 + 10 * MINUTE);
         auto store = openOk(path);
@@ -415,6 +424,33 @@ private Q_SLOTS:
         for (int i = 0; i < 6; ++i)
             decide(engine, Request(), T0 + i);
         QCOMPARE(label(decide(engine, Request(), T0 + 6).action), label(Action::Throttle));
+    }
+
+    void aVersion1DatabaseIsMigratedKeepingItsData()
+    {
+        const QString path = freshPath();
+        {
+            auto store = openOk(path);
+            store->start(nullptr);
+            QCOMPARE(store->wait([&](auto done) { store->addEntry(ListKind::Blocklist, entryFor("192.0.2.99", NeverExpires, "kept"), ALICE, done); }).status, 201);
+        }
+        // What a database of the first release looks like.
+        rawExec(path, "DROP TABLE offenders; PRAGMA user_version = 1;");
+        auto store = openOk(path);
+        QVERIFY(store);
+        QVERIFY(!store->created());
+        const auto loaded = store->load();
+        QCOMPARE(loaded.blocklist.size(), std::size_t(1));
+        QCOMPARE(loaded.blocklist[0].reason, std::string("kept"));
+        QVERIFY(loaded.offenders.empty());  // the new table is there, empty
+        sqlite3* db = nullptr;
+        sqlite3_open(path.toUtf8().constData(), &db);
+        sqlite3_stmt* st = nullptr;
+        sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, nullptr);
+        sqlite3_step(st);
+        QCOMPARE(sqlite3_column_int(st, 0), Storage::Schema::CurrentVersion);
+        sqlite3_finalize(st);
+        sqlite3_close(db);
     }
 
     void refusedFilesAreLeftUntouched_data()
