@@ -214,6 +214,7 @@ void BucketsView::updateChart(LevelChart& c, const Core::LevelUsage& l)
 void BucketsView::apply(const ConsoleSnapshot& s)
 {
     m_heat->apply(s);
+    m_shown = s.followed ? std::optional<Core::Cidr>(Core::Cidr(s.followed->summary.key, s.followed->summary.keyPrefix)) : std::nullopt;
     if (!s.followed) {
         if (!m_levels.empty())
             rebuildCharts({});

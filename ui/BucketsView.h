@@ -7,6 +7,7 @@
 
 #include <QWidget>
 
+#include <optional>
 #include <vector>
 
 #ifndef Q_MOC_RUN
@@ -36,6 +37,9 @@ public:
     // Shows `address` (asks the console to follow it).
     void follow(const QString& address);
     QString followed() const;
+    // The range the shown client is counted under (an IPv6 address: its
+    // /64); nothing when no client is shown.
+    std::optional<Core::Cidr> shownRange() const { return m_shown; }
     int levelCharts() const { return int(m_levels.size()); }
     HeatMap* heatMap() const { return m_heat; }
 
@@ -63,6 +67,7 @@ private:
     QGridLayout* m_grid = nullptr;
     std::vector<LevelChart> m_levels;
     HeatMap* m_heat = nullptr;
+    std::optional<Core::Cidr> m_shown;
 };
 
 } // namespace Floodgate::Ui

@@ -54,7 +54,7 @@ QVariant ClientsModel::data(const QModelIndex& index, int role) const
     }
     case SortRole:
         switch (index.column()) {
-        case Address: return keyText(s);
+        case Address: return addressSortKey(Core::Cidr(s.key, s.keyPrefix));
         case Last3s: return s.lastBucket;
         case Last60s: return s.last60s;
         case Rate:

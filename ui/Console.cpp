@@ -77,8 +77,9 @@ Storage::Store::Done Console::onGuiThread(Done done)
     // The store calls back on its writer thread after COMMIT; the views
     // want it on theirs. If the window is gone by then, nobody is told.
     // The answer is posted to the application object, which outlives the
-    // store's thread; whether the console (and the view that asked) still
-    // exists is checked there, on the GUI thread, never on the writer's.
+    // store's thread; whether the console still exists is checked there, on
+    // the GUI thread, never on the writer's. The views that ask are the
+    // window's children and go with it, after the event loop has ended.
     QPointer<Console> self(this);
     return [self, done = std::move(done)](const Storage::Outcome& o) {
         QMetaObject::invokeMethod(

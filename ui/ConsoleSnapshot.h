@@ -43,7 +43,8 @@ struct ConsoleSnapshot {
     std::shared_ptr<const Core::AddressList> blocklist;
     std::shared_ptr<const Core::AddressList> automatic;
     std::shared_ptr<const Core::AddressList> safelist;
-    std::shared_ptr<const Core::EngineConfig> config;
+    std::shared_ptr<const Core::EngineConfig> config;        // in force (with command-line overrides)
+    std::shared_ptr<const Core::EngineConfig> storedConfig;  // as stored: what the rules form edits
     std::map<std::string, std::vector<Core::LevelUsage>> customerUsage;  // by customer id
     std::optional<Storage::Problem> storeProblem;  // the latest background storage problem
     bool listening = true;

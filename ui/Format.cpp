@@ -13,6 +13,14 @@ QString rangeText(const Core::Cidr& range)
     return qs(range.isSingleAddress() ? range.address().toString() : range.toString());
 }
 
+QString addressSortKey(const Core::Cidr& range)
+{
+    QString key;
+    for (auto b : range.address().bytes())
+        key += QStringLiteral("%1").arg(int(b), 2, 16, QLatin1Char('0'));
+    return key + QStringLiteral("/%1").arg(range.prefix128(), 3, 10, QLatin1Char('0'));
+}
+
 QString formatDuration(Core::Millis ms)
 {
     if (ms < 0)

@@ -20,6 +20,8 @@ inline QString qs(std::string_view s)
 
 // A range as an operator writes it: "203.0.113.7" for one address, else "203.0.113.0/24".
 QString rangeText(const Core::Cidr& range);
+// Sorts addresses as numbers (10.0.0.20 before 10.0.0.100, IPv4 before IPv6).
+QString addressSortKey(const Core::Cidr& range);
 // "0.4 s", "42 s", "3 m 12 s", "5 h 03 m", "6 d 23 h" — exact to the unit shown.
 QString formatDuration(Core::Millis ms);
 // A period as a rule says it: "3 s", "5 min", "1 h", "1 day".

@@ -143,7 +143,8 @@ void HeatMap::paintEvent(QPaintEvent*)
 
 void HeatMap::mouseMoveEvent(QMouseEvent* e)
 {
-    const int row = (int(e->position().y()) - HEADER) / ROW;
+    const int y = int(e->position().y());
+    const int row = y < HEADER ? -1 : (y - HEADER) / ROW;
     const int hover = row >= 0 && row < int(m_rows.size()) ? row : -1;
     if (hover != m_hoverRow) {
         m_hoverRow = hover;
@@ -170,7 +171,8 @@ void HeatMap::mouseMoveEvent(QMouseEvent* e)
 
 void HeatMap::mousePressEvent(QMouseEvent* e)
 {
-    const int row = (int(e->position().y()) - HEADER) / ROW;
+    const int y = int(e->position().y());
+    const int row = y < HEADER ? -1 : (y - HEADER) / ROW;
     if (row >= 0 && row < int(m_rows.size()))
         Q_EMIT addressClicked(m_rows[std::size_t(row)].address);
 }

@@ -110,7 +110,7 @@ void LevelsEditor::addRow(const Core::Level& level)
         alg->setToolTip(tr("Sliding: counts over the last period in buckets. Fixed: counts per calendar window (resets at each boundary). "
                            "Lockout: once over, refused for the lockout time, then let in again — a steady good bot is never refused."));
         auto* lockout = new QSpinBox;
-        lockout->setRange(0, 86'400);
+        lockout->setRange(0, 30 * 86'400);
         lockout->setSpecialValueText(tr("= period"));
         lockout->setValue(int(level.lockoutMs / 1000));
         lockout->setEnabled(level.algorithm == Core::Algorithm::Lockout);
@@ -138,19 +138,26 @@ std::vector<Core::Level> LevelsEditor::levels() const
 {
     std::vector<Core::Level> out;
     for (int row = 0; row < m_table->rowCount(); ++row) {
-        Core::Level l = row < int(m_originals.size()) ? m_originals[std::size_t(row)] : Core::Level{};
+        // Fields the operator did not touch keep their exact stored values
+        // (a name, a bucket width, a period or lockout that is not whole seconds).
+        const Core::Level original = row < int(m_originals.size()) ? m_originals[std::size_t(row)] : Core::Level{};
+        Core::Level l = original;
         const auto* per = static_cast<QSpinBox*>(m_table->cellWidget(row, Per));
         const auto* unit = static_cast<QComboBox*>(m_table->cellWidget(row, Unit));
-        const Core::Millis period = Core::Millis(per->value()) * UNITS[unit->currentIndex()].ms;
-        if (period != l.periodMs)
-            l.name.clear();  // a name like "pro-1m" would now lie about the period
+        const auto shown = splitPeriod(original.periodMs);
+        if (original.periodMs <= 0 || per->value() != shown.first || unit->currentIndex() != shown.second) {
+            l.periodMs = Core::Millis(per->value()) * UNITS[unit->currentIndex()].ms;
+            l.name.clear();   // a name like "pro-1m" would now lie about the period
+            l.bucketMs = 0;   // the default width for the new period
+        }
         l.limit = std::uint32_t(static_cast<QSpinBox*>(m_table->cellWidget(row, Limit))->value());
-        l.periodMs = period;
         if (m_options.algorithms) {
             l.algorithm = Core::Algorithm(static_cast<QComboBox*>(m_table->cellWidget(row, Algorithm))->currentData().toInt());
-            l.lockoutMs = l.algorithm == Core::Algorithm::Lockout
-                ? Core::Millis(static_cast<QSpinBox*>(m_table->cellWidget(row, Lockout))->value()) * 1000
-                : 0;
+            const int lockoutSeconds = static_cast<QSpinBox*>(m_table->cellWidget(row, Lockout))->value();
+            if (l.algorithm != Core::Algorithm::Lockout)
+                l.lockoutMs = 0;
+            else if (lockoutSeconds != int(original.lockoutMs / 1000) || original.algorithm != Core::Algorithm::Lockout)
+                l.lockoutMs = Core::Millis(lockoutSeconds) * 1000;
             if (l.algorithm != Core::Algorithm::SlidingWindow)
                 l.bucketMs = 0;
         }

@@ -25,13 +25,13 @@ void ListModel::apply(const ConsoleSnapshot& s)
 {
     m_now = s.now;
     const auto& list = m_kind == Core::ListKind::Safelist ? s.safelist : s.blocklist;
-    const void* automatic = m_kind == Core::ListKind::Blocklist ? s.automatic.get() : nullptr;
-    const bool changed = list.get() != m_seenList || automatic != m_seenAutomatic;
+    const auto automatic = m_kind == Core::ListKind::Blocklist ? s.automatic : nullptr;
+    const bool changed = list != m_seenList || automatic != m_seenAutomatic;
     bool anyExpired = false;
     for (const ListRow& r : rows())
         anyExpired = anyExpired || !r.entry.activeAt(m_now);
     if (changed || anyExpired) {
-        m_seenList = list.get();
+        m_seenList = list;
         m_seenAutomatic = automatic;
         std::vector<ListRow> next;
         auto add = [&](const Core::AddressList* l) {
@@ -66,6 +66,7 @@ QVariant ListModel::data(const QModelIndex& index, int role) const
     case RangeRole: return qs(e.range.toString());
     case SortRole:
         switch (index.column()) {
+        case Address: return addressSortKey(e.range);
         case Created: return qint64(e.createdAt);
         case Expires:
         case ExpiresIn: return qint64(permanent ? std::numeric_limits<qint64>::max() : e.expiresAt);

@@ -37,8 +37,10 @@ protected:
 private:
     Core::ListKind m_kind;
     Core::Millis m_now = 0;
-    const void* m_seenList = nullptr;  // the published lists last merged (identity)
-    const void* m_seenAutomatic = nullptr;
+    // The published lists last merged, held so a new list is never mistaken
+    // for one at a reused address.
+    std::shared_ptr<const Core::AddressList> m_seenList;
+    std::shared_ptr<const Core::AddressList> m_seenAutomatic;
 };
 
 } // namespace Floodgate::Ui

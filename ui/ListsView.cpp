@@ -133,6 +133,14 @@ std::vector<Core::ListEntry> ListsView::selectedEntries() const
     return out;
 }
 
+std::vector<Core::Cidr> ListsView::selectedRanges() const
+{
+    std::vector<Core::Cidr> out;
+    for (const Core::ListEntry& e : selectedEntries())
+        out.push_back(e.range);
+    return out;
+}
+
 void ListsView::addEntry()
 {
     AddressDialog dialog(currentKind(), m_clock.now(), this);
@@ -158,10 +166,9 @@ void ListsView::editEntry()
     if (dialog.exec() != QDialog::Accepted)
         return;
     const AddressDialog::Result r = dialog.result();
-    Core::ListEntry e = selected[0];
+    Core::ListEntry e = selected[0];  // keeps when and by whom it was created
     e.reason = r.reason.toStdString();
-    e.createdAt = m_clock.now();
-    e.expiresAt = r.ttlMs > 0 ? e.createdAt + r.ttlMs : r.expiresAt;
+    e.expiresAt = r.ttlMs > 0 ? m_clock.now() + r.ttlMs : r.expiresAt;
     if (e.source == Core::ListSource::Automatic)
         e.source = Core::ListSource::Operator;
     m_operations.saveEntry(kind, e, tr("Saved %1.").arg(rangeText(e.range)));
@@ -169,8 +176,9 @@ void ListsView::editEntry()
 
 void ListsView::extendEntry()
 {
-    for (const Core::ListEntry& e : selectedEntries())
-        m_operations.extend(currentKind(), e, 7LL * 86'400'000);
+    const auto selected = selectedEntries();
+    if (!selected.empty())
+        m_operations.extend(currentKind(), selected, 7LL * 86'400'000);
 }
 
 void ListsView::removeEntries()

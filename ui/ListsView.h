@@ -32,6 +32,7 @@ public:
     ListModel* model(Core::ListKind kind) const;
     QTableView* table(Core::ListKind kind) const;
     void showList(Core::ListKind kind);
+    std::vector<Core::Cidr> selectedRanges() const;
 
 public Q_SLOTS:
     void addEntry();

@@ -171,7 +171,7 @@ void MainWindow::buildActions()
          tr("Never throttle the selected clients, for 7 days (Ctrl+L)"))
         ->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_L));
     make(QStringLiteral("removeFromList"), QStringLiteral("remove"), tr("Remove from list"), tr("Take the selected clients off the blocklist or safelist"));
-    make(QStringLiteral("copyAddress"), QStringLiteral("copy"), tr("Copy address"), tr("Copy the selected addresses"))->setShortcut(QKeySequence::Copy);
+    make(QStringLiteral("copyAddress"), QStringLiteral("copy"), tr("Copy address"), tr("Copy the selected addresses"));
     make(QStringLiteral("showBuckets"), QStringLiteral("buckets"), tr("Show buckets"), tr("See the selected client's levels bucket by bucket"));
     auto* listener = make(QStringLiteral("listener"), QStringLiteral("stop"), tr("Stop listener"), tr("Stop or start the traffic listener"));
     auto* dryRun = make(QStringLiteral("dryRun"), QStringLiteral("dryrun"), tr("Dry run"),
@@ -234,7 +234,13 @@ void MainWindow::buildActions()
         m_find->selectAll();
     });
     connect(action(QStringLiteral("settings")), &QAction::triggered, this, [this] { SettingsDialog(m_console, this).exec(); });
-    addActions({action(QStringLiteral("copyAddress")), action(QStringLiteral("find"))});
+    addAction(action(QStringLiteral("find")));
+    // Ctrl+C copies addresses in the clients table only; elsewhere tables copy as tables do.
+    auto* copyShortcut = new QAction(this);
+    copyShortcut->setShortcut(QKeySequence::Copy);
+    copyShortcut->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+    connect(copyShortcut, &QAction::triggered, action(QStringLiteral("copyAddress")), &QAction::trigger);
+    m_clients->addAction(copyShortcut);
 }
 
 QAction* MainWindow::action(const QString& name) const
@@ -316,13 +322,14 @@ void MainWindow::showView(int view)
         m_nav->setCurrentRow(view + 1);  // row 0 is the name
     m_stack->setCurrentIndex(view);
     // A view that was hidden catches up with the latest snapshot at once.
-    if (const SnapshotPtr s = m_console.latest(); s && m_appliedTo[std::size_t(view)] != s.get())
-        applyTo(view, *s);
+    if (const SnapshotPtr s = m_console.latest(); s && m_appliedTo[std::size_t(view)] != s)
+        applyTo(view, s);
 }
 
-void MainWindow::applyTo(int view, const ConsoleSnapshot& s)
+void MainWindow::applyTo(int view, const SnapshotPtr& snapshot)
 {
-    m_appliedTo[std::size_t(view)] = &s;
+    m_appliedTo[std::size_t(view)] = snapshot;
+    const ConsoleSnapshot& s = *snapshot;
     switch (view) {
     case Clients: m_clients->apply(s); break;
     case Buckets: m_buckets->apply(s); break;
@@ -341,11 +348,11 @@ void MainWindow::applySnapshot(SnapshotPtr snapshot)
     // Streams and the charts' history take every snapshot; the table views
     // only the visible one (the others catch up when shown).
     m_traffic->apply(s);
-    m_appliedTo[Traffic] = &s;
+    m_appliedTo[Traffic] = snapshot;
     m_events->apply(s);
-    m_appliedTo[Events] = &s;
+    m_appliedTo[Events] = snapshot;
     if (currentView() != Traffic && currentView() != Events)
-        applyTo(currentView(), s);
+        applyTo(currentView(), snapshot);
 
     const ConsoleServices& services = m_console.services();
     const bool dryRun = s.config && s.config->settings.dryRun;
@@ -374,9 +381,10 @@ void MainWindow::applySnapshot(SnapshotPtr snapshot)
 
     const Core::SecondCounts last = s.seconds.empty() ? Core::SecondCounts{} : s.seconds.back();
     if (!s.seconds.empty() || m_status[1]->text().isEmpty()) {
-        const std::uint64_t refused = last.byAction[std::size_t(Core::Action::Throttle)] + last.byAction[std::size_t(Core::Action::Block)]
-            + last.byAction[std::size_t(Core::Action::DryRun)];
-        m_status[1]->setText(tr("%1 requests/s · %2 refused/s").arg(formatCount(last.total()), formatCount(refused)));
+        const std::uint64_t refused = last.byAction[std::size_t(Core::Action::Throttle)] + last.byAction[std::size_t(Core::Action::Block)];
+        const std::uint64_t wouldBe = last.byAction[std::size_t(Core::Action::DryRun)];
+        m_status[1]->setText(wouldBe ? tr("%1 requests/s · %2 refused/s · %3 would be").arg(formatCount(last.total()), formatCount(refused), formatCount(wouldBe))
+                                     : tr("%1 requests/s · %2 refused/s").arg(formatCount(last.total()), formatCount(refused)));
     }
     m_status[0]->setText(dryRun ? tr("<b>DRY RUN</b> · %1").arg(qs(services.modeText)) : qs(services.modeText));
     m_status[2]->setText(tr("%1 clients tracked").arg(formatCount(s.counters.trackedKeys)));
@@ -393,10 +401,13 @@ std::vector<Core::Cidr> MainWindow::selectedRanges() const
             return {m_console.services().engine->countingRange(*ip)};
         return {};
     case Buckets:
-        if (auto c = Core::Cidr::parse(m_buckets->followed().toStdString()))
-            return {*c};
+        // The client the view shows, counted as the engine counts it (an
+        // IPv6 address stands for its /64), not the text typed in the box.
+        if (auto shown = m_buckets->shownRange())
+            return {*shown};
         return {};
-    default: return m_clients->selectedRanges();
+    case Lists: return m_lists->selectedRanges();
+    default: return {};  // nothing selectable here: the actions say "select a client first"
     }
 }
 
@@ -437,7 +448,8 @@ void MainWindow::find(const QString& text)
         m_problem->show(tr("\"%1\" is not an address.").arg(address));
         return;
     }
-    m_problem->hide();
+    if (m_problem->text().endsWith(tr("is not an address.")))
+        m_problem->hide();  // the last find's complaint, not another problem
     showView(Clients);
     if (m_clients->selectAddress(address))
         return;

@@ -77,7 +77,7 @@ private:
     std::vector<Core::Cidr> selectedRanges() const;
     void blockSelected(Core::Millis ttlMs);
     void blockCustom();
-    void applyTo(int view, const ConsoleSnapshot& s);
+    void applyTo(int view, const SnapshotPtr& snapshot);
 
     Console& m_console;
     Operations* m_operations = nullptr;
@@ -96,7 +96,7 @@ private:
     QLineEdit* m_find = nullptr;
     std::array<QLabel*, 4> m_status{};
     std::map<QString, QAction*> m_actions;
-    std::array<const void*, ViewCount> m_appliedTo{};  // the snapshot each view last saw
+    std::array<SnapshotPtr, ViewCount> m_appliedTo{};  // the snapshot each view last saw (held, so never mistaken for a new one)
     qint64 m_lastApplyNs = 0;
     bool m_wasListening = true;
     std::uint64_t m_shownProblem = 0;

@@ -23,6 +23,9 @@ struct Batch {
     int failed = 0;
     bool allGone = true;  // every failure was a 404
     QString firstError;
+    // What a removal batch really took away (for Undo).
+    std::shared_ptr<std::vector<std::pair<Core::ListKind, Core::ListEntry>>> removed =
+        std::make_shared<std::vector<std::pair<Core::ListKind, Core::ListEntry>>>();
 };
 
 const Core::ListEntry* findIn(const Core::Engine& engine, Core::ListKind kind, const Core::Cidr& range)
@@ -160,7 +163,9 @@ void Operations::removeEntries(std::vector<std::pair<Core::ListKind, Core::ListE
     auto copy = std::make_shared<std::vector<std::pair<Core::ListKind, Core::ListEntry>>>(entries);
     const QString who = entries.size() == 1 ? rangeText(entries[0].second.range) : tr("%1 entries").arg(entries.size());
     for (const auto& [kind, e] : entries) {
-        m_console.removeEntry(kind, e.range, [this, batch, copy, who, undoable](const Storage::Outcome& o) {
+        m_console.removeEntry(kind, e.range, [this, batch, copy, who, undoable, kind, e](const Storage::Outcome& o) {
+            if (o.ok())
+                batch->removed->emplace_back(kind, e);  // only these are put back by Undo
             // 404: gone already (expired, or removed elsewhere) — the goal is
             // met, but the operator is told it was not this click.
             if (!o.ok()) {
@@ -184,25 +189,33 @@ void Operations::removeEntries(std::vector<std::pair<Core::ListKind, Core::ListE
                 m_notice.show(tr("Removed %1 again.").arg(who));
                 return;
             }
-            m_notice.show(tr("Removed %1 from the lists.").arg(who), [this, copy] {
-                addAll(*copy, tr("Put %1 back.").arg(copy->size() == 1 ? rangeText(copy->front().second.range) : tr("the entries")), false);
+            const auto removed = batch->removed;
+            m_notice.show(tr("Removed %1 from the lists.").arg(who), [this, removed] {
+                addAll(*removed, tr("Put %1 back.").arg(removed->size() == 1 ? rangeText(removed->front().second.range) : tr("the entries")), false);
             });
         });
     }
 }
 
-void Operations::extend(Core::ListKind kind, const Core::ListEntry& entry, Core::Millis byMs)
+void Operations::extend(Core::ListKind kind, const std::vector<Core::ListEntry>& entries, Core::Millis byMs)
 {
-    if (entry.expiresAt == Core::NeverExpires) {
-        m_notice.show(tr("%1 is permanent already.").arg(rangeText(entry.range)));
+    std::vector<std::pair<Core::ListKind, Core::ListEntry>> longer;
+    const Core::Millis now = m_console.services().clock->now();
+    for (const Core::ListEntry& entry : entries) {
+        if (entry.expiresAt == Core::NeverExpires)
+            continue;  // permanent already
+        Core::ListEntry e = entry;  // keeps when and by whom it was created
+        e.expiresAt = std::max(entry.expiresAt, now) + byMs;
+        if (e.source == Core::ListSource::Automatic)
+            e.source = Core::ListSource::Operator;  // the operator now owns it
+        longer.emplace_back(kind, std::move(e));
+    }
+    if (longer.empty()) {
+        m_notice.show(entries.size() == 1 ? tr("%1 is permanent already.").arg(rangeText(entries[0].range)) : tr("They are permanent already."));
         return;
     }
-    Core::ListEntry longer = entry;
-    longer.createdAt = 0;  // stored as changed now
-    longer.expiresAt = std::max(entry.expiresAt, m_console.services().clock->now()) + byMs;
-    if (longer.source == Core::ListSource::Automatic)
-        longer.source = Core::ListSource::Operator;  // the operator now owns it
-    addAll({{kind, longer}}, tr("%1 now ends %2 later.").arg(rangeText(entry.range), formatDuration(byMs)), true);
+    const QString who = longer.size() == 1 ? rangeText(longer[0].second.range) : tr("%1 entries").arg(longer.size());
+    addAll(std::move(longer), tr("%1 now end %2 later.").arg(who, formatDuration(byMs)), true);
 }
 
 void Operations::importFile(const QString& path)

@@ -35,7 +35,8 @@ public:
     // Removes each range from the lists that hold it (blocklist, automatic
     // bans, safelist), or from `only` that one.
     void removeFromLists(const std::vector<Core::Cidr>& ranges, std::optional<Core::ListKind> only = std::nullopt);
-    void extend(Core::ListKind kind, const Core::ListEntry& entry, Core::Millis byMs);
+    // Each entry ends `byMs` later (from its end, or from now if that is sooner); one notice, one Undo.
+    void extend(Core::ListKind kind, const std::vector<Core::ListEntry>& entries, Core::Millis byMs);
     // Reads a .csv or .json file; all or nothing; rejected lines are listed.
     void importFile(const QString& path);
     void exportFile(const QString& path);

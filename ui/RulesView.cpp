@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "RulesView.h"
 
+#include "Codec.h"
 #include "Console.h"
 #include "Format.h"
 #include "LevelsEditor.h"
@@ -214,17 +215,12 @@ RulesView::RulesView(Console& console, NoticeBar& notice, QWidget* parent)
 
 void RulesView::apply(const ConsoleSnapshot& s)
 {
-    // Follow the stored rules while the operator is not editing them: a new
-    // published configuration is read back as stored (without command-line
-    // overrides such as --dry-run, which are not the operator's to save).
-    if (!m_dirty && s.config && s.config.get() != m_seenConfig) {
-        try {
-            load(m_console.services().store->config());
-            m_seenConfig = s.config.get();
-        } catch (const std::exception& e) {
-            // Read again on the next refresh; say why meanwhile.
-            m_problem->setText(tr("Cannot read the rules: %1").arg(QString::fromUtf8(e.what())));
-        }
+    // Follow the stored rules while the operator is not editing them (as
+    // stored: without command-line overrides such as --dry-run, which are
+    // not the operator's to save).
+    if (!m_dirty && s.storedConfig && s.storedConfig != m_seenConfig) {
+        m_seenConfig = s.storedConfig;
+        load(*s.storedConfig);
     }
 }
 
@@ -361,18 +357,47 @@ void RulesView::save()
 {
     if (!m_why.isEmpty())
         return;
-    m_apply->setEnabled(false);
-    m_console.putRules(edited(), [this](const Storage::Outcome& o) {
-        if (!o.ok()) {
-            m_problem->setText(QStringLiteral("<span style='color:%1'>%2</span>")
-                                   .arg(Theme::action(Core::Action::Block).name(), tr("Not saved: %1").arg(qs(o.error)).toHtmlEscaped()));
-            m_apply->setEnabled(true);
-            return;
+    // Only what the operator changed in the form goes out, applied to the
+    // rules as committed: a toggle or an API edit made meanwhile stays.
+    const Core::Json before = Core::Codec::rulesToJson(m_base);
+    const Core::Json after = Core::Codec::rulesToJson(edited());
+    Core::Json patch = Core::Json::object();
+    for (const auto& [key, value] : after.asObject()) {
+        const Core::Json* old = before.find(key);
+        if (value.isObject() && old && old->isObject()) {
+            Core::Json fields = Core::Json::object();
+            for (const auto& [field, v] : value.asObject())
+                if (const Core::Json* o = old->find(field); !o || !(*o == v))
+                    fields.set(field, v);
+            if (!fields.asObject().empty())
+                patch.set(key, std::move(fields));
+        } else if (!old || !(*old == value)) {
+            patch.set(key, value);
         }
-        m_dirty = false;
-        m_seenConfig = nullptr;  // the next refresh reads the saved rules back
-        m_notice.show(tr("Rules saved; they apply to the next request."));
-    });
+    }
+    if (patch.asObject().empty()) {
+        revert();
+        return;
+    }
+    m_apply->setEnabled(false);
+    m_console.updateRules(
+        [patch](Core::EngineConfig& c) -> std::optional<std::string> {
+            std::string why;
+            if (!Core::Codec::rulesFromJson(patch, c, &why))
+                return why;
+            return std::nullopt;
+        },
+        [this](const Storage::Outcome& o) {
+            if (!o.ok()) {
+                m_problem->setText(QStringLiteral("<span style='color:%1'>%2</span>")
+                                       .arg(Theme::action(Core::Action::Block).name(), tr("Not saved: %1").arg(qs(o.error)).toHtmlEscaped()));
+                m_apply->setEnabled(true);
+                return;
+            }
+            m_dirty = false;
+            m_seenConfig = nullptr;  // the next refresh shows the rules as saved
+            m_notice.show(tr("Rules saved; they apply to the next request."));
+        });
 }
 
 void RulesView::revert()

@@ -50,7 +50,7 @@ private:
     Console& m_console;
     NoticeBar& m_notice;
     Core::EngineConfig m_base;  // what the form was loaded from
-    const void* m_seenConfig = nullptr;
+    std::shared_ptr<const Core::EngineConfig> m_seenConfig;  // the stored rules last shown
     bool m_dirty = false;
     bool m_loading = false;
     QString m_why;

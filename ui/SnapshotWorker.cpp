@@ -136,6 +136,15 @@ SnapshotPtr SnapshotWorker::take()
     s->safelist = engine.list(Core::ListKind::Safelist);
     s->automatic = engine.automaticBans();
     s->config = engine.config();
+    if (m_services.store && (s->config != m_configSeen || !m_stored)) {
+        try {
+            m_stored = std::make_shared<const Core::EngineConfig>(m_services.store->config());
+            m_configSeen = s->config;
+        } catch (const std::exception&) {
+            // Read again on the next refresh.
+        }
+    }
+    s->storedConfig = m_stored;
     for (const Core::Customer& c : s->config->customers)
         if (auto usage = engine.customerUsage(c.id, now))
             s->customerUsage.emplace(c.id, std::move(*usage));

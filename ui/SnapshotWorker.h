@@ -58,6 +58,10 @@ private:
     std::uint64_t m_lastEvent = 0;
     std::int64_t m_lastAudit = -1;
     std::unordered_map<std::string, Seen> m_seen;  // counting key text -> last request seen
+    // The stored configuration, read again (here, not on the GUI thread)
+    // whenever the engine publishes a new one.
+    std::shared_ptr<const Core::EngineConfig> m_configSeen;
+    std::shared_ptr<const Core::EngineConfig> m_stored;
 };
 
 } // namespace Floodgate::Ui

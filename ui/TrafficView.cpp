@@ -239,6 +239,13 @@ void TrafficView::apply(const ConsoleSnapshot& s)
     m_tiles[4].value->setText(QStringLiteral("%1 (%2)").arg(formatCount(s.counters.blocklistEntries + s.counters.automaticEntries))
                                   .arg(formatCount(s.counters.automaticEntries)));
     m_tiles[1].caption->setText(s.config && s.config->settings.dryRun ? tr("would be throttled / s (dry run)") : tr("throttled / s"));
+    if (s.config && s.config->settings.throttleStatus != m_status) {
+        m_status = s.config->settings.throttleStatus;
+        m_explain->setText(tr("Allowed requests reached your site. Throttled ones were answered %1 with an exact Retry-After. "
+                              "Blocked ones came from an address on the blocklist (403). Hover a line for exact values; "
+                              "click a busy client to see its buckets.")
+                               .arg(m_status));
+    }
     redrawTraffic();
     redrawTop(s);
 }

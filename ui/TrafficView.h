@@ -75,6 +75,7 @@ private:
     QValueAxis* m_topY = nullptr;
     QButtonGroup* m_rangeButtons = nullptr;
     QLabel* m_explain = nullptr;
+    int m_status = 429;  // the throttle status the explanation names
 };
 
 } // namespace Floodgate::Ui

@@ -17,6 +17,7 @@
 #include "LevelsEditor.h"
 #include "ListModel.h"
 #include "ListsView.h"
+#include "RulesView.h"
 #include "NoticeBar.h"
 #include "StreamModels.h"
 #include "TierDialogs.h"
@@ -303,6 +304,84 @@ private Q_SLOTS:
         QCOMPARE(Ui::TrafficView::niceCeiling(37), 50.0);
         QCOMPARE(Ui::TrafficView::niceCeiling(120), 200.0);
         QCOMPARE(Ui::TrafficView::niceCeiling(201), 500.0);
+    }
+
+    void levelsKeepWhatTheOperatorDidNotTouch()
+    {
+        Ui::LevelsEditor editor({true, false});
+        Core::Level burst;
+        burst.name = "burst";
+        burst.limit = 6;
+        burst.periodMs = 3000;
+        burst.algorithm = Core::Algorithm::SlidingWindow;
+        burst.bucketMs = 500;
+        Core::Level lock;
+        lock.limit = 10;
+        lock.periodMs = 60'000;
+        lock.algorithm = Core::Algorithm::Lockout;
+        lock.lockoutMs = 2 * 86'400'000LL;  // two days: beyond a day
+        editor.setLevels({burst, lock});
+        auto out = editor.levels();
+        QCOMPARE(QString::fromStdString(out[0].name), QStringLiteral("burst"));
+        QCOMPARE(out[0].bucketMs, Core::Millis(500));
+        QCOMPARE(out[1].lockoutMs, 2 * 86'400'000LL);
+        // The limit changes; nothing else does.
+        auto spins = editor.findChildren<QSpinBox*>();
+        spins[0]->setValue(7);
+        out = editor.levels();
+        QCOMPARE(out[0].limit, 7u);
+        QCOMPARE(QString::fromStdString(out[0].name), QStringLiteral("burst"));
+        QCOMPARE(out[0].bucketMs, Core::Millis(500));
+        // The period changes: the name and the bucket width (which belonged to the old period) go.
+        spins[1]->setValue(5);
+        out = editor.levels();
+        QCOMPARE(out[0].periodMs, Core::Millis(5000));
+        QVERIFY(out[0].name.empty());
+        QCOMPARE(out[0].bucketMs, Core::Millis(0));
+        QVERIFY(editor.problem().isEmpty());
+    }
+
+    void applyingTheRulesKeepsAToggleMadeMeanwhile()
+    {
+        ConsoleStack s;
+        Ui::MainWindow& w = *s.mainWindow;
+        w.showView(Ui::MainWindow::Rules);
+        s.console->refreshNow();
+        // The operator starts editing the per-IP limit...
+        auto* levels = w.rules()->findChild<Ui::LevelsEditor*>();
+        QVERIFY(levels);
+        levels->findChildren<QSpinBox*>()[0]->setValue(8);
+        QVERIFY(w.rules()->dirty());
+        // ...someone turns dry run on meanwhile...
+        bool toggled = false;
+        s.console->updateRules([](Core::EngineConfig& c) -> std::optional<std::string> {
+            c.settings.dryRun = true;
+            return std::nullopt;
+        }, [&](const Storage::Outcome& o) { toggled = o.ok(); });
+        QTRY_VERIFY_WITH_TIMEOUT(toggled, 5000);
+        // ...and Apply saves the limit without turning dry run off again.
+        w.rules()->save();
+        QTRY_VERIFY_WITH_TIMEOUT(!w.rules()->dirty(), 5000);
+        const Core::EngineConfig stored = s.store->config();
+        QCOMPARE(stored.rules[0].levels[0].limit, 8u);
+        QVERIFY(stored.settings.dryRun);
+    }
+
+    void actionsAskForASelectionOnViewsWithoutOne()
+    {
+        ConsoleStack s;
+        Ui::MainWindow& w = *s.mainWindow;
+        s.request("127.0.0.60");
+        s.console->refreshNow();
+        w.showView(Ui::MainWindow::Clients);
+        QVERIFY(w.clients()->selectAddress(QStringLiteral("127.0.0.60")));
+        // On another page the hidden clients selection is not used.
+        w.showView(Ui::MainWindow::Traffic);
+        w.action(QStringLiteral("block7d"))->trigger();
+        QVERIFY(w.problem()->isVisible());
+        QCOMPARE(w.problem()->text(), QStringLiteral("Select a client first."));
+        QTest::qWait(200);
+        QVERIFY(rowsOnDisk(s.dbPath).empty());
     }
 
     void findAClientAndItsBuckets()
