@@ -14,6 +14,7 @@
 #include <QMetaType>
 #include <QString>
 
+#include <array>
 #include <map>
 #include <memory>
 #include <optional>
@@ -28,6 +29,16 @@ struct ClientRow {
     QString userAgent;
 };
 
+// What changed in one access list since the previous snapshot, worked out on
+// the snapshot thread so the GUI's work is the size of the change, not of
+// the list (100,000 entries must not stall the window when one is added).
+struct ListDelta {
+    bool reset = false;                    // start over: `upserts` is the whole list
+    std::vector<Core::ListEntry> upserts;  // new or changed entries, by range
+    std::vector<Core::Cidr> removals;      // removed, or ended
+    bool empty() const { return !reset && upserts.empty() && removals.empty(); }
+};
+
 struct ConsoleSnapshot {
     Core::Millis now = 0;
     Core::EngineCounters counters;
@@ -40,6 +51,7 @@ struct ConsoleSnapshot {
     std::string followedText;                    // what was asked for
     std::vector<Http::Event> events;             // refusals since the previous snapshot
     std::vector<Storage::AuditRow> audit;        // audit rows since the previous snapshot
+    std::array<ListDelta, 2> lists;  // by Core::ListKind; the blocklist includes the automatic bans
     std::shared_ptr<const Core::AddressList> blocklist;
     std::shared_ptr<const Core::AddressList> automatic;
     std::shared_ptr<const Core::AddressList> safelist;

@@ -11,43 +11,85 @@
 namespace Floodgate::Ui {
 
 ListModel::ListModel(Core::ListKind kind, QObject* parent)
-    : KeyedModel<ListRow>(parent)
+    : QAbstractTableModel(parent)
     , m_kind(kind)
 {
 }
 
-QString ListModel::keyOf(const ListRow& row) const
+int ListModel::rowCount(const QModelIndex& parent) const
 {
-    return qs(row.entry.range.toString());
+    return parent.isValid() ? 0 : int(m_rows.size());
+}
+
+const ListRow* ListModel::rowAt(int row) const
+{
+    return row >= 0 && row < int(m_rows.size()) ? &m_rows[std::size_t(row)] : nullptr;
+}
+
+int ListModel::rowOf(const Core::Cidr& range) const
+{
+    auto it = m_index.find(range);
+    return it == m_index.end() ? -1 : it->second;
+}
+
+void ListModel::removeRow(int row)
+{
+    // Order does not matter (views sort through a proxy): the last row takes
+    // the removed one's place, so a removal costs the same at any list size.
+    const int last = int(m_rows.size()) - 1;
+    m_index.erase(m_rows[std::size_t(row)].entry.range);
+    if (row != last) {
+        m_rows[std::size_t(row)] = std::move(m_rows[std::size_t(last)]);
+        m_index[m_rows[std::size_t(row)].entry.range] = row;
+        Q_EMIT dataChanged(index(row, 0), index(row, ColumnCount - 1));
+    }
+    beginRemoveRows({}, last, last);
+    m_rows.pop_back();
+    endRemoveRows();
 }
 
 void ListModel::apply(const ConsoleSnapshot& s)
 {
     m_now = s.now;
-    const auto& list = m_kind == Core::ListKind::Safelist ? s.safelist : s.blocklist;
-    const auto automatic = m_kind == Core::ListKind::Blocklist ? s.automatic : nullptr;
-    const bool changed = list != m_seenList || automatic != m_seenAutomatic;
-    bool anyExpired = false;
-    for (const ListRow& r : rows())
-        anyExpired = anyExpired || !r.entry.activeAt(m_now);
-    if (changed || anyExpired) {
-        m_seenList = list;
-        m_seenAutomatic = automatic;
-        std::vector<ListRow> next;
-        auto add = [&](const Core::AddressList* l) {
-            if (!l)
-                return;
-            for (const Core::ListEntry& e : l->entries())
-                if (e.activeAt(m_now))
-                    next.push_back({e});
-        };
-        add(list.get());
-        if (m_kind == Core::ListKind::Blocklist)
-            add(s.automatic.get());
-        merge(std::move(next));
-    } else if (rowCount() > 0) {
-        Q_EMIT dataChanged(index(0, ExpiresIn), index(rowCount() - 1, ExpiresIn));  // the countdown
+    const ListDelta& d = s.lists[std::size_t(m_kind)];
+    if (d.reset) {
+        beginResetModel();
+        m_rows.clear();
+        m_index.clear();
+        m_rows.reserve(d.upserts.size());
+        for (const Core::ListEntry& e : d.upserts) {
+            m_index[e.range] = int(m_rows.size());
+            m_rows.push_back({e});
+        }
+        endResetModel();
+        return;
     }
+    for (const Core::Cidr& range : d.removals)
+        if (const int row = rowOf(range); row >= 0)
+            removeRow(row);
+    std::vector<ListRow> added;
+    for (const Core::ListEntry& e : d.upserts) {
+        if (const int row = rowOf(e.range); row >= 0) {
+            m_rows[std::size_t(row)].entry = e;
+            Q_EMIT dataChanged(index(row, 0), index(row, ColumnCount - 1));
+        } else {
+            added.push_back({e});
+        }
+    }
+    if (!added.empty()) {
+        beginInsertRows({}, int(m_rows.size()), int(m_rows.size() + added.size()) - 1);
+        for (ListRow& r : added) {
+            m_index[r.entry.range] = int(m_rows.size());
+            m_rows.push_back(std::move(r));
+        }
+        endInsertRows();
+    }
+}
+
+void ListModel::refreshCountdown()
+{
+    if (!m_rows.empty())
+        Q_EMIT dataChanged(index(0, ExpiresIn), index(int(m_rows.size()) - 1, ExpiresIn));
 }
 
 int ListModel::columnCount(const QModelIndex& parent) const

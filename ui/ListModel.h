@@ -1,13 +1,19 @@
 // SPDX-License-Identifier: MIT
-// One access list (safelist, or blocklist with the automatic bans), merged
-// by range from the engine's published lists; the "expires in" column
-// counts down on every refresh.
+// One access list (safelist, or blocklist with the automatic bans). It
+// applies the snapshot's ListDelta — the entries added, changed, removed or
+// ended since the previous one — so its work is the size of the change, not
+// of the list; the "expires in" column counts down on every refresh.
 #pragma once
 
 // moc cannot parse the C++20 standard headers these pull in; it only needs the class.
 #ifndef Q_MOC_RUN
 #include "ConsoleSnapshot.h"
-#include "KeyedModel.h"
+#include "Hash.h"
+
+#include <QAbstractTableModel>
+
+#include <unordered_map>
+#include <vector>
 #endif
 
 namespace Floodgate::Ui {
@@ -16,7 +22,7 @@ struct ListRow {
     Core::ListEntry entry;
 };
 
-class ListModel : public KeyedModel<ListRow> {
+class ListModel : public QAbstractTableModel {
     Q_OBJECT
 
 public:
@@ -25,22 +31,31 @@ public:
 
     ListModel(Core::ListKind kind, QObject* parent = nullptr);
     Core::ListKind kind() const { return m_kind; }
+    // Every snapshot, in order (a delta missed is a change missed).
     void apply(const ConsoleSnapshot& snapshot);
+    // The countdown column changed: for a view that shows it.
+    void refreshCountdown();
 
+    int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
     QVariant data(const QModelIndex& index, int role) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role) const override;
-
-protected:
-    QString keyOf(const ListRow& row) const override;
+    const ListRow* rowAt(int row) const;
+    int rowOf(const Core::Cidr& range) const;
 
 private:
+    struct RangeHash {
+        std::size_t operator()(const Core::Cidr& c) const
+        {
+            return Core::hashAddress(c.address()) ^ (std::size_t(c.prefix128()) * 0x9E3779B97F4A7C15ULL);
+        }
+    };
+    void removeRow(int row);
+
     Core::ListKind m_kind;
     Core::Millis m_now = 0;
-    // The published lists last merged, held so a new list is never mistaken
-    // for one at a reused address.
-    std::shared_ptr<const Core::AddressList> m_seenList;
-    std::shared_ptr<const Core::AddressList> m_seenAutomatic;
+    std::vector<ListRow> m_rows;  // in no particular order: views sort through a proxy
+    std::unordered_map<Core::Cidr, int, RangeHash> m_index;
 };
 
 } // namespace Floodgate::Ui

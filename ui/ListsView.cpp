@@ -110,10 +110,13 @@ Core::ListKind ListsView::currentKind() const
     return m_tabs->currentIndex() == 0 ? Core::ListKind::Blocklist : Core::ListKind::Safelist;
 }
 
-void ListsView::apply(const ConsoleSnapshot& s)
+void ListsView::apply(const ConsoleSnapshot& s, bool visible)
 {
-    for (Tab& t : m_lists)
+    for (Tab& t : m_lists) {
         t.model->apply(s);
+        if (visible)
+            t.model->refreshCountdown();
+    }
     // Only when a count changed: a new tab title re-lays out the page.
     const QString block = tr("Blocklist (%1)").arg(m_lists[std::size_t(Core::ListKind::Blocklist)].model->rowCount());
     const QString safe = tr("Safelist (%1)").arg(m_lists[std::size_t(Core::ListKind::Safelist)].model->rowCount());

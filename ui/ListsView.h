@@ -28,7 +28,8 @@ class ListsView : public QWidget {
 
 public:
     ListsView(Operations& operations, const Core::Clock& clock, QWidget* parent = nullptr);
-    void apply(const ConsoleSnapshot& snapshot);
+    // Every snapshot (the lists change by deltas); `visible`: also move the countdown.
+    void apply(const ConsoleSnapshot& snapshot, bool visible = true);
     ListModel* model(Core::ListKind kind) const;
     QTableView* table(Core::ListKind kind) const;
     void showList(Core::ListKind kind);

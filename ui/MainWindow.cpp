@@ -333,7 +333,6 @@ void MainWindow::applyTo(int view, const SnapshotPtr& snapshot)
     switch (view) {
     case Clients: m_clients->apply(s); break;
     case Buckets: m_buckets->apply(s); break;
-    case Lists: m_lists->apply(s); break;
     case Tiers: m_tiers->apply(s); break;
     case Rules: m_rules->apply(s); break;
     default: break;
@@ -345,13 +344,15 @@ void MainWindow::applySnapshot(SnapshotPtr snapshot)
     QElapsedTimer timer;
     timer.start();
     const ConsoleSnapshot& s = *snapshot;
-    // Streams and the charts' history take every snapshot; the table views
-    // only the visible one (the others catch up when shown).
+    // Streams, the lists (by deltas) and the charts' history take every
+    // snapshot; the other views only the visible one (they catch up when shown).
     m_traffic->apply(s);
     m_appliedTo[Traffic] = snapshot;
     m_events->apply(s);
     m_appliedTo[Events] = snapshot;
-    if (currentView() != Traffic && currentView() != Events)
+    m_lists->apply(s, currentView() == Lists);  // deltas: every snapshot, in order
+    m_appliedTo[Lists] = snapshot;
+    if (currentView() != Traffic && currentView() != Events && currentView() != Lists)
         applyTo(currentView(), snapshot);
 
     const ConsoleServices& services = m_console.services();

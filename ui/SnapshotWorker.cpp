@@ -3,6 +3,7 @@
 
 #include "Engine.h"
 #include "Format.h"
+#include "Hash.h"
 #include "RequestSamples.h"
 #include "Store.h"
 #include "Tuning.h"
@@ -53,6 +54,60 @@ void SnapshotWorker::tick()
 void SnapshotWorker::takeNow()
 {
     tick();
+}
+
+std::size_t SnapshotWorker::RangeHash::operator()(const Core::Cidr& c) const
+{
+    return Core::hashAddress(c.address()) ^ (std::size_t(c.prefix128()) * 0x9E3779B97F4A7C15ULL);
+}
+
+void SnapshotWorker::diffLists(ConsoleSnapshot& s)
+{
+    auto same = [](const Core::ListEntry& a, const Core::ListEntry& b) {
+        return a.expiresAt == b.expiresAt && a.source == b.source && a.createdAt == b.createdAt && a.reason == b.reason
+            && a.createdBy == b.createdBy;
+    };
+    for (Core::ListKind kind : {Core::ListKind::Safelist, Core::ListKind::Blocklist}) {
+        ListState& st = m_lists[std::size_t(kind)];
+        ListDelta& d = s.lists[std::size_t(kind)];
+        const auto& list = kind == Core::ListKind::Safelist ? s.safelist : s.blocklist;
+        const auto automatic = kind == Core::ListKind::Blocklist ? s.automatic : nullptr;
+        if (st.started && list == st.list && automatic == st.automatic) {
+            // The same lists: only time passed. Entries that ended leave.
+            for (auto it = st.shown.begin(); it != st.shown.end();) {
+                if (!it->second.activeAt(s.now)) {
+                    d.removals.push_back(it->first);
+                    it = st.shown.erase(it);
+                } else {
+                    ++it;
+                }
+            }
+            continue;
+        }
+        d.reset = !st.started;
+        st.started = true;
+        st.list = list;
+        st.automatic = automatic;
+        std::unordered_map<Core::Cidr, Core::ListEntry, RangeHash> next;
+        next.reserve(st.shown.size() + 16);
+        for (const Core::AddressList* l : {list.get(), automatic.get()}) {
+            if (!l)
+                continue;
+            for (const Core::ListEntry& e : l->entries()) {
+                if (!e.activeAt(s.now))
+                    continue;
+                auto old = st.shown.find(e.range);
+                if (d.reset || old == st.shown.end() || !same(old->second, e))
+                    d.upserts.push_back(e);
+                next.insert_or_assign(e.range, e);
+            }
+        }
+        if (!d.reset)
+            for (const auto& [range, e] : st.shown)
+                if (!next.count(range))
+                    d.removals.push_back(range);
+        st.shown = std::move(next);
+    }
 }
 
 SnapshotPtr SnapshotWorker::take()
@@ -135,6 +190,7 @@ SnapshotPtr SnapshotWorker::take()
     s->blocklist = engine.list(Core::ListKind::Blocklist);
     s->safelist = engine.list(Core::ListKind::Safelist);
     s->automatic = engine.automaticBans();
+    diffLists(*s);
     s->config = engine.config();
     if (m_services.store && (s->config != m_configSeen || !m_stored)) {
         try {

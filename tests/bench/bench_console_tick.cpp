@@ -15,6 +15,7 @@
 #include "MainWindow.h"
 #include "Runtime.h"
 #include "SnapshotWorker.h"
+#include "Store.h"
 
 #include <QApplication>
 #include <QElapsedTimer>
@@ -70,6 +71,20 @@ int main(int argc, char** argv)
         f.client = f.peer = Core::IpAddress::fromV4(0x0a000000u + std::uint32_t(i));
         engine.decide(f, clock.now());
     }
+    // FG_BENCH_LIST=N: N blocklist entries too, and the lists view sees one
+    // more added every fifth refresh (its model merges the whole list then).
+    const std::size_t listEntries = qEnvironmentVariableIsSet("FG_BENCH_LIST") ? std::size_t(qEnvironmentVariableIntValue("FG_BENCH_LIST")) : 0;
+    if (listEntries > 0) {
+        std::vector<Storage::ImportRow> rows;
+        for (std::size_t i = 0; i < listEntries; ++i) {
+            Core::ListEntry e;
+            e.range = Core::Cidr(Core::IpAddress::fromV4(0x64000000u + std::uint32_t(i)), 128);
+            e.reason = "imported";
+            e.expiresAt = Core::NeverExpires;
+            rows.push_back({Core::ListKind::Blocklist, e});
+        }
+        runtime.store().wait([&](auto done) { runtime.store().importEntries(std::move(rows), Storage::Actor{"bench"}, done); });
+    }
     QThread::msleep(1500);  // the demo's actors get going
 
     Ui::ConsoleServices s;
@@ -105,6 +120,12 @@ int main(int argc, char** argv)
         std::vector<double> take, apply, merge;
         double first = 0;  // the tick that shows the view: a full paint
         for (int t = 0; t < ticksPerView; ++t) {
+            if (listEntries > 0 && view == Ui::MainWindow::Lists && t % 5 == 1) {
+                Core::ListEntry e;
+                e.range = Core::Cidr(Core::IpAddress::fromV4(0x65000000u + std::uint32_t(t)), 128);
+                e.expiresAt = Core::NeverExpires;
+                runtime.store().wait([&](auto done) { runtime.store().addEntry(Core::ListKind::Blocklist, e, Storage::Actor{"bench"}, done); });
+            }
             QElapsedTimer timer;
             timer.start();
             const Ui::SnapshotPtr snap = worker.take();
@@ -117,6 +138,8 @@ int main(int argc, char** argv)
                 continue;
             }
             apply.push_back(double(timer.nsecsElapsed()) / 1e6);
+            if (qEnvironmentVariableIsSet("FG_BENCH_TRACE"))
+                std::printf("  tick %d: %.2f ms (merge %.2f ms)\n", t, apply.back(), double(window.lastApplyNanoseconds()) / 1e6);
             merge.push_back(double(window.lastApplyNanoseconds()) / 1e6);
             allApply.push_back(apply.back());
             QThread::msleep(20);

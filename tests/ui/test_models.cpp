@@ -6,12 +6,15 @@
 
 #ifndef Q_MOC_RUN
 #include "ClientsModel.h"
+#include "Engine.h"
 #include "ListModel.h"
+#include "SnapshotWorker.h"
 #include "StreamModels.h"
 #include "TierModels.h"
 
 #include <QAbstractItemModelTester>
 #include <QItemSelectionModel>
+#include <QSignalSpy>
 #include <QSortFilterProxyModel>
 #endif
 
@@ -132,37 +135,76 @@ private Q_SLOTS:
         QCOMPARE(model.index(0, 0).data().toString(), QStringLiteral("2001:db8:bad:1::/64  (2001:db8:bad:1:dead:beef:1:2)"));
     }
 
-    void listsCountDownAndDropExpiredEntries()
+    void listsFollowTheDeltasTheSnapshotThreadWorksOut()
     {
+        // The worker diffs the engine's lists; the model applies the deltas.
+        Core::ManualClock clock(T0);
+        Core::Engine engine;
+        ConsoleServices services;
+        services.engine = &engine;
+        services.clock = &clock;
+        SnapshotWorker worker(services);
         ListModel model(Core::ListKind::Blocklist);
         QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
-        auto s = snapshot(T0);
-        s->blocklist = std::make_shared<const Core::AddressList>(std::vector<Core::ListEntry>{
-            entry("203.0.113.0/24", T0 + 7 * 86'400'000), entry("198.51.100.9", Core::NeverExpires)});
-        s->automatic = std::make_shared<const Core::AddressList>(
-            std::vector<Core::ListEntry>{entry("192.0.2.66", T0 + 60'000, Core::ListSource::Automatic)});
-        model.apply(*s);
-        QCOMPARE(model.rowCount(), 3);
-        QCOMPARE(model.index(0, ListModel::ExpiresIn).data().toString(), QStringLiteral("7 d 0 h"));
-        QCOMPARE(model.index(1, ListModel::ExpiresIn).data().toString(), QStringLiteral("permanent"));
-        QCOMPARE(model.index(2, ListModel::Source).data().toString(), QStringLiteral("automatic"));
-        QCOMPARE(model.index(2, ListModel::ExpiresIn).data().toString(), QStringLiteral("1 m 00 s"));
+        QSortFilterProxyModel proxy;
+        proxy.setSourceModel(&model);
+        proxy.setSortRole(ListModel::SortRole);
+        proxy.setDynamicSortFilter(true);
+        proxy.sort(ListModel::Address, Qt::AscendingOrder);
+        QAbstractItemModelTester proxyTester(&proxy, QAbstractItemModelTester::FailureReportingMode::QtTest);
 
-        // The same lists a little later: only the countdown moves.
+        engine.setList(Core::ListKind::Blocklist, std::make_shared<const Core::AddressList>(std::vector<Core::ListEntry>{
+            entry("203.0.113.0/24", T0 + 7 * 86'400'000), entry("198.51.100.9", Core::NeverExpires), entry("198.51.100.10", T0 + 90'000)}));
+        engine.restoreAutomaticBans({entry("192.0.2.66", T0 + 60'000, Core::ListSource::Automatic)});
+        auto s = worker.take();
+        QVERIFY(s->lists[std::size_t(Core::ListKind::Blocklist)].reset);
+        model.apply(*s);
+        QCOMPARE(model.rowCount(), 4);
+        QCOMPARE(model.index(model.rowOf(*Core::Cidr::parse("203.0.113.0/24")), ListModel::ExpiresIn).data().toString(), QStringLiteral("7 d 0 h"));
+        QCOMPARE(model.index(model.rowOf(*Core::Cidr::parse("198.51.100.9")), ListModel::ExpiresIn).data().toString(), QStringLiteral("permanent"));
+        QCOMPARE(model.index(model.rowOf(*Core::Cidr::parse("192.0.2.66")), ListModel::Source).data().toString(), QStringLiteral("automatic"));
+        // Addresses sort as numbers: .9 before .10.
+        QCOMPARE(proxy.index(0, ListModel::Address).data().toString(), QStringLiteral("192.0.2.66/32"));
+        QCOMPARE(proxy.index(1, ListModel::Address).data().toString(), QStringLiteral("198.51.100.9/32"));
+        QCOMPARE(proxy.index(2, ListModel::Address).data().toString(), QStringLiteral("198.51.100.10/32"));
+
+        // Nothing changed but time: an empty delta, the countdown moves.
+        clock.set(T0 + 30'500);
+        s = worker.take();
+        QVERIFY(s->lists[std::size_t(Core::ListKind::Blocklist)].empty());
         QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
-        auto later = std::make_shared<ConsoleSnapshot>(*s);
-        later->now = T0 + 30'500;
-        model.apply(*later);
+        model.apply(*s);
+        model.refreshCountdown();
         QCOMPARE(changed.size(), 1);
         QCOMPARE(changed[0][0].toModelIndex().column(), int(ListModel::ExpiresIn));
-        QCOMPARE(model.index(2, ListModel::ExpiresIn).data().toString(), QStringLiteral("30 s"));
+        QCOMPARE(model.index(model.rowOf(*Core::Cidr::parse("192.0.2.66")), ListModel::ExpiresIn).data().toString(), QStringLiteral("30 s"));
 
-        // The automatic ban ends: its row goes, exactly at its expiry.
-        auto over = std::make_shared<ConsoleSnapshot>(*s);
-        over->now = T0 + 60'000;
-        model.apply(*over);
-        QCOMPARE(model.rowCount(), 2);
-        QCOMPARE(model.index(0, ListModel::Address).data().toString(), QStringLiteral("203.0.113.0/24"));
+        // The automatic ban ends, exactly at its expiry: a removal.
+        clock.set(T0 + 60'000);
+        s = worker.take();
+        QCOMPARE(s->lists[std::size_t(Core::ListKind::Blocklist)].removals.size(), std::size_t(1));
+        model.apply(*s);
+        QCOMPARE(model.rowCount(), 3);
+        QCOMPARE(model.rowOf(*Core::Cidr::parse("192.0.2.66")), -1);
+
+        // An entry added and one changed: two upserts, one new row.
+        auto next = engine.list(Core::ListKind::Blocklist)->with(entry("10.0.0.1", Core::NeverExpires));
+        Core::ListEntry longer = entry("198.51.100.10", T0 + 900'000);
+        next = next.with(longer);
+        engine.setList(Core::ListKind::Blocklist, std::make_shared<const Core::AddressList>(std::move(next)));
+        s = worker.take();
+        QCOMPARE(s->lists[std::size_t(Core::ListKind::Blocklist)].upserts.size(), std::size_t(2));
+        model.apply(*s);
+        QCOMPARE(model.rowCount(), 4);
+        QCOMPARE(model.index(model.rowOf(*Core::Cidr::parse("198.51.100.10")), ListModel::ExpiresIn).data().toString(), QStringLiteral("14 m 00 s"));
+        // Removed from the engine: a removal, whatever its position.
+        engine.setList(Core::ListKind::Blocklist, std::make_shared<const Core::AddressList>(engine.list(Core::ListKind::Blocklist)->without(*Core::Cidr::parse("203.0.113.0/24"))));
+        s = worker.take();
+        model.apply(*s);
+        QCOMPARE(model.rowCount(), 3);
+        QCOMPARE(model.rowOf(*Core::Cidr::parse("203.0.113.0/24")), -1);
+        for (int r = 0; r < model.rowCount(); ++r)
+            QCOMPARE(model.rowOf(model.rowAt(r)->entry.range), r);  // the index stays true
     }
 
     void tiersAndCustomersWithTheirUse()
