@@ -6,6 +6,7 @@
 #include "Theme.h"
 
 #include <QComboBox>
+#include <QFontMetrics>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QPushButton>
@@ -50,7 +51,17 @@ LevelsEditor::LevelsEditor(Options options, QWidget* parent)
         headers << tr("Algorithm") << tr("Lockout (s)");
     m_table->setHorizontalHeaderLabels(headers);
     m_table->verticalHeader()->hide();
-    m_table->horizontalHeader()->setStretchLastSection(true);
+    // Wide enough for every choice to read whole; the table does not stretch
+    // a spin box across the window.
+    const QFontMetrics fm(font());
+    const int pad = 48;
+    m_table->setColumnWidth(Limit, fm.horizontalAdvance(QStringLiteral("1,000,000,000")) + pad);
+    m_table->setColumnWidth(Per, fm.horizontalAdvance(QStringLiteral("100,000")) + pad);
+    m_table->setColumnWidth(Unit, fm.horizontalAdvance(tr("minutes")) + pad);
+    if (options.algorithms) {
+        m_table->setColumnWidth(Algorithm, fm.horizontalAdvance(tr("sliding window")) + pad);
+        m_table->setColumnWidth(Lockout, fm.horizontalAdvance(tr("Lockout (s)")) + pad);
+    }
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setMinimumHeight(120);
     layout->addWidget(m_table);

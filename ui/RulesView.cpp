@@ -95,7 +95,8 @@ RulesView::RulesView(Console& console, NoticeBar& notice, QWidget* parent)
     auto* cdLayout = new QVBoxLayout(cd);
     m_cooldowns = new QTableWidget(0, CdColumns);
     m_cooldowns->setHorizontalHeaderLabels({tr("Name"), tr("Method"), tr("Path (glob)"), tr("Seconds"), tr("User header")});
-    m_cooldowns->horizontalHeader()->setStretchLastSection(true);
+    m_cooldowns->horizontalHeader()->setSectionResizeMode(CdPath, QHeaderView::Stretch);
+    m_cooldowns->horizontalHeader()->setSectionResizeMode(CdUserHeader, QHeaderView::Stretch);
     m_cooldowns->verticalHeader()->hide();
     m_cooldowns->setMinimumHeight(90);
     cdLayout->addWidget(m_cooldowns);
