@@ -57,6 +57,21 @@ std::string subjectOf(ListKind kind, const Cidr& range)
     return std::string(toString(kind)) + " " + range.toString();
 }
 
+// Puts item in place of the element with the same key, or at the end; the
+// JSON of the element it replaced, if any, for the audit trail.
+template <class T, class KeyOf>
+std::optional<Json> replaceOrAdd(std::vector<T>& items, const T& item, KeyOf keyOf)
+{
+    auto it = std::find_if(items.begin(), items.end(), [&](const T& x) { return keyOf(x) == keyOf(item); });
+    if (it == items.end()) {
+        items.push_back(item);
+        return std::nullopt;
+    }
+    Json before = Codec::toJson(*it);
+    *it = item;
+    return before;
+}
+
 std::string seconds(int ms)
 {
     char buf[32];
@@ -670,14 +685,7 @@ void Store::putTier(Tier tier, Actor actor, Done done)
     std::string label = "save tier " + tier.name;  // before tier is moved into the job
     submit(std::move(label), [this, tier = std::move(tier), actor = std::move(actor)](Connection& db, Effects& fx) {
         EngineConfig config = Tables::readConfig(db);
-        auto it = std::find_if(config.tiers.begin(), config.tiers.end(), [&](const Tier& t) { return t.name == tier.name; });
-        std::optional<Json> before;
-        if (it != config.tiers.end()) {
-            before = Codec::toJson(*it);
-            *it = tier;
-        } else {
-            config.tiers.push_back(tier);
-        }
+        const std::optional<Json> before = replaceOrAdd(config.tiers, tier, [](const Tier& t) -> const std::string& { return t.name; });
         if (auto error = validate(config))
             return Outcome{400, *error, {}};
         Tables::writeTier(db, tier);
@@ -722,14 +730,7 @@ void Store::putCustomer(Customer customer, Actor actor, Done done)
         EngineConfig config = Tables::readConfig(db);
         if (std::none_of(config.tiers.begin(), config.tiers.end(), [&](const Tier& t) { return t.name == customer.tier; }))
             return Outcome{400, "tier \"" + customer.tier + "\" is not a known tier", {}};
-        auto it = std::find_if(config.customers.begin(), config.customers.end(), [&](const Customer& c) { return c.id == customer.id; });
-        std::optional<Json> before;
-        if (it != config.customers.end()) {
-            before = Codec::toJson(*it);
-            *it = customer;
-        } else {
-            config.customers.push_back(customer);
-        }
+        const std::optional<Json> before = replaceOrAdd(config.customers, customer, [](const Customer& c) -> const std::string& { return c.id; });
         if (auto error = validate(config))
             return Outcome{400, *error, {}};
         Tables::writeCustomer(db, customer);
