@@ -6,6 +6,7 @@
 #include <QDialog>
 #include <QDialogButtonBox>
 #include <QLabel>
+#include <QStringList>
 #include <QVBoxLayout>
 
 namespace Floodgate::Ui {
@@ -28,6 +29,19 @@ QDialogButtonBox* addOkCancel(QDialog* dialog, QVBoxLayout* layout)
     QObject::connect(buttons, &QDialogButtonBox::accepted, dialog, &QDialog::accept);
     QObject::connect(buttons, &QDialogButtonBox::rejected, dialog, &QDialog::reject);
     return buttons;
+}
+
+QString checkName(const QString& name, int max, const QStringList& taken, const QString& what)
+{
+    if (name.isEmpty())
+        return QObject::tr("Give the %1 a name.").arg(what);
+    if (name.size() > max)
+        return QObject::tr("At most %1 characters.").arg(max);
+    if (name.contains(QLatin1Char('/')))
+        return QObject::tr("No '/' in a %1 name.").arg(what);
+    if (taken.contains(name))
+        return QObject::tr("There is a %1 named %2 already.").arg(what, name);
+    return {};
 }
 
 } // namespace Floodgate::Ui

@@ -3,7 +3,10 @@
 // is disabled, and OK / Cancel wired to accept and reject.
 #pragma once
 
+#include <QtContainerFwd>
+
 class QDialog;
+class QString;
 class QDialogButtonBox;
 class QLabel;
 class QVBoxLayout;
@@ -14,5 +17,8 @@ namespace Floodgate::Ui {
 QLabel* addProblemLabel(QVBoxLayout* layout);
 // OK and Cancel, added to `layout`, accepting and rejecting `dialog`.
 QDialogButtonBox* addOkCancel(QDialog* dialog, QVBoxLayout* layout);
+// "" when `name` can name a `what` (tier, customer, rule): not empty, at most
+// `max` characters, no '/' (names are path segments in the API), not taken.
+QString checkName(const QString& name, int max, const QStringList& taken, const QString& what);
 
 } // namespace Floodgate::Ui

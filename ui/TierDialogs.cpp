@@ -17,24 +17,6 @@
 
 namespace Floodgate::Ui {
 
-namespace {
-
-// Printable, no slash (it names a path segment in the API), not too long.
-QString checkName(const QString& name, int max, const QStringList& taken, const QString& what)
-{
-    if (name.isEmpty())
-        return QObject::tr("Give the %1 a name.").arg(what);
-    if (name.size() > max)
-        return QObject::tr("At most %1 characters.").arg(max);
-    if (name.contains(QLatin1Char('/')))
-        return QObject::tr("No '/' in a %1 name.").arg(what);
-    if (taken.contains(name))
-        return QObject::tr("There is a %1 named %2 already.").arg(what, name);
-    return {};
-}
-
-} // namespace
-
 TierDialog::TierDialog(const Core::Tier* existing, QStringList taken, QWidget* parent)
     : QDialog(parent)
     , m_taken(std::move(taken))

@@ -849,10 +849,17 @@ Decision Engine::decide(const RequestFacts& f, Millis now)
             if (r.space == CLIENT_SPACE || !r.applies(f))
                 continue;
             std::uint64_t extra = 0;
-            if (r.discriminator == Discriminator::AddressAndUserAgent)
+            if (r.discriminator == Discriminator::AddressAndUserAgent) {
                 extra = hashString(f.userAgent, 5);
-            else
-                extra = hashString(headerValue(f, r.header), 6);
+            } else {
+                // No value, no key: a request without the header is not
+                // counted by this rule (rack-attack's nil discriminator),
+                // rather than every such request sharing one key.
+                const std::string_view value = headerValue(f, r.header);
+                if (value.empty())
+                    continue;
+                extra = hashString(value, 6);
+            }
             const TableKey k = r.discriminator == Discriminator::Header ? TableKey{0, 0, extra, r.space, 0}
                                                                         : TableKey{key.hi(), key.lo(), extra, r.space, 0};
             runSecondary(*p.clients, k, r.levels, r.signature, r.keepMs);

@@ -720,6 +720,12 @@ void TestEngine::reservationIsReturnedOnRefusal()
     QCOMPARE(ruleOf(d), QByteArray("key-1m"));
     QCOMPARE(d.limit, 20u);
     QCOMPARE(d.retryAfterMs, Millis(MINUTE - SECOND));  // all 20 sit in the first 6 s bucket
+
+    // Requests without the header are not counted together under an empty
+    // key: the key rule does not apply to them at all.
+    for (int n = 1; n <= 30; ++n)
+        COMPARE_ACTION(decide(engine, Request().from("10.1.0." + std::to_string(n)), T0 + 2 * SECOND), Action::Allow);
+    COMPARE_ACTION(decide(engine, Request().from("10.1.0.99").header("X-Api-Key", ""), T0 + 2 * SECOND), Action::Allow);
 }
 
 // ---- cooldowns -------------------------------------------------------------------------------
