@@ -6,7 +6,9 @@
 #include "Format.h"
 #include "LevelsEditor.h"
 #include "NoticeBar.h"
+#include "RuleDialog.h"
 #include "Theme.h"
+#include "TierModels.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -23,11 +25,14 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 namespace Floodgate::Ui {
 
 namespace {
 
 enum CooldownColumn { CdName, CdMethod, CdPath, CdSeconds, CdUserHeader, CdColumns };
+enum MoreColumn { MoreName, MoreKey, MoreScope, MoreLevels, MoreColumns };
 
 QStringList lines(const QPlainTextEdit* edit)
 {
@@ -87,9 +92,41 @@ RulesView::RulesView(Console& console, NoticeBar& notice, QWidget* parent)
                                       "(6 / 3 s, 300 / 5 min, 600 / 30 min). IPv6 clients are counted per prefix.")));
     m_levels = new LevelsEditor({true, false});
     ipLayout->addWidget(m_levels);
-    m_otherRules = new QLabel;
-    ipLayout->addWidget(m_otherRules);
     layout->addWidget(ip);
+
+    auto* more = new QGroupBox(tr("More rules: count by another key, or limit one path more tightly"));
+    auto* moreLayout = new QVBoxLayout(more);
+    m_moreTable = new QTableWidget(0, MoreColumns);
+    m_moreTable->setHorizontalHeaderLabels({tr("Rule"), tr("Counted by"), tr("Applies to"), tr("Levels")});
+    m_moreTable->horizontalHeader()->setSectionResizeMode(MoreLevels, QHeaderView::Stretch);
+    m_moreTable->verticalHeader()->hide();
+    m_moreTable->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_moreTable->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_moreTable->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_moreTable->setMinimumHeight(90);
+    m_moreTable->setToolTip(tr("Double-click a rule to edit it"));
+    moreLayout->addWidget(m_moreTable);
+    auto* moreButtons = new QHBoxLayout;
+    auto* addRule = new QPushButton(Theme::icon(QStringLiteral("add")), tr("Add rule…"));
+    auto* editRuleButton = new QPushButton(Theme::icon(QStringLiteral("edit")), tr("Edit…"));
+    auto* removeRule = new QPushButton(Theme::icon(QStringLiteral("remove")), tr("Remove"));
+    moreButtons->addWidget(addRule);
+    moreButtons->addWidget(editRuleButton);
+    moreButtons->addWidget(removeRule);
+    moreButtons->addStretch();
+    moreLayout->addLayout(moreButtons);
+    layout->addWidget(more);
+    connect(addRule, &QPushButton::clicked, this, [this] { editRule(-1); });
+    connect(editRuleButton, &QPushButton::clicked, this, [this] { editRule(m_moreTable->currentRow()); });
+    connect(m_moreTable, &QTableWidget::cellDoubleClicked, this, [this](int row, int) { editRule(row); });
+    connect(removeRule, &QPushButton::clicked, this, [this] {
+        const int row = m_moreTable->currentRow();
+        if (row < 0 || row >= int(m_moreRules.size()))
+            return;
+        m_moreRules.erase(m_moreRules.begin() + row);
+        showMoreRules();
+        markChanged();
+    });
 
     auto* cd = new QGroupBox(tr("Cooldowns: once an action succeeded, the same user may not repeat it for a while"));
     auto* cdLayout = new QVBoxLayout(cd);
@@ -178,12 +215,7 @@ RulesView::RulesView(Console& console, NoticeBar& notice, QWidget* parent)
     bar->addWidget(m_apply);
     outer->addLayout(bar);
 
-    auto changed = [this] {
-        if (!m_loading) {
-            m_dirty = true;
-            revalidate();
-        }
-    };
+    auto changed = [this] { markChanged(); };
     connect(m_levels, &LevelsEditor::changed, this, changed);
     connect(m_cooldowns, &QTableWidget::cellChanged, this, changed);
     for (QPlainTextEdit* e : {m_excluded, m_safeAgents, m_proxies})
@@ -230,19 +262,15 @@ void RulesView::load(const Core::EngineConfig& c)
     m_loading = true;
     m_base = c;
     const Core::ThrottleRule* ip = nullptr;
-    int others = 0;
+    m_moreRules.clear();
     for (const Core::ThrottleRule& r : c.rules) {
-        if (!ip && r.discriminator == Core::Discriminator::ClientAddress && r.method.empty() && r.pathGlob.empty())
+        if (!ip && isPerIpRule(r))
             ip = &r;
         else
-            ++others;
+            m_moreRules.push_back(r);
     }
     m_levels->setLevels(ip ? ip->levels : std::vector<Core::Level>{});
-    m_otherRules->setText(others ? tr("%1 more rule(s) (by header, by path or by user agent) are kept as they are; edit them "
-                                      "through PUT /api/v1/rules.")
-                                       .arg(others)
-                                 : QString());
-    m_otherRules->setVisible(others > 0);
+    showMoreRules();
     m_cooldowns->setRowCount(0);
     for (const Core::Cooldown& cd : c.cooldowns) {
         const int row = m_cooldowns->rowCount();
@@ -276,19 +304,20 @@ void RulesView::load(const Core::EngineConfig& c)
 Core::EngineConfig RulesView::edited() const
 {
     Core::EngineConfig c = m_base;
-    bool replaced = false;
-    for (Core::ThrottleRule& r : c.rules) {
-        if (!replaced && r.discriminator == Core::Discriminator::ClientAddress && r.method.empty() && r.pathGlob.empty()) {
-            r.levels = m_levels->levels();
-            replaced = true;
+    // The per-IP rule keeps its place among the others.
+    Core::ThrottleRule ip;
+    ip.name = "ip";
+    std::size_t ipAt = 0;
+    for (std::size_t i = 0; i < m_base.rules.size(); ++i) {
+        if (isPerIpRule(m_base.rules[i])) {
+            ip = m_base.rules[i];
+            ipAt = i;
+            break;
         }
     }
-    if (!replaced) {
-        Core::ThrottleRule ip;
-        ip.name = "ip";
-        ip.levels = m_levels->levels();
-        c.rules.insert(c.rules.begin(), ip);
-    }
+    ip.levels = m_levels->levels();
+    c.rules = m_moreRules;
+    c.rules.insert(c.rules.begin() + std::ptrdiff_t(std::min(ipAt, c.rules.size())), ip);
     c.cooldowns.clear();
     for (int row = 0; row < m_cooldowns->rowCount(); ++row) {
         auto text = [&](int col) { return m_cooldowns->item(row, col) ? m_cooldowns->item(row, col)->text().trimmed() : QString(); };
@@ -318,6 +347,58 @@ Core::EngineConfig RulesView::edited() const
     c.escalation.banMs = Core::Millis(m_ban->value()) * 1000;
     c.escalation.maxBanMs = Core::Millis(m_maxBan->value()) * 1000;
     return c;
+}
+
+bool RulesView::isPerIpRule(const Core::ThrottleRule& r)
+{
+    return r.discriminator == Core::Discriminator::ClientAddress && r.method.empty() && r.pathGlob.empty();
+}
+
+void RulesView::markChanged()
+{
+    if (!m_loading) {
+        ++m_edits;
+        m_dirty = true;
+        revalidate();
+    }
+}
+
+void RulesView::showMoreRules()
+{
+    const int current = m_moreTable->currentRow();
+    m_moreTable->setRowCount(0);
+    for (const Core::ThrottleRule& r : m_moreRules) {
+        const int row = m_moreTable->rowCount();
+        m_moreTable->insertRow(row);
+        const QStringList values = {qs(r.name), RuleDialog::describeKey(r), RuleDialog::describeScope(r), TiersModel::describe(r.levels)};
+        for (int col = 0; col < MoreColumns; ++col)
+            m_moreTable->setItem(row, col, new QTableWidgetItem(values[col]));
+    }
+    m_moreTable->resizeColumnsToContents();
+    for (int col = 0; col < MoreLevels; ++col)
+        m_moreTable->setColumnWidth(col, std::max(m_moreTable->columnWidth(col) + 16, 140));
+    m_moreTable->horizontalHeader()->setSectionResizeMode(MoreLevels, QHeaderView::Stretch);
+    if (current >= 0 && current < m_moreTable->rowCount())
+        m_moreTable->selectRow(current);
+}
+
+void RulesView::editRule(int row)
+{
+    const bool isNew = row < 0 || row >= int(m_moreRules.size());
+    QStringList taken;
+    const Core::EngineConfig now = edited();
+    for (const Core::ThrottleRule& r : now.rules)
+        taken << qs(r.name);
+    RuleDialog dialog(isNew ? nullptr : &m_moreRules[std::size_t(row)], taken, this);
+    if (dialog.exec() != QDialog::Accepted)
+        return;
+    if (isNew)
+        m_moreRules.push_back(dialog.rule());
+    else
+        m_moreRules[std::size_t(row)] = dialog.rule();
+    showMoreRules();
+    m_moreTable->selectRow(isNew ? int(m_moreRules.size()) - 1 : row);
+    markChanged();
 }
 
 void RulesView::revalidate()
@@ -381,6 +462,7 @@ void RulesView::save()
         return;
     }
     m_apply->setEnabled(false);
+    const std::uint64_t generation = m_edits;
     m_console.updateRules(
         [patch](Core::EngineConfig& c) -> std::optional<std::string> {
             std::string why;
@@ -388,15 +470,19 @@ void RulesView::save()
                 return why;
             return std::nullopt;
         },
-        [this](const Storage::Outcome& o) {
+        [this, saved = edited(), generation](const Storage::Outcome& o) {
             if (!o.ok()) {
                 m_problem->setText(QStringLiteral("<span style='color:%1'>%2</span>")
                                        .arg(Theme::action(Core::Action::Block).name(), tr("Not saved: %1").arg(qs(o.error)).toHtmlEscaped()));
                 m_apply->setEnabled(true);
                 return;
             }
-            m_dirty = false;
+            // What was saved is what the next edit is compared with, even
+            // before a refresh brings the stored rules back.
+            m_base = saved;
             m_seenConfig = nullptr;  // the next refresh shows the rules as saved
+            m_dirty = m_edits != generation;  // edited again while saving
+            revalidate();
             m_notice.show(tr("Rules saved; they apply to the next request."));
         });
 }

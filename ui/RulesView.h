@@ -32,6 +32,7 @@ class RulesView : public QWidget {
 
 public:
     RulesView(Console& console, NoticeBar& notice, QWidget* parent = nullptr);
+    QTableWidget* moreRulesTable() const { return m_moreTable; }
     void apply(const ConsoleSnapshot& snapshot);
 
     // The configuration the form describes now (tiers and customers as stored).
@@ -46,17 +47,24 @@ public Q_SLOTS:
 private:
     void load(const Core::EngineConfig& config);
     void revalidate();
+    void markChanged();
+    void showMoreRules();
+    void editRule(int row);  // -1: a new rule
+
+    static bool isPerIpRule(const Core::ThrottleRule& rule);
 
     Console& m_console;
     NoticeBar& m_notice;
     Core::EngineConfig m_base;  // what the form was loaded from
     std::shared_ptr<const Core::EngineConfig> m_seenConfig;  // the stored rules last shown
     bool m_dirty = false;
+    std::uint64_t m_edits = 0;  // changes made in the form, to tell an edit made while saving
     bool m_loading = false;
     QString m_why;
 
     LevelsEditor* m_levels = nullptr;
-    QLabel* m_otherRules = nullptr;
+    std::vector<Core::ThrottleRule> m_moreRules;  // every rule but the per-IP one, in order
+    QTableWidget* m_moreTable = nullptr;
     QTableWidget* m_cooldowns = nullptr;
     QPlainTextEdit* m_excluded = nullptr;
     QPlainTextEdit* m_safeAgents = nullptr;

@@ -17,6 +17,7 @@
 #include "LevelsEditor.h"
 #include "ListModel.h"
 #include "ListsView.h"
+#include "RuleDialog.h"
 #include "RulesView.h"
 #include "NoticeBar.h"
 #include "StreamModels.h"
@@ -25,6 +26,8 @@
 #include "TrafficView.h"
 
 #include <QAction>
+#include <QComboBox>
+#include <QLineEdit>
 #include <QDateTimeEdit>
 #include <QDialogButtonBox>
 #include <QLabel>
@@ -32,6 +35,7 @@
 #include <QPushButton>
 #include <QSpinBox>
 #include <QTableView>
+#include <QTableWidget>
 #include <QToolButton>
 
 #include <sqlite3.h>
@@ -365,6 +369,71 @@ private Q_SLOTS:
         const Core::EngineConfig stored = s.store->config();
         QCOMPARE(stored.rules[0].levels[0].limit, 8u);
         QVERIFY(stored.settings.dryRun);
+    }
+
+    void aRuleAddedInTheConsoleCountsByItsHeader()
+    {
+        ConsoleStack s;
+        Ui::MainWindow& w = *s.mainWindow;
+        w.showView(Ui::MainWindow::Rules);
+        s.console->refreshNow();
+        QPushButton* add = nullptr;
+        for (QPushButton* b : w.rules()->findChildren<QPushButton*>())
+            if (b->text() == QStringLiteral("Add rule…"))
+                add = b;
+        QVERIFY(add);
+        QStringList problems;
+        whenDialogOpens<Ui::RuleDialog>([&problems](Ui::RuleDialog* d) {
+            QPushButton* ok = d->findChild<QDialogButtonBox*>()->button(QDialogButtonBox::Ok);
+            QVERIFY(!ok->isEnabled());  // no name yet
+            d->nameEdit()->setText(QStringLiteral("ip"));
+            problems << d->problem();  // taken by the per-IP rule
+            d->nameEdit()->setText(QStringLiteral("api-key"));
+            QCOMPARE(d->countedBy()->currentData().toInt(), int(Core::Discriminator::Header));
+            d->headerEdit()->setText(QStringLiteral("X Api Key"));
+            problems << d->problem();
+            QVERIFY(!ok->isEnabled());
+            d->headerEdit()->setText(QStringLiteral("X-Api-Key"));
+            d->pathEdit()->setText(QStringLiteral("/api/*"));
+            d->levels()->findChildren<QSpinBox*>().value(0)->setValue(3);  // 3 per hour
+            QVERIFY2(ok->isEnabled(), qPrintable(d->problem()));
+            ok->click();
+        });
+        add->click();
+        QCOMPARE(problems.size(), 2);
+        QCOMPARE(problems[0], QStringLiteral("There is a rule named ip already."));
+        QCOMPARE(problems[1], QStringLiteral("\"X Api Key\" is not a header name (letters, digits and - only)."));
+        QTableWidget* table = w.rules()->moreRulesTable();
+        QCOMPARE(table->rowCount(), 1);
+        QCOMPARE(table->item(0, 1)->text(), QStringLiteral("X-Api-Key header"));
+        QCOMPARE(table->item(0, 2)->text(), QStringLiteral("any method, /api/*"));
+        QVERIFY(w.rules()->dirty());
+        w.rules()->save();
+        QTRY_VERIFY_WITH_TIMEOUT(!w.rules()->dirty(), 5000);
+
+        // On disk and in force: one key, three requests an hour, from any address.
+        const Core::EngineConfig stored = s.store->config();
+        QCOMPARE(stored.rules.size(), std::size_t(2));
+        QCOMPARE(stored.rules[1].header, std::string("X-Api-Key"));
+        const char* from[] = {"127.0.0.31", "127.0.0.32", "127.0.0.33", "127.0.0.34"};
+        for (int i = 0; i < 4; ++i) {
+            const Response r = fetch(s.listener->port(), get("/api/orders", "X-Api-Key: k-1\r\n"), 3000, from[i]).value_or(Response{});
+            QCOMPARE(r.status, i < 3 ? 200 : 429);
+        }
+        // Another key, and a request without one, are not affected.
+        QCOMPARE(fetch(s.listener->port(), get("/api/orders", "X-Api-Key: k-2\r\n"), 3000, "127.0.0.35").value_or(Response{}).status, 200);
+        QCOMPARE(s.request("127.0.0.36", "/api/orders"), 200);
+
+        // Removing it in the console and applying lets the key through again.
+        table->selectRow(0);
+        for (QPushButton* b : w.rules()->findChildren<QPushButton*>())
+            if (b->text() == QStringLiteral("Remove") && b->parentWidget() == table->parentWidget())
+                b->click();
+        QCOMPARE(table->rowCount(), 0);
+        w.rules()->save();
+        QTRY_VERIFY_WITH_TIMEOUT(!w.rules()->dirty(), 5000);
+        QCOMPARE(s.store->config().rules.size(), std::size_t(1));
+        QCOMPARE(fetch(s.listener->port(), get("/api/orders", "X-Api-Key: k-1\r\n"), 3000, "127.0.0.37").value_or(Response{}).status, 200);
     }
 
     void actionsAskForASelectionOnViewsWithoutOne()
