@@ -537,11 +537,8 @@ struct Engine::Impl {
         s.lastAddress = addressOfKey(h.key.a, h.detail);  // the last full address: the key's high word, its own low word
         s.live = LiveRing::read(cells, now);
         s.lastBucket = s.live.back();
-        for (auto v : s.live)
-            s.last60s += v;
-        // Recent rate: the current and the previous bucket over the time they cover.
-        const Millis covered = now - (floorDiv(now, Tuning::liveBucketMs) - 1) * Tuning::liveBucketMs;
-        s.ratePerSecond = double(s.live[Tuning::liveBucketCount - 1] + s.live[Tuning::liveBucketCount - 2]) * 1000.0 / double(covered);
+        s.last60s = LiveRing::total(s.live);
+        s.ratePerSecond = LiveRing::recentRate(s.live, now);
         s.lastSeen = h.lastSeen;
         s.customerTag = h.flags;
         return s;
@@ -1001,20 +998,16 @@ std::vector<ClientSummary> Engine::topClients(std::size_t limit, Millis now) con
             return x.last60s > y.last60s;
         return x.a != y.a ? x.a < y.a : x.b < y.b;
     };
-    const Millis covered = now - (floorDiv(now, Tuning::liveBucketMs) - 1) * Tuning::liveBucketMs;
     std::vector<Candidate> heap;
     heap.reserve(limit + 1);
     p->clients->forEach(now, [&](const KeyTable::Header& h, const std::uint32_t* cells) {
         if (h.key.space != CLIENT_SPACE)
             return;
         const auto live = LiveRing::read(cells, now);
-        std::uint32_t last60s = 0;
-        for (auto v : live)
-            last60s += v;
+        const std::uint32_t last60s = LiveRing::total(live);
         if (last60s == 0 && heap.size() >= limit)
             return;
-        const double rate = double(live[Tuning::liveBucketCount - 1] + live[Tuning::liveBucketCount - 2]) * 1000.0 / double(covered);
-        const Candidate cand{rate, last60s, h.key.a, h.key.b};
+        const Candidate cand{LiveRing::recentRate(live, now), last60s, h.key.a, h.key.b};
         if (heap.size() >= limit && !worse(cand, heap.front()))
             return;  // not better than the worst kept
         heap.push_back(cand);

@@ -359,6 +359,20 @@ std::array<std::uint32_t, Tuning::liveBucketCount> read(const std::uint32_t* cel
     return out;
 }
 
+std::uint32_t total(const std::array<std::uint32_t, Tuning::liveBucketCount>& live)
+{
+    std::uint32_t sum = 0;
+    for (const std::uint32_t v : live)
+        sum += v;
+    return sum;
+}
+
+double recentRate(const std::array<std::uint32_t, Tuning::liveBucketCount>& live, Millis now)
+{
+    const Millis covered = now - (floorDiv(now, Tuning::liveBucketMs) - 1) * Tuning::liveBucketMs;
+    return double(live[Tuning::liveBucketCount - 1] + live[Tuning::liveBucketCount - 2]) * 1000.0 / double(covered);
+}
+
 } // namespace LiveRing
 
 } // namespace Floodgate::Core

@@ -78,6 +78,10 @@ inline constexpr std::uint16_t Cells = 1 + Tuning::liveBucketCount / 2;
 void count(std::uint32_t* cells, Millis now);
 // Counts oldest first; the last element is the bucket holding `now`.
 std::array<std::uint32_t, Tuning::liveBucketCount> read(const std::uint32_t* cells, Millis now);
+// Requests in the whole minute the ring covers.
+std::uint32_t total(const std::array<std::uint32_t, Tuning::liveBucketCount>& live);
+// Recent rate: the current and the previous bucket over the time they cover.
+double recentRate(const std::array<std::uint32_t, Tuning::liveBucketCount>& live, Millis now);
 } // namespace LiveRing
 
 } // namespace Floodgate::Core
