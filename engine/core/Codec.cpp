@@ -4,7 +4,6 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
-#include <set>
 
 namespace Floodgate::Core::Codec {
 
@@ -215,15 +214,15 @@ bool levelFromJson(const Json& v, const std::string& path, Level& out, bool over
 bool levelsFromJson(const Json* array, const std::string& path, std::vector<Level>& out, bool overrideOnly, std::string* why)
 {
     std::vector<Level> levels;
-    std::set<Millis> periods;
     for (std::size_t i = 0; i < array->asArray().size(); ++i) {
         Level l;
         if (!levelFromJson(array->asArray()[i], indexed(path, i), l, overrideOnly, why))
             return false;
-        if (!periods.insert(l.periodMs).second)
-            return fail(why, indexed(path, i) + ".period repeats another level's period");
         levels.push_back(std::move(l));
     }
+    // Overrides may be none; a tier's or a rule's levels may not.
+    if (auto problem = checkLevels(levels, path, overrideOnly))
+        return fail(why, *problem);
     out = std::move(levels);
     return true;
 }
@@ -563,10 +562,6 @@ std::optional<Tier> tierFromJson(const Json& body, std::string_view name, std::s
     const Json* levels = r.array("levels", true);
     if (!levels || !levelsFromJson(levels, "levels", t.levels, false, why))
         return std::nullopt;
-    if (t.levels.empty()) {
-        fail(why, "levels must have at least one level");
-        return std::nullopt;
-    }
     return t;
 }
 
@@ -817,10 +812,9 @@ Json toJson(const LiveBuckets& lb)
         o.set("start", formatTime(b.startMs));
         o.set("total", b.total);
         Json top = Json::array();
-        for (const auto& [key, count] : b.top) {
+        for (const auto& [range, count] : b.top) {
             Json t = Json::object();
-            const int prefix = key.isV4() ? 96 + lb.ipv4PrefixBits : lb.ipv6PrefixBits;
-            t.set("address", prefix >= 128 ? key.toString() : Cidr(key, prefix).toString());
+            t.set("address", keyText(range));
             t.set("count", count);
             top.push(std::move(t));
         }

@@ -560,38 +560,51 @@ struct Engine::Impl {
         return u;
     }
 
+    // Peeks every level of `specs` on `cells` (nothing is counted): the one
+    // with the least left goes to `binding`, each one's use to `levels`.
+    static void peekLevels(const std::vector<LevelSpec>& specs, const std::uint32_t* cells, Millis now, Binding* binding,
+                           std::vector<LevelUsage>* levels)
+    {
+        for (const LevelSpec& spec : specs) {
+            const Verdict v = peek(spec, cells + spec.offset, now);
+            if (binding)
+                binding->consider(spec, v);
+            if (levels)
+                levels->push_back(usageOf(spec, v, cells, now));
+        }
+    }
+
+    // Runs fn(cells) on a customer's counters; false when it has none yet
+    // (no request, or its levels changed shape since).
+    template <class Fn>
+    static bool readCustomer(const Published& p, const CompiledCustomer& cu, Millis now, Fn&& fn)
+    {
+        bool current = false;
+        p.customers->read(cu.key, now, [&](const KeyTable::Header& h, const std::uint32_t* cells) {
+            if (h.signature == cu.signature) {
+                current = true;
+                fn(cells);
+            }
+        });
+        return current;
+    }
+
     // Fills the binding level and state of a summary from its cells and the lists.
     void describe(const Published& p, ClientSummary& s, const std::uint32_t* cells, Millis now,
                   std::vector<LevelUsage>* levels) const
     {
         const Compiled& c = *p.compiled;
         Binding binding;
-        for (const CompiledRule& r : c.rules) {
-            if (r.space != CLIENT_SPACE || s.customerTag != 0)
-                continue;
-            for (const LevelSpec& spec : r.levels) {
-                const Verdict v = peek(spec, cells + spec.offset, now);
-                binding.consider(spec, v);
-                if (levels)
-                    levels->push_back(usageOf(spec, v, cells, now));
-            }
-        }
+        for (const CompiledRule& r : c.rules)
+            if (r.space == CLIENT_SPACE && s.customerTag == 0)
+                peekLevels(r.levels, cells, now, &binding, levels);
         if (s.customerTag != 0) {
             // This address last spoke for a customer: the customer's levels bind.
             if (auto t = c.customerByTag.find(s.customerTag); t != c.customerByTag.end()) {
                 const CompiledCustomer& cu = c.customers.at(t->second);
                 s.customer = cu.id;
                 binding = Binding{};
-                p.customers->read(cu.key, now, [&](const KeyTable::Header& h, const std::uint32_t* cc) {
-                    if (h.signature != cu.signature)
-                        return;
-                    for (const LevelSpec& spec : cu.levels) {
-                        const Verdict v = peek(spec, cc + spec.offset, now);
-                        binding.consider(spec, v);
-                        if (levels)
-                            levels->push_back(usageOf(spec, v, cc, now));
-                    }
-                });
+                readCustomer(p, cu, now, [&](const std::uint32_t* cc) { peekLevels(cu.levels, cc, now, &binding, levels); });
             }
         }
         if (binding.spec) {
@@ -1035,8 +1048,6 @@ LiveBuckets Engine::liveBuckets(std::size_t topPerBucket, Millis now) const
     auto p = m->snapshot();
     LiveBuckets out;
     out.buckets.resize(Tuning::liveBucketCount);
-    out.ipv6PrefixBits = p->compiled->settings.ipv6PrefixBits;
-    out.ipv4PrefixBits = p->compiled->settings.ipv4PrefixBits;
     const std::int64_t cur = floorDiv(now, Tuning::liveBucketMs);
     // Per bucket, a min-heap of the best counts so far; a key that cannot
     // enter it costs one comparison.
@@ -1073,8 +1084,10 @@ LiveBuckets Engine::liveBuckets(std::size_t topPerBucket, Millis now) const
         LiveBucket& bucket = out.buckets[i];
         bucket.startMs = (cur - std::int64_t(Tuning::liveBucketCount) + 1 + std::int64_t(i)) * Tuning::liveBucketMs;
         std::sort_heap(heaps[i].begin(), heaps[i].end(), std::greater<>());  // most first
-        for (const Item& item : heaps[i])
-            bucket.top.emplace_back(addressOfKey(item.a, item.b), item.count);
+        for (const Item& item : heaps[i]) {
+            const IpAddress key = addressOfKey(item.a, item.b);
+            bucket.top.emplace_back(Cidr(key, p->compiled->keyPrefix(key)), item.count);
+        }
     }
     return out;
 }
@@ -1116,19 +1129,14 @@ std::optional<std::vector<LevelUsage>> Engine::customerUsage(std::string_view id
         return std::nullopt;
     const CompiledCustomer& cu = it->second;
     std::vector<LevelUsage> out;
-    auto describeLevels = [&](const std::uint32_t* cells) {
-        for (const LevelSpec& spec : cu.levels)
-            out.push_back(Impl::usageOf(spec, peek(spec, cells + spec.offset, now), cells, now));
-    };
-    const bool found = p->customers->read(cu.key, now, [&](const KeyTable::Header& h, const std::uint32_t* cells) {
-        if (h.signature == cu.signature)
-            describeLevels(cells);
+    const bool counted = Impl::readCustomer(*p, cu, now, [&](const std::uint32_t* cells) {
+        Impl::peekLevels(cu.levels, cells, now, nullptr, &out);
     });
-    if (!found || out.empty()) {
+    if (!counted || out.empty()) {
         // No request yet (or the levels changed shape): every level is whole.
         out.clear();
         const std::vector<std::uint32_t> zero(std::max<std::size_t>(1, c.customerStride), 0);
-        describeLevels(zero.data());
+        Impl::peekLevels(cu.levels, zero.data(), now, nullptr, &out);
     }
     return out;
 }

@@ -43,11 +43,14 @@ const char* toString(ClientState state)
     return "ok";
 }
 
+std::string keyText(const Cidr& range)
+{
+    return range.isSingleAddress() ? range.address().toString() : range.toString();
+}
+
 std::string ClientSummary::keyText() const
 {
-    if (keyPrefix >= 128 || (key.isV4() && keyPrefix >= 128))
-        return key.toString();
-    return Cidr(key, keyPrefix).toString();
+    return Core::keyText(Cidr(key, keyPrefix));
 }
 
 } // namespace Floodgate::Core

@@ -25,6 +25,8 @@ constexpr Millis SECOND = 1000;
 constexpr Millis MINUTE = 60 * SECOND;
 constexpr Millis HOUR = 60 * MINUTE;
 
+} // namespace
+
 std::optional<std::string> checkLevels(const std::vector<Level>& levels, const std::string& field, bool allowEmpty)
 {
     if (levels.empty() && !allowEmpty)
@@ -57,8 +59,6 @@ std::optional<std::string> checkLevels(const std::vector<Level>& levels, const s
     }
     return std::nullopt;
 }
-
-} // namespace
 
 bool equalsIgnoreCase(std::string_view a, std::string_view b)
 {

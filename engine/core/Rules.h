@@ -121,6 +121,8 @@ EngineConfig defaultConfig();
 // nullopt when the configuration can be published; otherwise what is wrong,
 // naming the field ("rules[0].levels[1].limit must be > 0").
 std::optional<std::string> validate(const EngineConfig& config);
+// The part of validate() for one list of levels, named `field` ("tiers[0].levels").
+std::optional<std::string> checkLevels(const std::vector<Level>& levels, const std::string& field, bool allowEmpty);
 
 // "3s", "5m", "30m", "1h", "1d", "90s": the compact period used in level names.
 std::string formatPeriod(Millis periodMs);

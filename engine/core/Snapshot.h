@@ -74,6 +74,10 @@ struct ClientSummary {
     std::string keyText() const;  // "203.0.113.7" or "2001:db8:1:2::/64"
 };
 
+// A counting range as the operator reads it: a single address bare
+// ("203.0.113.7"), a prefix as CIDR ("2001:db8:1:2::/64").
+std::string keyText(const Cidr& range);
+
 struct ClientDetail {
     ClientSummary summary;
     std::vector<LevelUsage> levels;
@@ -85,15 +89,13 @@ struct ClientDetail {
 struct LiveBucket {
     Millis startMs = 0;
     std::uint64_t total = 0;  // all keys' requests in this bucket
-    std::vector<std::pair<IpAddress, std::uint32_t>> top;  // counting key, requests; most first
+    std::vector<std::pair<Cidr, std::uint32_t>> top;  // counting range, requests; most first
 };
 
 struct LiveBuckets {
     Millis bucketMs = Tuning::liveBucketMs;
     std::vector<LiveBucket> buckets;  // oldest first, Tuning::liveBucketCount of them
     std::size_t keys = 0;             // keys with any request in the window
-    int ipv6PrefixBits = 64;          // IPv6 keys in `top` stand for this prefix
-    int ipv4PrefixBits = 32;
 };
 
 } // namespace Floodgate::Core

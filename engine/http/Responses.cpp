@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "Responses.h"
 
+#include "Json.h"
+
 #include <charconv>
 
 namespace Floodgate::Http {
@@ -26,22 +28,6 @@ void appendSfString(std::string& out, std::string_view s)
             out += '\\';
         if (c >= 0x20 && c < 0x7f)
             out += c;
-    }
-    out += '"';
-}
-
-void appendJsonString(std::string& out, std::string_view s)
-{
-    out += '"';
-    for (char c : s) {
-        if (c == '"' || c == '\\') {
-            out += '\\';
-            out += c;
-        } else if (static_cast<unsigned char>(c) < 0x20) {
-            out += ' ';
-        } else {
-            out += c;
-        }
     }
     out += '"';
 }
@@ -143,7 +129,7 @@ void appendDecisionResponse(std::string& out, const Decision& d, const ResponseC
         appendRateLimitHeaders(out, d);
         if (ctx.wantsJson) {
             std::string body = "{\"error\":\"rate_limited\",\"rule\":";
-            appendJsonString(body, d.rule.view());
+            Core::appendJsonString(body, d.rule.view());
             body += ",\"retry_after\":";
             appendNumber(body, d.retryAfterSeconds());
             body += "}\n";

@@ -231,24 +231,24 @@ void TestObservability::liveBucketsWithTopKeys()
     QCOMPARE(last.startMs, Millis(99'000));
     QCOMPARE(last.total, std::uint64_t(21));  // 9 + 4 + 5 + 2 + 1, blocked requests included
     QCOMPARE(last.top.size(), std::size_t(3));
-    QVERIFY(last.top[0].first == ip(A));
+    QVERIFY(last.top[0].first.address() == ip(A));
     QCOMPARE(last.top[0].second, 9u);
-    QVERIFY(last.top[1].first == ip(C));
+    QVERIFY(last.top[1].first.address() == ip(C));
     QCOMPARE(last.top[1].second, 5u);
-    QVERIFY(last.top[2].first == ip(B));
+    QVERIFY(last.top[2].first.address() == ip(B));
     QCOMPARE(last.top[2].second, 4u);
 
     const LiveBucket& older = lb.buckets[16];
     QCOMPARE(older.startMs, Millis(90'000));
     QCOMPARE(older.total, std::uint64_t(3));
     QCOMPARE(older.top.size(), std::size_t(1));
-    QVERIFY(older.top[0].first == ip(A));
+    QVERIFY(older.top[0].first.address() == ip(A));
     QCOMPARE(older.top[0].second, 3u);
 
     const LiveBuckets all = engine.liveBuckets(10, NOW);
     QCOMPARE(all.buckets[19].top.size(), std::size_t(5));
-    QVERIFY(all.buckets[19].top[3].first == ip(D));
-    QVERIFY(all.buckets[19].top[4].first == ip("2001:db8:1:2::"));  // the counting key
+    QVERIFY(all.buckets[19].top[3].first.address() == ip(D));
+    QVERIFY(all.buckets[19].top[4].first.address() == ip("2001:db8:1:2::"));  // the counting key
     QCOMPARE(all.buckets[19].top[4].second, 1u);
 
     const LiveBuckets none = engine.liveBuckets(0, NOW);
