@@ -5,6 +5,7 @@
 #include "Store.h"
 #include "Tuning.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -18,11 +19,8 @@ namespace {
 
 std::unique_ptr<Storage::Store> openStore(const Options& o, const Core::Clock& clock)
 {
-    Storage::StoreOptions so;
-    so.path = o.db.empty() ? defaultDatabasePath() : o.db;
-    so.busyTimeoutMs = int(o.dbTimeoutSeconds * 1000);
     Storage::OpenFailure failure;
-    auto store = Storage::Store::open(so, clock, &failure);
+    auto store = Storage::Store::open(storeOptions(o), clock, &failure);
     if (!store)
         std::fprintf(stderr, "floodgate: %s\n", failure.message.c_str());
     return store;
@@ -46,14 +44,9 @@ int exportLists(const Options& o, const std::string& file)
     if (!store)
         return 4;
     const Core::Millis now = clock.now();
-    std::vector<Core::ListFile::Exported> all;
-    std::size_t safe = 0;
-    for (Storage::StoredEntry& e : store->entries()) {
-        if (!e.entry.activeAt(now))
-            continue;
-        safe += e.kind == Core::ListKind::Safelist;
-        all.push_back({e.kind, std::move(e.entry)});
-    }
+    std::vector<Core::ListedEntry> all = store->entries();
+    std::erase_if(all, [&](const Core::ListedEntry& e) { return !e.entry.activeAt(now); });
+    const auto safe = std::size_t(std::count_if(all.begin(), all.end(), [](const Core::ListedEntry& e) { return e.kind == Core::ListKind::Safelist; }));
     const std::string text = Core::ListFile::format(all, *format, now);
     std::ofstream out(file, std::ios::binary | std::ios::trunc);
     out << text;
@@ -97,12 +90,9 @@ int importLists(const Options& o, const std::string& file)
     auto store = openStore(o, clock);
     if (!store)
         return 4;
-    std::vector<Storage::ImportRow> rows;
-    for (const auto& r : parsed.rows)
-        rows.push_back({r.kind, r.entry});
     store->start(nullptr);
     const Storage::Outcome outcome =
-        store->wait([&](auto done) { store->importEntries(std::move(rows), Storage::Actor{"cli:" + userName()}, done); });
+        store->wait([&](auto done) { store->importEntries(parsed.rows, Storage::Actor{"cli:" + userName()}, done); });
     store->stop();
     if (!outcome.ok()) {
         std::fprintf(stderr, "floodgate: %s: %s; nothing was imported\n", file.c_str(), outcome.error.c_str());

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "Options.h"
 
+#include "Store.h"
+
 #include <charconv>
 #include <cstdlib>
 
@@ -53,6 +55,14 @@ std::string defaultDatabasePath()
     else
         base = ".";
     return base + "/floodgate/floodgate.db";
+}
+
+Storage::StoreOptions storeOptions(const Options& o)
+{
+    Storage::StoreOptions so;
+    so.path = o.db.empty() ? defaultDatabasePath() : o.db;
+    so.busyTimeoutMs = int(o.dbTimeoutSeconds * 1000);
+    return so;
 }
 
 std::string usageText()

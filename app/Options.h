@@ -10,6 +10,10 @@
 #include <string>
 #include <vector>
 
+namespace Floodgate::Storage {
+struct StoreOptions;
+}
+
 namespace Floodgate::App {
 
 struct HostPort {
@@ -45,6 +49,8 @@ std::optional<std::string> parseOptions(int argc, char** argv, Options& out);
 std::optional<HostPort> parseHostPort(std::string_view text, std::string* why);
 // $XDG_DATA_HOME/floodgate/floodgate.db (XDG_DATA_HOME defaults to ~/.local/share).
 std::string defaultDatabasePath();
+// The database the options name (--db or the default) and its --db-timeout.
+Storage::StoreOptions storeOptions(const Options& o);
 std::string usageText();
 
 } // namespace Floodgate::App

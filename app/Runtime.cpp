@@ -55,10 +55,8 @@ std::optional<StartFailure> Runtime::start(const Options& o)
     };
 
     // 1. The database: nothing else starts when it cannot be used as it is.
-    m_dbPath = o.db.empty() ? defaultDatabasePath() : o.db;
-    Storage::StoreOptions so;
-    so.path = m_dbPath;
-    so.busyTimeoutMs = int(o.dbTimeoutSeconds * 1000);
+    const Storage::StoreOptions so = storeOptions(o);
+    m_dbPath = so.path;
     Storage::OpenFailure failure;
     m_store = Storage::Store::open(so, m_clock, &failure);
     if (!m_store)
@@ -189,8 +187,8 @@ void Runtime::setDemo(bool on)
         republish();
         return;
     }
-    m_demoTrusted = true;
-    republish();
+    if (!m_demoTrusted.exchange(true))
+        republish();  // (at start-up with --demo the engine was built trusting it already)
     // The demo's API clients are customers of each tier: add the missing ones.
     const auto have = m_engine->config()->customers;
     for (const Core::Customer& c : DemoTraffic::demoCustomers()) {

@@ -126,17 +126,12 @@ void Console::deleteCustomer(QString id, Done done)
     m_services.store->deleteCustomer(id.toStdString(), Storage::Actor{actor().toStdString()}, onGuiThread(std::move(done)));
 }
 
-void Console::putRules(Core::EngineConfig config, Done done)
-{
-    m_services.store->putRules(std::move(config), Storage::Actor{actor().toStdString()}, onGuiThread(std::move(done)));
-}
-
 void Console::updateRules(std::function<std::optional<std::string>(Core::EngineConfig&)> change, Done done)
 {
     m_services.store->updateRules(std::move(change), Storage::Actor{actor().toStdString()}, onGuiThread(std::move(done)));
 }
 
-void Console::importEntries(std::vector<Storage::ImportRow> rows, Done done)
+void Console::importEntries(std::vector<Core::ListedEntry> rows, Done done)
 {
     m_services.store->importEntries(std::move(rows), Storage::Actor{actor().toStdString()}, onGuiThread(std::move(done)));
 }

@@ -46,10 +46,9 @@ public:
     void deleteTier(QString name, Done done);
     void putCustomer(Core::Customer customer, Done done);
     void deleteCustomer(QString id, Done done);
-    void putRules(Core::EngineConfig config, Done done);
     // One setting or another changed on the rules as committed (the toolbar's toggles).
     void updateRules(std::function<std::optional<std::string>(Core::EngineConfig&)> change, Done done);
-    void importEntries(std::vector<Storage::ImportRow> rows, Done done);
+    void importEntries(std::vector<Core::ListedEntry> rows, Done done);
 
 Q_SIGNALS:
     void snapshot(Floodgate::Ui::SnapshotPtr snapshot);

@@ -248,11 +248,8 @@ void Operations::importFile(const QString& path)
         box.exec();
         return;
     }
-    std::vector<Storage::ImportRow> rows;
-    for (const auto& r : parsed.rows)
-        rows.push_back({r.kind, r.entry});
-    const auto count = rows.size();
-    m_console.importEntries(std::move(rows), [this, count, path](const Storage::Outcome& o) {
+    const auto count = parsed.rows.size();
+    m_console.importEntries(parsed.rows, [this, count, path](const Storage::Outcome& o) {
         Q_EMIT finished();
         if (!o.ok()) {
             m_problem.show(tr("Not imported: %1").arg(qs(o.error)));
@@ -274,7 +271,7 @@ void Operations::exportFile(const QString& path)
     }
     const Core::Engine& engine = *m_console.services().engine;
     const Core::Millis now = m_console.services().clock->now();
-    std::vector<Core::ListFile::Exported> all;
+    std::vector<Core::ListedEntry> all;
     for (const auto& e : engine.list(Core::ListKind::Safelist)->entries())
         if (e.activeAt(now))
             all.push_back({Core::ListKind::Safelist, e});

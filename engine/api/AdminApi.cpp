@@ -82,18 +82,11 @@ std::optional<std::string> percentDecode(std::string_view s)
     return out;
 }
 
+// A query parameter's decoded value; nullopt when absent or badly encoded.
 std::optional<std::string> queryValue(std::string_view query, std::string_view name)
 {
-    while (!query.empty()) {
-        const auto amp = query.find('&');
-        const std::string_view pair = query.substr(0, amp);
-        const auto eq = pair.find('=');
-        if (pair.substr(0, eq) == name)
-            return percentDecode(eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1));
-        if (amp == std::string_view::npos)
-            break;
-        query.remove_prefix(amp + 1);
-    }
+    if (const auto raw = queryParameter(query, name))
+        return percentDecode(*raw);
     return std::nullopt;
 }
 
@@ -403,10 +396,8 @@ AdminResponse AdminApi::route(const AdminRequest& r)
             const std::string fmt = queryValue(r.query, "format").value_or("json");
             if (fmt != "csv" && fmt != "json")
                 return error(400, "format must be csv or json");
-            std::vector<ListFile::Exported> all;
-            for (Storage::StoredEntry& e : m_store.entries())
-                if (e.entry.activeAt(now))
-                    all.push_back({e.kind, std::move(e.entry)});
+            std::vector<ListedEntry> all = m_store.entries();
+            std::erase_if(all, [&](const ListedEntry& e) { return !e.entry.activeAt(now); });
             AdminResponse res;
             res.contentType = fmt == "csv" ? "text/csv; charset=utf-8" : "application/json";
             res.body = ListFile::format(all, fmt == "csv" ? ListFile::Format::Csv : ListFile::Format::Json, now);
@@ -437,11 +428,8 @@ AdminResponse AdminApi::route(const AdminRequest& r)
                 body.set("rejected", std::move(rejected));
                 return json(400, body);
             }
-            std::vector<Storage::ImportRow> rows;
-            for (const ListFile::Row& row : parsed.rows)
-                rows.push_back({row.kind, row.entry});
             const Storage::Actor actor{actorOf(r)};
-            return fromOutcome(m_store.wait([&](auto done) { m_store.importEntries(std::move(rows), actor, done); }));
+            return fromOutcome(m_store.wait([&](auto done) { m_store.importEntries(parsed.rows, actor, done); }));
         }
         const auto kind = listKindFromString(seg[3]);
         if (!kind)
@@ -540,9 +528,10 @@ AdminResponse AdminApi::route(const AdminRequest& r)
         const auto body = parseBody(r, failure);
         if (!body)
             return failure;
-        // Checked on the current rules first (a clear 400 without queueing),
-        // then applied to the rules as committed, inside the writer.
-        EngineConfig check = m_store.config();
+        // The body is checked first (a clear 400 without queueing; whether
+        // it decodes does not depend on the rules it is applied to), then
+        // applied to the rules as committed, inside the writer.
+        EngineConfig check;
         if (!Codec::rulesFromJson(*body, check, &why))
             return error(400, why);
         const Storage::Actor actor{actorOf(r)};

@@ -35,6 +35,12 @@ struct ListEntry {
     bool activeAt(Millis now) const { return now < expiresAt; }
 };
 
+// An entry with the list it is on: a stored row, a line of a list file.
+struct ListedEntry {
+    ListKind kind = ListKind::Blocklist;
+    ListEntry entry;
+};
+
 const char* toString(ListKind kind);      // "safelist" | "blocklist"
 const char* toString(ListSource source);  // "operator" | "automatic" | "import"
 std::optional<ListKind> listKindFromString(std::string_view text);

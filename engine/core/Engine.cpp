@@ -311,27 +311,12 @@ std::string_view headerValue(const RequestFacts& f, std::string_view name)
     return {};
 }
 
-std::string_view queryParameter(std::string_view query, std::string_view name)
-{
-    while (!query.empty()) {
-        const auto amp = query.find('&');
-        const std::string_view pair = query.substr(0, amp);
-        const auto eq = pair.find('=');
-        if (pair.substr(0, eq) == name)
-            return eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1);
-        if (amp == std::string_view::npos)
-            break;
-        query.remove_prefix(amp + 1);
-    }
-    return {};
-}
-
 std::string_view customerIdOf(const RequestFacts& f, const Settings& s)
 {
     if (!f.customerId.empty())
         return f.customerId;
     if (s.customerSource != CustomerSource::Header) {
-        if (auto v = queryParameter(f.query, s.customerParam); !v.empty())
+        if (auto v = queryParameter(f.query, s.customerParam).value_or(std::string_view{}); !v.empty())
             return v;
     }
     if (s.customerSource != CustomerSource::QueryParameter)

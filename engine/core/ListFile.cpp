@@ -196,9 +196,8 @@ Parsed parseCsv(std::string_view content, Millis now, Millis defaultTtlMs)
             reject("address \"" + field("address") + "\": " + why);
             continue;
         }
-        Row row;
+        ListedEntry row;
         row.kind = *kind;
-        row.line = rec.line;
         row.entry.range = *range;
         row.entry.reason = restore(field("reason"));
         row.entry.source = ListSource::Import;
@@ -280,9 +279,8 @@ Parsed parseJson(std::string_view content, Millis now, Millis defaultTtlMs)
             reject(why);
             continue;
         }
-        Row row;
+        ListedEntry row;
         row.kind = *kind;
-        row.line = line;
         row.entry.range = in->range;
         row.entry.reason = in->reason;
         row.entry.expiresAt = in->expiresAt;
@@ -314,19 +312,19 @@ Parsed parse(std::string_view content, Format format, Millis now, Millis default
     return format == Format::Csv ? parseCsv(content, now, defaultTtlMs) : parseJson(content, now, defaultTtlMs);
 }
 
-std::string format(const std::vector<Exported>& entries, Format format, Millis now)
+std::string format(const std::vector<ListedEntry>& entries, Format format, Millis now)
 {
     if (format == Format::Json) {
         Json doc = Json::object();
         doc.set("exported_at", Codec::formatTime(now));
         Json list = Json::array();
-        for (const Exported& e : entries)
+        for (const ListedEntry& e : entries)
             list.push(Codec::toJson(e.entry, e.kind, now));
         doc.set("entries", std::move(list));
         return doc.dump() + "\n";
     }
     std::string out = std::string(CsvHeader) + "\r\n";
-    for (const Exported& e : entries) {
+    for (const ListedEntry& e : entries) {
         out += toString(e.kind);
         out += ',';
         out += e.entry.range.toString();

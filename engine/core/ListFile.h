@@ -18,12 +18,6 @@ enum class Format { Csv, Json };
 // By extension: ".csv" or ".json" (case-insensitive).
 std::optional<Format> formatForPath(std::string_view path);
 
-struct Row {
-    ListKind kind = ListKind::Blocklist;
-    ListEntry entry;  // source Import; createdBy from the file when it has one
-    std::size_t line = 0;
-};
-
 struct Rejected {
     std::size_t line = 0;  // CSV: the line the record starts on; JSON: the entry's position (1-based)
     std::string why;
@@ -31,7 +25,7 @@ struct Rejected {
 
 struct Parsed {
     std::string fileError;  // the file as a whole cannot be read (no header, malformed JSON)
-    std::vector<Row> rows;
+    std::vector<ListedEntry> rows;  // source Import; createdBy from the file when it has one
     std::vector<Rejected> rejected;
     bool ok() const { return fileError.empty() && rejected.empty(); }
 };
@@ -42,11 +36,7 @@ struct Parsed {
 // neither column, the default TTL.
 Parsed parse(std::string_view content, Format format, Millis now, Millis defaultTtlMs);
 
-struct Exported {
-    ListKind kind;
-    ListEntry entry;
-};
-std::string format(const std::vector<Exported>& entries, Format format, Millis now);
+std::string format(const std::vector<ListedEntry>& entries, Format format, Millis now);
 
 // Appends one CSV field, quoted per RFC 4180 when it needs to be.
 void appendCsvField(std::string& out, std::string_view field);

@@ -60,6 +60,21 @@ std::optional<std::string> checkLevels(const std::vector<Level>& levels, const s
     return std::nullopt;
 }
 
+std::optional<std::string_view> queryParameter(std::string_view query, std::string_view name)
+{
+    while (!query.empty()) {
+        const auto amp = query.find('&');
+        const std::string_view pair = query.substr(0, amp);
+        const auto eq = pair.find('=');
+        if (pair.substr(0, eq) == name)
+            return eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1);
+        if (amp == std::string_view::npos)
+            break;
+        query.remove_prefix(amp + 1);
+    }
+    return std::nullopt;
+}
+
 bool equalsIgnoreCase(std::string_view a, std::string_view b)
 {
     if (a.size() != b.size())

@@ -130,6 +130,10 @@ std::string formatPeriod(Millis periodMs);
 // level of the same period and adding the others; sorted by period.
 std::vector<Level> effectiveLevels(const Tier& tier, const Customer& customer);
 
+// The raw (still percent-encoded) value of `name` in a query string
+// ("a=1&b=2"); "" for a bare "name", nullopt when it is absent.
+std::optional<std::string_view> queryParameter(std::string_view query, std::string_view name);
+
 // Case-insensitive ASCII comparison (header names, methods).
 bool equalsIgnoreCase(std::string_view a, std::string_view b);
 

@@ -72,6 +72,17 @@ std::optional<Json> replaceOrAdd(std::vector<T>& items, const T& item, KeyOf key
     return before;
 }
 
+// Where the caller left them open: the entry starts now and is the actor's.
+// A start the caller fixed stands (it computed the expiry from it: a 7-day
+// block lasts exactly 7 days), unless it lies in the future.
+void completeEntry(ListEntry& entry, Millis now, const Actor& actor)
+{
+    if (entry.createdAt == 0 || entry.createdAt > now)
+        entry.createdAt = now;
+    if (entry.createdBy.empty())
+        entry.createdBy = actor.name;
+}
+
 std::string seconds(int ms)
 {
     char buf[32];
@@ -158,14 +169,11 @@ std::unique_ptr<Store> Store::open(const StoreOptions& options, const Clock& clo
             }
             Statement check = db.prepare("PRAGMA quick_check");
             check.step();
-            std::string result = check.text(0);
-            if (result != "ok") {
-                // The first problem, on one line.
-                result = result.substr(0, result.find('\n')).substr(0, 160);
-            }
-            if (result != "ok")
-                return fail(OpenError::Corrupt, path + " is damaged (" + result + "); it was left untouched:"
+            if (const std::string result = check.text(0); result != "ok") {
+                const std::string first = result.substr(0, result.find('\n')).substr(0, 160);  // the first problem, on one line
+                return fail(OpenError::Corrupt, path + " is damaged (" + first + "); it was left untouched:"
                                                     " restore a backup or move it away");
+            }
         }
         {
             Statement wal = db.prepare("PRAGMA journal_mode = WAL");
@@ -226,13 +234,13 @@ private:
 
 } // namespace
 
-Loaded Store::load()
+Loaded Store::readStored(Connection& db)
 {
-    std::lock_guard lock(m_readerMutex);
-    ReadTransaction tx(*m_reader);
+    // One read transaction: the rules and the lists of one committed state.
+    ReadTransaction tx(db);
     Loaded out;
-    out.config = Tables::readConfig(*m_reader);
-    for (StoredEntry& e : Tables::readEntries(*m_reader)) {
+    out.config = Tables::readConfig(db);
+    for (ListedEntry& e : Tables::readEntries(db)) {
         if (e.kind == ListKind::Safelist)
             out.safelist.push_back(std::move(e.entry));
         else if (e.entry.source == ListSource::Automatic)
@@ -240,8 +248,14 @@ Loaded Store::load()
         else
             out.blocklist.push_back(std::move(e.entry));
     }
-    out.offenders = Tables::readOffenders(*m_reader);
+    out.offenders = Tables::readOffenders(db);
     return out;
+}
+
+Loaded Store::load()
+{
+    std::lock_guard lock(m_readerMutex);
+    return readStored(*m_reader);
 }
 
 std::vector<AuditRow> Store::audit(std::int64_t afterId, std::size_t limit)
@@ -250,7 +264,7 @@ std::vector<AuditRow> Store::audit(std::int64_t afterId, std::size_t limit)
     return Tables::readAudit(*m_reader, afterId, limit);
 }
 
-std::vector<StoredEntry> Store::entries()
+std::vector<ListedEntry> Store::entries()
 {
     std::lock_guard lock(m_readerMutex);
     ReadTransaction tx(*m_reader);
@@ -372,34 +386,9 @@ void Store::writerLoop()
             bans.swap(m_autoBans);
             stopping = m_stop;
         }
-        for (ListEntry& ban : bans) {
-            batch.push_back(Job{"automatic ban", [this, ban = std::move(ban)](Connection& db, Effects& fx) mutable -> Outcome {
-                                    // An operator's or an import's entry for the same range stands.
-                                    if (auto old = Tables::findEntry(db, ListKind::Blocklist, ban.range);
-                                        old && old->entry.source != ListSource::Automatic && old->entry.activeAt(m_clock.now())) {
-                                        std::lock_guard lock(m_mutex);
-                                        m_unwrittenBans.erase(ban.range);
-                                        return Outcome{200, {}, {}};
-                                    }
-                                    {
-                                        std::lock_guard lock(m_mutex);
-                                        auto it = m_unwrittenBans.find(ban.range);
-                                        if (it == m_unwrittenBans.end())
-                                            return Outcome{200, {}, {}};  // an operator lifted it meanwhile
-                                        // Written from now on (once committed): a reload keeps it by itself.
-                                        if (it->second == ban.expiresAt)
-                                            m_unwrittenBans.erase(it);
-                                    }
-                                    const auto before = Tables::upsertEntry(db, ListKind::Blocklist, ban);
-                                    if (ban.banCount > 0)
-                                        Tables::upsertOffender(db, {ban.range, ban.banCount, ban.createdAt});
-                                    const Json after = Codec::toJson(ban, ListKind::Blocklist, m_clock.now());
-                                    writeAudit(db, Actor{"floodgate"}, "list.autoban", subjectOf(ListKind::Blocklist, ban.range), nullptr, &after);
-                                    fx.upserts.emplace_back(ListKind::Blocklist, ban);
-                                    return Outcome{201, {}, after};
-                                },
-                                {}});
-        }
+        for (ListEntry& ban : bans)
+            batch.push_back(Job{"automatic ban",
+                                [this, ban = std::move(ban)](Connection& db, Effects& fx) mutable { return writeAutoBan(db, fx, ban); }, {}});
         if (!batch.empty())
             runBatch(batch);
         if (stopping) {
@@ -429,6 +418,33 @@ void Store::writerLoop()
             report(std::string(e.what()) + " (will retry)");
         }
     }
+}
+
+Outcome Store::writeAutoBan(Connection& db, Effects& fx, ListEntry& ban)
+{
+    // An operator's or an import's entry for the same range stands.
+    if (auto old = Tables::findEntry(db, ListKind::Blocklist, ban.range);
+        old && old->entry.source != ListSource::Automatic && old->entry.activeAt(m_clock.now())) {
+        std::lock_guard lock(m_mutex);
+        m_unwrittenBans.erase(ban.range);
+        return Outcome{200, {}, {}};
+    }
+    {
+        std::lock_guard lock(m_mutex);
+        auto it = m_unwrittenBans.find(ban.range);
+        if (it == m_unwrittenBans.end())
+            return Outcome{200, {}, {}};  // an operator lifted it meanwhile
+        // Written from now on (once committed): a reload keeps it by itself.
+        if (it->second == ban.expiresAt)
+            m_unwrittenBans.erase(it);
+    }
+    Tables::upsertEntry(db, ListKind::Blocklist, ban);
+    if (ban.banCount > 0)
+        Tables::upsertOffender(db, {ban.range, ban.banCount, ban.createdAt});
+    const Json after = Codec::toJson(ban, ListKind::Blocklist, m_clock.now());
+    writeAudit(db, Actor{"floodgate"}, "list.autoban", subjectOf(ListKind::Blocklist, ban.range), nullptr, &after);
+    fx.upserts.emplace_back(ListKind::Blocklist, ban);
+    return Outcome{201, {}, after};
 }
 
 void Store::runBatch(std::vector<Job>& jobs)
@@ -552,16 +568,7 @@ void Store::publishAll()
 {
     if (!m_engine)
         return;
-    EngineConfig config = Tables::readConfig(*m_writer);
-    std::vector<ListEntry> safe, block, automatic;
-    for (StoredEntry& e : Tables::readEntries(*m_writer)) {
-        if (e.kind == ListKind::Safelist)
-            safe.push_back(std::move(e.entry));
-        else if (e.entry.source == ListSource::Automatic)
-            automatic.push_back(std::move(e.entry));
-        else
-            block.push_back(std::move(e.entry));
-    }
+    Loaded stored = readStored(*m_writer);
     {
         // Bans the engine made whose rows are not written yet (queued, or
         // dropped from a full queue) stay: the database does not know them.
@@ -569,12 +576,12 @@ void Store::publishAll()
         const auto current = m_engine->automaticBans();
         for (const auto& [range, expiresAt] : m_unwrittenBans)
             if (const ListEntry* e = current->find(range); e && e->expiresAt == expiresAt)
-                automatic.push_back(*e);
+                stored.automatic.push_back(*e);
     }
-    publishConfig(std::move(config));
-    m_engine->setList(ListKind::Safelist, std::make_shared<const AddressList>(std::move(safe)));
-    m_engine->setList(ListKind::Blocklist, std::make_shared<const AddressList>(std::move(block)));
-    m_engine->setAutomaticBans(std::make_shared<const AddressList>(std::move(automatic)));
+    publishConfig(std::move(stored.config));
+    m_engine->setList(ListKind::Safelist, std::make_shared<const AddressList>(std::move(stored.safelist)));
+    m_engine->setList(ListKind::Blocklist, std::make_shared<const AddressList>(std::move(stored.blocklist)));
+    m_engine->setAutomaticBans(std::make_shared<const AddressList>(std::move(stored.automatic)));
 }
 
 void Store::purgeExpired()
@@ -584,7 +591,7 @@ void Store::purgeExpired()
         std::lock_guard lock(m_mutex);
         std::erase_if(m_unwrittenBans, [now](const auto& kv) { return kv.second <= now; });
     }
-    std::vector<StoredEntry> gone;
+    std::vector<ListedEntry> gone;
     {
         WriteTransaction tx(*m_writer);
         // Escalation history is forgotten after a week without a new ban, as the engine does.
@@ -599,13 +606,8 @@ void Store::purgeExpired()
         Json before = Json::array();
         for (std::size_t i = 0; i < gone.size() && i < 100; ++i)
             before.push(Codec::toJson(gone[i].entry, gone[i].kind, now));
-        AuditRow row;
-        row.at = now;
-        row.actor = "floodgate";
-        row.action = "list.expire";
-        row.subject = std::to_string(gone.size()) + (gone.size() == 1 ? " entry" : " entries");
-        row.before = before.dump();
-        Tables::appendAudit(*m_writer, row);
+        writeAudit(*m_writer, Actor{"floodgate"}, "list.expire", std::to_string(gone.size()) + (gone.size() == 1 ? " entry" : " entries"),
+                   &before, nullptr);
         tx.commit();
     }
     if (!m_engine)
@@ -613,7 +615,7 @@ void Store::purgeExpired()
     // Expired entries already stopped applying at their expiry; this only
     // frees their memory. The engine forgets its own expired bans in purge().
     for (ListKind kind : {ListKind::Safelist, ListKind::Blocklist}) {
-        const bool any = std::any_of(gone.begin(), gone.end(), [&](const StoredEntry& e) {
+        const bool any = std::any_of(gone.begin(), gone.end(), [&](const ListedEntry& e) {
             return e.kind == kind && e.entry.source != ListSource::Automatic;
         });
         if (any)
@@ -629,12 +631,7 @@ void Store::addEntry(ListKind kind, ListEntry entry, Actor actor, Done done)
         const Millis now = m_clock.now();
         if (entry.expiresAt <= now)
             return Outcome{400, "the entry would already be expired", {}};
-        // The caller may have fixed the start (it computed the expiry from
-        // it: a 7-day block lasts exactly 7 days); otherwise it is now.
-        if (entry.createdAt == 0 || entry.createdAt > now)
-            entry.createdAt = now;
-        if (entry.createdBy.empty())
-            entry.createdBy = actor.name;
+        completeEntry(entry, now, actor);
         const auto before = Tables::upsertEntry(db, kind, entry);
         const Json after = Codec::toJson(entry, kind, now);
         if (before) {
@@ -652,8 +649,11 @@ void Store::removeEntry(ListKind kind, Cidr range, Actor actor, Done done)
 {
     submit("remove from the " + std::string(toString(kind)), [this, kind, range, actor = std::move(actor)](Connection& db, Effects& fx) {
         const Millis now = m_clock.now();
-        const auto old = Tables::findEntry(db, kind, range);
-        if (!old && kind == ListKind::Blocklist && m_engine) {
+        std::optional<Json> before;
+        if (const auto old = Tables::findEntry(db, kind, range)) {
+            Tables::deleteEntry(db, kind, range);
+            before = Codec::toJson(old->entry, kind, now);
+        } else if (kind == ListKind::Blocklist && m_engine) {
             // An escalation ban made a moment ago, its row not written yet:
             // drop it from the queue and lift it, so it does not come back.
             bool pending = false;
@@ -662,21 +662,14 @@ void Store::removeEntry(ListKind kind, Cidr range, Actor actor, Done done)
                 pending = m_unwrittenBans.erase(range) > 0;
                 std::erase_if(m_autoBans, [&](const ListEntry& e) { return e.range == range; });
             }
-            const ListEntry* held = m_engine->automaticBans()->find(range);
-            if (pending && held) {
-                const Json before = Codec::toJson(*held, kind, now);
-                writeAudit(db, actor, "list.remove", subjectOf(kind, range), &before, nullptr);
-                fx.removals.emplace_back(kind, range);
-                return Outcome{204, {}, before};
-            }
+            if (const ListEntry* held = m_engine->automaticBans()->find(range); pending && held)
+                before = Codec::toJson(*held, kind, now);
         }
-        if (!old)
+        if (!before)
             return Outcome{404, range.toString() + " is not on the " + toString(kind), {}};
-        Tables::deleteEntry(db, kind, range);
-        const Json before = Codec::toJson(old->entry, kind, now);
-        writeAudit(db, actor, "list.remove", subjectOf(kind, range), &before, nullptr);
+        writeAudit(db, actor, "list.remove", subjectOf(kind, range), &*before, nullptr);
         fx.removals.emplace_back(kind, range);
-        return Outcome{204, {}, before};
+        return Outcome{204, {}, *before};
     }, std::move(done));
 }
 
@@ -759,22 +752,18 @@ void Store::deleteCustomer(std::string id, Actor actor, Done done)
 
 void Store::putRules(EngineConfig rules, Actor actor, Done done)
 {
-    submit("save rules", [this, rules = std::move(rules), actor = std::move(actor)](Connection& db, Effects& fx) {
-        EngineConfig config = Tables::readConfig(db);
-        const Json before = Codec::rulesToJson(config);
-        config.rules = rules.rules;
-        config.cooldowns = rules.cooldowns;
-        config.bot = rules.bot;
-        config.escalation = rules.escalation;
-        config.settings = rules.settings;
-        if (auto error = validate(config))
-            return Outcome{400, *error, {}};
-        Tables::writeRules(db, config);
-        const Json after = Codec::rulesToJson(config);
-        writeAudit(db, actor, "rules.replace", "rules", &before, &after);
-        fx.config = true;
-        return Outcome{200, {}, after};
-    }, std::move(done));
+    // The sections the rules are made of replace the stored ones; tiers and
+    // customers stay.
+    updateRules(
+        [rules = std::move(rules)](EngineConfig& config) -> std::optional<std::string> {
+            config.rules = rules.rules;
+            config.cooldowns = rules.cooldowns;
+            config.bot = rules.bot;
+            config.escalation = rules.escalation;
+            config.settings = rules.settings;
+            return std::nullopt;
+        },
+        std::move(actor), std::move(done));
 }
 
 void Store::updateRules(std::function<std::optional<std::string>(EngineConfig&)> change, Actor actor, Done done)
@@ -806,18 +795,15 @@ void Store::republish(Done done)
     }, std::move(done));
 }
 
-void Store::importEntries(std::vector<ImportRow> rows, Actor actor, Done done)
+void Store::importEntries(std::vector<ListedEntry> rows, Actor actor, Done done)
 {
     submit("import list entries", [this, rows = std::move(rows), actor = std::move(actor)](Connection& db, Effects& fx) mutable {
         const Millis now = m_clock.now();
         std::size_t replaced = 0;
-        for (ImportRow& r : rows) {
+        for (ListedEntry& r : rows) {
             if (r.entry.expiresAt <= now)
                 return Outcome{400, r.entry.range.toString() + ": already expired", {}};
-            if (r.entry.createdAt == 0)
-                r.entry.createdAt = now;
-            if (r.entry.createdBy.empty())
-                r.entry.createdBy = actor.name;
+            completeEntry(r.entry, now, actor);
             if (Tables::upsertEntry(db, r.kind, r.entry))
                 ++replaced;
             fx.upserts.emplace_back(r.kind, r.entry);

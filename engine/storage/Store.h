@@ -87,11 +87,6 @@ struct Problem {
     std::string message;
 };
 
-struct ImportRow {
-    Core::ListKind kind = Core::ListKind::Blocklist;
-    Core::ListEntry entry;
-};
-
 class Store {
 public:
     using Done = std::function<void(const Outcome&)>;
@@ -137,7 +132,7 @@ public:
     // overrides changed), in order with every write.
     void republish(Done done = {});
     // All or nothing: 200 with {"imported": n, "replaced": m}.
-    void importEntries(std::vector<ImportRow> rows, Actor actor, Done done);
+    void importEntries(std::vector<Core::ListedEntry> rows, Actor actor, Done done);
     // An escalation ban made by the engine: queued without waiting (called on
     // listener threads); dropped and counted when the queue is full.
     void recordAutomaticBan(const Core::ListEntry& entry);
@@ -155,7 +150,7 @@ public:
 
     // ---- reads (their own connection) ----
     std::vector<AuditRow> audit(std::int64_t afterId, std::size_t limit);  // afterId < 0: the newest
-    std::vector<StoredEntry> entries();
+    std::vector<Core::ListedEntry> entries();
     Core::EngineConfig config();
 
     std::uint64_t droppedAutoBans() const;
@@ -177,6 +172,10 @@ private:
     void runBatch(std::vector<Job>& jobs);
     void publish(const Effects& effects);
     void publishAll();
+    // Everything stored, as of one committed state.
+    static Loaded readStored(Connection& db);
+    // The writer's job for an escalation ban the engine made.
+    Outcome writeAutoBan(Connection& db, Effects& fx, Core::ListEntry& ban);
     void purgeExpired();
     void publishConfig(Core::EngineConfig config);
     void report(std::string message);

@@ -223,23 +223,23 @@ std::vector<std::string> readPatterns(Connection& db, const char* kind)
 
 // ---- lists -----------------------------------------------------------------------
 
-std::vector<StoredEntry> readEntries(Connection& db)
+std::vector<ListedEntry> readEntries(Connection& db)
 {
     Statement s = db.prepare(std::string("SELECT ") + ENTRY_COLUMNS + " FROM list_entries ORDER BY id");
-    std::vector<StoredEntry> out;
+    std::vector<ListedEntry> out;
     while (s.step())
         out.push_back({kindFrom(s.text(1)), entryFrom(s)});
     return out;
 }
 
-std::optional<StoredEntry> findEntry(Connection& db, ListKind kind, const Cidr& range)
+std::optional<ListedEntry> findEntry(Connection& db, ListKind kind, const Cidr& range)
 {
     Statement& s = db.cached(std::string("SELECT ") + ENTRY_COLUMNS + " FROM list_entries WHERE list = ? AND address = ? AND prefix = ?");
     s.bind(1, toString(kind));
     bindRange(s, 2, range);
-    std::optional<StoredEntry> out;
+    std::optional<ListedEntry> out;
     if (s.step())
-        out = StoredEntry{kind, entryFrom(s)};
+        out = ListedEntry{kind, entryFrom(s)};
     s.reset();  // a cached statement must not hold its read open
     return out;
 }
@@ -275,12 +275,12 @@ bool deleteEntry(Connection& db, ListKind kind, const Cidr& range)
     return db.changes() > 0;
 }
 
-std::vector<StoredEntry> deleteExpired(Connection& db, Millis now)
+std::vector<ListedEntry> deleteExpired(Connection& db, Millis now)
 {
     Statement s = db.prepare(std::string("DELETE FROM list_entries WHERE expires_at IS NOT NULL AND expires_at <= ? RETURNING ")
                              + ENTRY_COLUMNS);
     s.bind(1, now);
-    std::vector<StoredEntry> out;
+    std::vector<ListedEntry> out;
     while (s.step())
         out.push_back({kindFrom(s.text(1)), entryFrom(s)});
     return out;

@@ -34,22 +34,17 @@ struct OffenderRow {
     Core::Millis lastBanAt = 0;
 };
 
-struct StoredEntry {
-    Core::ListKind kind = Core::ListKind::Blocklist;
-    Core::ListEntry entry;
-};
-
 namespace Tables {
 
 // ---- lists ----
-std::vector<StoredEntry> readEntries(Connection& db);
-std::optional<StoredEntry> findEntry(Connection& db, Core::ListKind kind, const Core::Cidr& range);
+std::vector<Core::ListedEntry> readEntries(Connection& db);
+std::optional<Core::ListedEntry> findEntry(Connection& db, Core::ListKind kind, const Core::Cidr& range);
 // Inserts or replaces the entry for (kind, range); sets entry.id. Returns the
 // entry it replaced, if any.
 std::optional<Core::ListEntry> upsertEntry(Connection& db, Core::ListKind kind, Core::ListEntry& entry);
 bool deleteEntry(Connection& db, Core::ListKind kind, const Core::Cidr& range);
 // Deletes entries that ended at or before `now`; returns them.
-std::vector<StoredEntry> deleteExpired(Connection& db, Core::Millis now);
+std::vector<Core::ListedEntry> deleteExpired(Connection& db, Core::Millis now);
 
 // ---- configuration ----
 Core::EngineConfig readConfig(Connection& db);

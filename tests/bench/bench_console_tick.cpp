@@ -75,7 +75,7 @@ int main(int argc, char** argv)
     // more added every fifth refresh (its model merges the whole list then).
     const std::size_t listEntries = qEnvironmentVariableIsSet("FG_BENCH_LIST") ? std::size_t(qEnvironmentVariableIntValue("FG_BENCH_LIST")) : 0;
     if (listEntries > 0) {
-        std::vector<Storage::ImportRow> rows;
+        std::vector<Core::ListedEntry> rows;
         for (std::size_t i = 0; i < listEntries; ++i) {
             Core::ListEntry e;
             e.range = Core::Cidr(Core::IpAddress::fromV4(0x64000000u + std::uint32_t(i)), 128);

@@ -66,7 +66,7 @@ int main(int argc, char** argv)
             std::fprintf(stderr, "bench_storage: %s\n", failure.message.c_str());
             return 1;
         }
-        std::vector<Storage::ImportRow> rows;
+        std::vector<Core::ListedEntry> rows;
         const std::size_t ranges = entries / 100;
         for (std::size_t i = 0; i < entries - ranges; ++i)
             rows.push_back({Core::ListKind::Blocklist, entry(0x64000000u + std::uint32_t(i) * 7u, 128)});

@@ -240,7 +240,7 @@ private Q_SLOTS:
     {
         QFETCH(int, format);
         const auto f = ListFile::Format(format);
-        std::vector<ListFile::Exported> out;
+        std::vector<ListedEntry> out;
         ListEntry a = listEntry("203.0.113.0/24", "scraper, \"the\" bad one", T0 + DAY);
         a.createdAt = T0 - HOUR;
         a.createdBy = "console:alice";

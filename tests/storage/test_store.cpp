@@ -372,7 +372,7 @@ private Q_SLOTS:
         auto store = openOk(freshPath());
         Engine engine(store->load().config);
         store->start(&engine);
-        std::vector<Storage::ImportRow> rows;
+        std::vector<Core::ListedEntry> rows;
         rows.push_back({ListKind::Blocklist, entryFor("192.0.2.1", T0 + DAY)});
         rows.push_back({ListKind::Safelist, entryFor("192.0.2.2", NeverExpires)});
         rows.push_back({ListKind::Blocklist, entryFor("192.0.2.3", T0 - 1)});  // already over
@@ -477,7 +477,7 @@ private Q_SLOTS:
                 auto store = openOk(path);
                 QVERIFY(store);
                 store->start(nullptr);
-                std::vector<Storage::ImportRow> rows;
+                std::vector<Core::ListedEntry> rows;
                 for (int i = 0; i < 2000; ++i)
                     rows.push_back({ListKind::Blocklist, entryFor("10.0." + std::to_string(i / 256) + "." + std::to_string(i % 256), NeverExpires, std::string(40, 'x'))});
                 QCOMPARE(store->wait([&](auto done) { store->importEntries(rows, ALICE, done); }).status, 200);
