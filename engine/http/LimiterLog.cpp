@@ -16,11 +16,6 @@
 
 namespace Floodgate::Http {
 
-namespace {
-
-
-} // namespace
-
 std::string formatLogLine(const LogRecord& r)
 {
     std::string out;
@@ -160,13 +155,10 @@ bool LimiterLog::drainOnce(std::size_t perRing)
             [&](const LogRecord& r) {
                 if (m_file)
                     batch += formatLogLine(r);
-                // The newest overwrite the oldest; no allocation per event.
-                const std::size_t at = (m_eventsOldest + m_eventsCount) % capacity;
-                m_events[at] = Event{m_nextEventId++, r};
-                if (m_eventsCount < capacity)
-                    ++m_eventsCount;
-                else
-                    m_eventsOldest = (m_eventsOldest + 1) % capacity;
+                // Event n sits in slot (n - 1) % capacity: the newest
+                // overwrite the oldest; no allocation per event.
+                m_events[(m_nextEventId - 1) % capacity] = Event{m_nextEventId, r};
+                ++m_nextEventId;
             },
             perRing);
         left = left || !ring->empty();
@@ -214,26 +206,22 @@ void LimiterLog::flush()
     });
 }
 
-} // namespace Floodgate::Http
-
-namespace Floodgate::Http {
-
 std::vector<Event> LimiterLog::events(std::uint64_t afterId, std::size_t limit) const
 {
     std::lock_guard lock(m_eventsMutex);
     std::vector<Event> out;
-    if (m_eventsCount == 0 || limit == 0)
+    // Ids are consecutive and the ring keeps the newest: which ones are
+    // there, and where, is arithmetic.
+    const std::uint64_t newest = m_nextEventId - 1;
+    const std::uint64_t kept = std::min<std::uint64_t>(newest, m_events.size());
+    if (kept == 0 || limit == 0 || afterId >= newest)
         return out;
-    // Ids are consecutive: the first one above afterId is found by arithmetic.
-    const std::uint64_t first = m_events[m_eventsOldest].id;
-    std::size_t start = afterId < first ? 0 : std::size_t(afterId - first + 1);
-    if (start >= m_eventsCount)
-        return out;
-    if (m_eventsCount - start > limit)
-        start = m_eventsCount - limit;
-    out.reserve(m_eventsCount - start);
-    for (std::size_t i = start; i < m_eventsCount; ++i)
-        out.push_back(m_events[(m_eventsOldest + i) % m_events.size()]);
+    std::uint64_t from = std::max(newest - kept + 1, afterId + 1);
+    if (newest - from + 1 > limit)
+        from = newest - limit + 1;
+    out.reserve(std::size_t(newest - from + 1));
+    for (std::uint64_t id = from; id <= newest; ++id)
+        out.push_back(m_events[std::size_t((id - 1) % m_events.size())]);
     return out;
 }
 

@@ -10,7 +10,6 @@
 
 #include <atomic>
 #include <condition_variable>
-#include <deque>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -100,9 +99,7 @@ private:
     bool m_started = false;
     std::atomic<std::uint64_t> m_written{0};
     mutable std::mutex m_eventsMutex;
-    std::vector<Event> m_events;     // a circular buffer of Tuning::maxEventsKept, allocated once
-    std::size_t m_eventsOldest = 0;  // index of the oldest event kept
-    std::size_t m_eventsCount = 0;
+    std::vector<Event> m_events;  // a circular buffer of Tuning::maxEventsKept, allocated once; event n in slot (n - 1) % size
     std::uint64_t m_nextEventId = 1;
     void* m_file = nullptr;  // std::FILE*
 };

@@ -554,7 +554,10 @@ private:
         Core::RequestFacts& f = m_facts;
         f = Core::RequestFacts{};
         f.peer = m_peer;
-        const bool trustedPeer = trusted().contains(m_peer);
+        // One proxy list for the whole request, even if it is replaced meanwhile.
+        const TrustedProxies& proxies = trusted();
+        m_trustedPeer = proxies.contains(m_peer);
+        const bool trustedPeer = m_trustedPeer;
         std::string_view target = d.view(d.target);
         std::string_view method = d.view(d.method);
         if (trustedPeer) {
@@ -570,7 +573,7 @@ private:
         }
         m_xff = trustedPeer ? d.joined("X-Forwarded-For") : std::string();
         const std::string forwarded = trustedPeer ? d.joined("Forwarded") : std::string();
-        const ClientIdentity id = resolveClient(m_peer, m_xff, forwarded, trusted());
+        const ClientIdentity id = resolveClient(m_peer, m_xff, forwarded, proxies);
         f.client = id.client;
         const auto q = target.find('?');
         f.path = target.substr(0, q);
@@ -584,11 +587,11 @@ private:
         const bool sample = metrics && metrics->shouldSample(m_thread.index);
         const auto t0 = sample ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
         m_decision = m_listener.engine.decide(f, now);
-        if (m_listener.samples)
-            m_listener.samples->push(m_thread.index, f, now);
         if (sample)
             metrics->observeLatency(m_thread.index,
                                     std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
+        if (m_listener.samples)
+            m_listener.samples->push(m_thread.index, f, now);
         const Core::Action action = m_decision.action;
         if (action != Core::Action::Allow) {
             if (metrics)
@@ -628,7 +631,7 @@ private:
         // nginx auth_request accepts only 2xx, 401 and 403 from its
         // subrequest: a trusted proxy may ask for throttles as 401 (and turn
         // them back into 429 with the Retry-After it copies; see docs/INTEGRATIONS.md).
-        if (trusted().contains(m_peer)) {
+        if (m_trustedPeer) {
             const std::string_view want = trimView(m_data.header("X-Floodgate-Refusal-Status"));
             if (want == "401" || want == "403")
                 ctx.throttleStatus = want == "401" ? 401 : 403;
@@ -730,6 +733,7 @@ private:
     Millis m_deadline = 0;
     Millis m_requestStarted = 0;
     bool m_decided = false;
+    bool m_trustedPeer = false;  // the peer is a trusted proxy (as of this request's decision)
     bool m_keepAlive = true;
     bool m_closeAfterWrite = false;
     bool m_writing = false;
@@ -785,7 +789,7 @@ void Session::startForward()
         if (Core::equalsIgnoreCase(name, "x-forwarded-for") || Core::equalsIgnoreCase(name, "x-forwarded-host"))
             continue;
         if (Core::equalsIgnoreCase(name, "x-forwarded-proto")) {
-            if (trusted().contains(m_peer))
+            if (m_trustedPeer)
                 proto = d.view(v);
             continue;
         }

@@ -31,12 +31,4 @@ std::vector<RequestSample> RequestSamples::drain()
     return out;
 }
 
-std::uint64_t RequestSamples::dropped() const
-{
-    std::uint64_t n = 0;
-    for (const auto& ring : m_rings)
-        n += ring->dropped();
-    return n;
-}
-
 } // namespace Floodgate::Http

@@ -30,7 +30,6 @@ public:
     void push(std::size_t producer, const Core::RequestFacts& facts, Core::Millis now);
     // From one consumer thread: everything pushed since the last call.
     std::vector<RequestSample> drain();
-    std::uint64_t dropped() const;
 
 private:
     std::vector<std::unique_ptr<SpscRing<RequestSample>>> m_rings;

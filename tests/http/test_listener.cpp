@@ -13,6 +13,7 @@
 #include "LimiterLog.h"
 #include "Listener.h"
 #include "Metrics.h"
+#include "Tuning.h"
 
 #include <fcntl.h>
 #include <sys/resource.h>
@@ -340,6 +341,47 @@ private Q_SLOTS:
         QVERIFY2(line1.find(",2,\r") != std::string::npos, line1.c_str());  // two cookies, no customer
         QVERIFY(!std::getline(in, extra) || extra.empty());
         std::filesystem::remove_all(dir);
+    }
+
+    void theEventRingKeepsTheNewestWithConsecutiveIds()
+    {
+        // More refusals than the ring keeps: ids stay consecutive, the
+        // oldest are overwritten, and "after id N, at most L" is exact.
+        Http::LimiterLog log(std::string(), 1, 4096);
+        std::string why;
+        QVERIFY(log.start(&why));
+        Core::Decision d;
+        d.action = Core::Action::Throttle;
+        Core::RequestFacts f;
+        f.method = "GET";
+        f.path = "/";
+        const std::size_t capacity = Core::Tuning::maxEventsKept;
+        const std::uint64_t total = capacity + 2'500;
+        for (std::uint64_t i = 1; i <= total; ++i) {
+            log.push(0, d, f, {}, {}, Core::Millis(i));
+            if (i % 4000 == 0)
+                log.flush();  // the ring between listener and writer holds 4,096
+        }
+        log.flush();
+        QCOMPARE(log.lastEventId(), total);
+        const auto all = log.events(0, SIZE_MAX);
+        QCOMPARE(all.size(), capacity);
+        QCOMPARE(all.front().id, total - capacity + 1);  // the oldest kept
+        QCOMPARE(all.back().id, total);
+        for (std::size_t i = 0; i < all.size(); ++i) {
+            QCOMPARE(all[i].id, all.front().id + i);
+            QCOMPARE(all[i].record.time, Core::Millis(all[i].id));  // each slot holds its own event
+        }
+        const auto after = log.events(total - 10, 100);  // the last ten
+        QCOMPARE(after.size(), std::size_t(10));
+        QCOMPARE(after.front().id, total - 9);
+        const auto newest = log.events(0, 3);  // a limit keeps the newest
+        QCOMPARE(newest.size(), std::size_t(3));
+        QCOMPARE(newest.front().id, total - 2);
+        QVERIFY(log.events(total, 100).empty());
+        QVERIFY(log.events(UINT64_MAX, 100).empty());
+        QVERIFY(log.events(0, 0).empty());
+        log.stop();
     }
 
     void dryRunLetsEverythingThrough()
