@@ -8,13 +8,8 @@
 #ifndef Q_MOC_RUN
 #include "AdminApi.h"
 #include "AdminServer.h"
-#include "Engine.h"
-#include "HttpTestClient.h"
 #include "Json.h"
-#include "LimiterLog.h"
-#include "Listener.h"
-#include "Metrics.h"
-#include "Store.h"
+#include "TrafficStack.h"
 
 #include <memory>
 #endif
@@ -25,33 +20,10 @@ using Core::Json;
 
 namespace {
 
-std::string request(const std::string& method, const std::string& target, const std::string& body = {},
-                    const std::string& headers = {})
-{
-    return method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1:9090\r\nContent-Length: " + std::to_string(body.size()) + "\r\n" + headers
-        + "\r\n" + body;
-}
-
-struct Stack {
+struct Stack : TrafficStack {
     explicit Stack(const QString& dbPath, bool requireToken = false)
+        : TrafficStack(dbPath.toStdString())
     {
-        Storage::StoreOptions so;
-        so.path = dbPath.toStdString();
-        so.pollIntervalMs = 50;
-        Storage::OpenFailure failure;
-        store = Storage::Store::open(so, clock, &failure);
-        if (!store)
-            qFatal("store: %s", failure.message.c_str());
-        engine = std::make_unique<Core::Engine>(store->load().config);
-        store->start(engine.get());
-        log.start(nullptr);
-        Http::ListenerOptions lo;
-        lo.port = 0;
-        lo.threads = 1;
-        listener = std::make_unique<Http::Listener>(*engine, lo, &log, &metrics);
-        std::string why;
-        if (!listener->start(&why))
-            qFatal("listener: %s", why.c_str());
         Api::ApiOptions ao;
         ao.requireToken = requireToken;
         ao.token = store->adminToken();
@@ -60,36 +32,20 @@ struct Stack {
         opts.port = 0;
         opts.bodyLimitBytes = 64 * 1024;
         admin = std::make_unique<Http::AdminServer>(opts, [this](const Http::AdminRequest& r) { return api->handle(r); });
+        std::string why;
         if (!admin->start(&why))
             qFatal("admin: %s", why.c_str());
     }
-    ~Stack()
-    {
-        listener->stop();
-        admin->stop();
-        store->stop();
-        log.stop();
-    }
+    ~Stack() { admin->stop(); }
+
     Response call(const std::string& method, const std::string& target, const std::string& body = {}, const std::string& headers = {})
     {
-        return fetch(admin->port(), request(method, target, body, headers)).value_or(Response{});
+        return fetch(admin->port(), withBody(method, target, body, headers)).value_or(Response{});
     }
     Json callJson(const std::string& method, const std::string& target, const std::string& body = {})
     {
         return Json::parse(call(method, target, body).body).value_or(Json());
     }
-    // A request to the traffic listener from a loopback address of its own.
-    int traffic(const char* from, const std::string& target = "/")
-    {
-        return fetch(listener->port(), get(target), 3000, from).value_or(Response{}).status;
-    }
-
-    Core::SystemClock clock;
-    std::unique_ptr<Storage::Store> store;
-    std::unique_ptr<Core::Engine> engine;
-    Http::LimiterLog log{std::string(), 1};
-    Http::ListenerMetrics metrics{1};
-    std::unique_ptr<Http::Listener> listener;
     std::unique_ptr<Api::AdminApi> api;
     std::unique_ptr<Http::AdminServer> admin;
 };
@@ -113,7 +69,7 @@ private Q_SLOTS:
     void blockAndUnblockApplyToTheNextRequest()
     {
         Stack s(freshDb());
-        QCOMPARE(s.traffic("127.0.0.7"), 200);
+        QCOMPARE(s.request("127.0.0.7"), 200);
         const Response created = s.call("POST", "/api/v1/lists/blocklist", "{\"address\":\"127.0.0.7\",\"ttl\":\"7d\",\"reason\":\"scraper\"}");
         QCOMPARE(created.status, 201);
         QCOMPARE(QString::fromStdString(created.header("content-type")), QStringLiteral("application/json"));
@@ -126,8 +82,8 @@ private Q_SLOTS:
         QVERIFY(entry.find("created_at")->isString());
         QCOMPARE(entry.find("expires_in")->asInteger(), std::int64_t(7 * 86400));
         // The very next request from that address is refused, others pass.
-        QCOMPARE(s.traffic("127.0.0.7"), 403);
-        QCOMPARE(s.traffic("127.0.0.8"), 200);
+        QCOMPARE(s.request("127.0.0.7"), 403);
+        QCOMPARE(s.request("127.0.0.8"), 200);
 
         const Json list = s.callJson("GET", "/api/v1/lists/blocklist");
         QCOMPARE(list.find("count")->asInteger(), std::int64_t(1));
@@ -137,7 +93,7 @@ private Q_SLOTS:
         QVERIFY(s.callJson("GET", "/api/v1/lists/blocklist").find("entries")->asArray()[0].find("expires_at")->isNull());
 
         QCOMPARE(s.call("DELETE", "/api/v1/lists/blocklist/127.0.0.7").status, 204);
-        QCOMPARE(s.traffic("127.0.0.7"), 200);
+        QCOMPARE(s.request("127.0.0.7"), 200);
         const Response again = s.call("DELETE", "/api/v1/lists/blocklist/127.0.0.7");
         QCOMPARE(again.status, 404);
         QCOMPARE(str(Json::parse(again.body)->find("error")), QStringLiteral("127.0.0.7/32 is not on the blocklist"));
@@ -281,8 +237,8 @@ private Q_SLOTS:
 
         QCOMPARE(s.call("PUT", "/api/v1/rules", "{\"settings\":{\"throttle_status\":503}}").status, 200);
         for (int i = 0; i < 6; ++i)
-            QCOMPARE(s.traffic("127.0.0.30"), 200);
-        QCOMPARE(s.traffic("127.0.0.30"), 503);
+            QCOMPARE(s.request("127.0.0.30"), 200);
+        QCOMPARE(s.request("127.0.0.30"), 503);
         // The rest of the document stayed as it was.
         QCOMPARE(s.callJson("GET", "/api/v1/rules").find("rules")->dump(), rules.find("rules")->dump());
     }
@@ -291,7 +247,7 @@ private Q_SLOTS:
     {
         Stack s(freshDb());
         for (int i = 0; i < 7; ++i)
-            s.traffic("127.0.0.40", "/search?q=x");
+            s.request("127.0.0.40", "/search?q=x");
         s.log.flush();
         const Json events = s.callJson("GET", "/api/v1/events?since=0");
         const auto& list = events.find("events")->asArray();
@@ -315,7 +271,7 @@ private Q_SLOTS:
     {
         Stack s(freshDb());
         for (int i = 0; i < 3; ++i)
-            s.traffic("127.0.0.50");
+            s.request("127.0.0.50");
         const Json clients = s.callJson("GET", "/api/v1/clients?limit=5");
         QCOMPARE(clients.find("tracked")->asInteger(), std::int64_t(1));
         const Json& c = clients.find("clients")->asArray()[0];
@@ -352,12 +308,12 @@ private Q_SLOTS:
         const Json report = Json::parse(bad.body).value_or(Json());
         QCOMPARE(str(report.find("error")), QStringLiteral("1 line rejected; nothing was imported"));
         QCOMPARE(report.find("rejected")->asArray()[0].find("line")->asInteger(), std::int64_t(3));
-        QCOMPARE(s.traffic("127.0.0.60"), 200);
+        QCOMPARE(s.request("127.0.0.60"), 200);
 
         const Response good = s.call("POST", "/api/v1/lists/import", "[{\"list\":\"blocklist\",\"address\":\"127.0.0.60\",\"ttl\":3600}]");
         QCOMPARE(good.status, 200);
         QCOMPARE(QString::fromStdString(good.body), QStringLiteral("{\"imported\":1,\"replaced\":0}\n"));
-        QCOMPARE(s.traffic("127.0.0.60"), 403);
+        QCOMPARE(s.request("127.0.0.60"), 403);
 
         const Response csv = s.call("GET", "/api/v1/lists?format=csv");
         QCOMPARE(csv.status, 200);

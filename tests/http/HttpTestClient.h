@@ -183,6 +183,14 @@ inline std::string get(const std::string& target, const std::string& extraHeader
     return "GET " + target + " HTTP/1.1\r\nHost: localhost\r\n" + extraHeaders + "\r\n";
 }
 
+// Any method, with a body and its Content-Length (the admin API's requests).
+inline std::string withBody(const std::string& method, const std::string& target, const std::string& body = {},
+                            const std::string& extraHeaders = {})
+{
+    return method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1:9090\r\nContent-Length: " + std::to_string(body.size()) + "\r\n"
+        + extraHeaders + "\r\n" + body;
+}
+
 // One request on a fresh connection.
 inline std::optional<Response> fetch(std::uint16_t port, const std::string& request, int timeoutMs = 3000, const char* source = nullptr)
 {

@@ -17,11 +17,17 @@ using namespace FloodgateTest;
 
 namespace {
 
-std::string request(const std::string& method, const std::string& target, const std::string& body = {},
-                    const std::string& headers = {})
+// The whole seconds left of the first list entry in an API answer; -1 when there is none.
+int expiresInOf(const std::string& body)
 {
-    return method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1:9090\r\nContent-Type: application/json\r\nContent-Length: "
-        + std::to_string(body.size()) + "\r\n" + headers + "\r\n" + body;
+    const auto at = body.find("\"expires_in\":");
+    return at == std::string::npos ? -1 : std::atoi(body.c_str() + at + 13);
+}
+
+// The audit trail holds an escalation ban (its row is written by the store's writer thread).
+bool autobanAudited(std::uint16_t adminPort)
+{
+    return fetch(adminPort, get("/api/v1/audit")).value_or(Response{}).body.find("list.autoban") != std::string::npos;
 }
 
 QStringList serveArgs(const QString& db, const QStringList& more = {})
@@ -51,8 +57,9 @@ private Q_SLOTS:
             Child c;
             QVERIFY2(c.start(serveArgs(db)), qPrintable(QString::fromUtf8(c.proc.readAllStandardError())));
             QCOMPARE(fetch(c.port, get("/"), 3000, "127.0.0.7")->status, 200);
-            const auto r = fetch(c.adminPort, request("POST", "/api/v1/lists/blocklist",
-                                                      "{\"address\":\"127.0.0.7\",\"ttl\":\"7d\",\"reason\":\"scraper\"}"));
+            const auto r = fetch(c.adminPort, withBody("POST", "/api/v1/lists/blocklist",
+                                                       "{\"address\":\"127.0.0.7\",\"ttl\":\"7d\",\"reason\":\"scraper\"}",
+                                                       "Content-Type: application/json\r\n"));
             QVERIFY(r);
             QCOMPARE(r->status, 201);
             c.kill();  // no shutdown code runs: only what was committed is there
@@ -152,7 +159,7 @@ private Q_SLOTS:
             }
             QCOMPARE(lastStatus, 403);
             // The ban is written by the store's writer thread; wait until the API shows it stored.
-            QTRY_VERIFY_WITH_TIMEOUT(fetch(c.adminPort, get("/api/v1/audit")).value_or(Response{}).body.find("list.autoban") != std::string::npos, 3000);
+            QTRY_VERIFY_WITH_TIMEOUT(autobanAudited(c.adminPort), 3000);
             expiresAt = expiresAtOf(fetch(c.adminPort, get("/api/v1/lists/blocklist")).value_or(Response{}).body);
             QVERIFY(!expiresAt.empty());
             QCOMPARE(c.stop(), 0);
@@ -169,9 +176,7 @@ private Q_SLOTS:
         QVERIFY(list->body.find("\"source\":\"automatic\"") != std::string::npos);
         // The same end as before the restart: what is left of the 15 minutes.
         QCOMPARE(expiresAtOf(list->body), expiresAt);
-        const auto at = list->body.find("\"expires_in\":");
-        QVERIFY(at != std::string::npos);
-        const int left = std::atoi(list->body.c_str() + at + 13);
+        const int left = expiresInOf(list->body);
         QVERIFY2(left > 800 && left < 900, list->body.c_str());
         QCOMPARE(again.stop(), 0);
     }
@@ -192,18 +197,16 @@ private Q_SLOTS:
             return status;
         };
         auto banSeconds = [](std::uint16_t adminPort) {
-            const std::string body = fetch(adminPort, get("/api/v1/lists/blocklist")).value_or(Response{}).body;
-            const auto at = body.find("\"expires_in\":");
-            return at == std::string::npos ? -1 : std::atoi(body.c_str() + at + 13);
+            return expiresInOf(fetch(adminPort, get("/api/v1/lists/blocklist")).value_or(Response{}).body);
         };
         {
             Child c;
             QVERIFY(c.start(serveArgs(db)));
             QCOMPARE(floodUntilBanned(c.port), 403);
             QVERIFY(banSeconds(c.adminPort) > 890);  // ban #1: 15 minutes
-            QTRY_VERIFY_WITH_TIMEOUT(fetch(c.adminPort, get("/api/v1/audit")).value_or(Response{}).body.find("list.autoban") != std::string::npos, 3000);
+            QTRY_VERIFY_WITH_TIMEOUT(autobanAudited(c.adminPort), 3000);
             // The operator lifts it early; the client is let in again.
-            QCOMPARE(fetch(c.adminPort, request("DELETE", "/api/v1/lists/blocklist/127.0.0.67"))->status, 204);
+            QCOMPARE(fetch(c.adminPort, withBody("DELETE", "/api/v1/lists/blocklist/127.0.0.67"))->status, 204);
             QCOMPARE(c.stop(), 0);
         }
         Child again;

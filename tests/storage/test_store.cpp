@@ -58,15 +58,6 @@ void rawExec(const QString& path, const char* sql)
     QVERIFY2(rc == SQLITE_OK, message.constData());
 }
 
-ListEntry entryFor(std::string_view range, Millis expiresAt, std::string reason = "test")
-{
-    ListEntry e;
-    e.range = cidr(range);
-    e.reason = std::move(reason);
-    e.expiresAt = expiresAt;
-    return e;
-}
-
 const Storage::Actor ALICE{"console:alice"};
 
 } // namespace
@@ -135,7 +126,7 @@ private Q_SLOTS:
         QCOMPARE(label(decide(engine, Request().from("203.0.113.7"), T0).action), label(Action::Allow));
 
         const Outcome o = store->wait([&](auto done) {
-            store->addEntry(ListKind::Blocklist, entryFor("203.0.113.7", T0 + 7 * DAY, "scraper"), ALICE, done);
+            store->addEntry(ListKind::Blocklist, listEntry("203.0.113.7", "scraper", T0 + 7 * DAY), ALICE, done);
         });
         QCOMPARE(o.status, 201);
         QCOMPARE(QString::fromStdString(o.value.find("address")->asString()), QStringLiteral("203.0.113.7/32"));
@@ -173,7 +164,7 @@ private Q_SLOTS:
         Engine engine(store->load().config);
         store->start(&engine);
         auto add = [&](Millis expires, std::string reason) {
-            return store->wait([&](auto done) { store->addEntry(ListKind::Safelist, entryFor("2001:db8::/48", expires, reason), ALICE, done); });
+            return store->wait([&](auto done) { store->addEntry(ListKind::Safelist, listEntry("2001:db8::/48", reason, expires), ALICE, done); });
         };
         QCOMPARE(add(T0 + HOUR, "office").status, 201);
         QCOMPARE(add(NeverExpires, "office, for good").status, 200);  // the same range again: replaced
@@ -205,7 +196,7 @@ private Q_SLOTS:
         auto store = openOk(freshPath());
         Engine engine(store->load().config);
         store->start(&engine);
-        QCOMPARE(store->wait([&](auto done) { store->addEntry(ListKind::Blocklist, entryFor("198.51.100.0/24", T0 + HOUR), ALICE, done); }).status, 201);
+        QCOMPARE(store->wait([&](auto done) { store->addEntry(ListKind::Blocklist, listEntry("198.51.100.0/24", "test", T0 + HOUR), ALICE, done); }).status, 201);
         QCOMPARE(label(decide(engine, Request().from("198.51.100.9"), T0 + HOUR - 1).action), label(Action::Block));
         QCOMPARE(label(decide(engine, Request().from("198.51.100.9"), T0 + HOUR).action), label(Action::Allow));
 
@@ -272,7 +263,7 @@ private Q_SLOTS:
         QVERIFY(store);
         Engine engine(store->load().config);
         store->start(&engine);
-        ListEntry ban = entryFor("203.0.113.77", T0 + 15 * MINUTE, "escalation");
+        ListEntry ban = listEntry("203.0.113.77", "escalation", T0 + 15 * MINUTE);
         ban.source = ListSource::Automatic;
         engine.restoreAutomaticBans({ban});  // what the engine does when it bans
         store->recordAutomaticBan(ban);
@@ -293,8 +284,8 @@ private Q_SLOTS:
         auto store = openOk(freshPath());
         Engine engine(store->load().config);
         store->start(&engine);
-        QCOMPARE(store->wait([&](auto done) { store->addEntry(ListKind::Blocklist, entryFor("203.0.113.9", NeverExpires, "known bad"), ALICE, done); }).status, 201);
-        ListEntry ban = entryFor("203.0.113.9", T0 + MINUTE, "escalation");
+        QCOMPARE(store->wait([&](auto done) { store->addEntry(ListKind::Blocklist, listEntry("203.0.113.9", "known bad", NeverExpires), ALICE, done); }).status, 201);
+        ListEntry ban = listEntry("203.0.113.9", "escalation", T0 + MINUTE);
         ban.source = ListSource::Automatic;
         store->recordAutomaticBan(ban);
         // A later write is a barrier: the ban was handled in an earlier batch.
@@ -373,9 +364,9 @@ private Q_SLOTS:
         Engine engine(store->load().config);
         store->start(&engine);
         std::vector<Core::ListedEntry> rows;
-        rows.push_back({ListKind::Blocklist, entryFor("192.0.2.1", T0 + DAY)});
-        rows.push_back({ListKind::Safelist, entryFor("192.0.2.2", NeverExpires)});
-        rows.push_back({ListKind::Blocklist, entryFor("192.0.2.3", T0 - 1)});  // already over
+        rows.push_back({ListKind::Blocklist, listEntry("192.0.2.1", "test", T0 + DAY)});
+        rows.push_back({ListKind::Safelist, listEntry("192.0.2.2", "test", NeverExpires)});
+        rows.push_back({ListKind::Blocklist, listEntry("192.0.2.3", "test", T0 - 1)});  // already over
         const Outcome bad = store->wait([&](auto done) { store->importEntries(rows, ALICE, done); });
         QCOMPARE(bad.status, 400);
         QVERIFY(store->entries().empty());
@@ -432,7 +423,7 @@ private Q_SLOTS:
         {
             auto store = openOk(path);
             store->start(nullptr);
-            QCOMPARE(store->wait([&](auto done) { store->addEntry(ListKind::Blocklist, entryFor("192.0.2.99", NeverExpires, "kept"), ALICE, done); }).status, 201);
+            QCOMPARE(store->wait([&](auto done) { store->addEntry(ListKind::Blocklist, listEntry("192.0.2.99", "kept", NeverExpires), ALICE, done); }).status, 201);
         }
         // What a database of the first release looks like.
         rawExec(path, "DROP TABLE offenders; PRAGMA user_version = 1;");
@@ -479,7 +470,7 @@ private Q_SLOTS:
                 store->start(nullptr);
                 std::vector<Core::ListedEntry> rows;
                 for (int i = 0; i < 2000; ++i)
-                    rows.push_back({ListKind::Blocklist, entryFor("10.0." + std::to_string(i / 256) + "." + std::to_string(i % 256), NeverExpires, std::string(40, 'x'))});
+                    rows.push_back({ListKind::Blocklist, listEntry("10.0." + std::to_string(i / 256) + "." + std::to_string(i % 256), std::string(40, 'x'), NeverExpires)});
                 QCOMPARE(store->wait([&](auto done) { store->importEntries(rows, ALICE, done); }).status, 200);
             }
             // Fold the WAL into the file so the damage below hits real pages.

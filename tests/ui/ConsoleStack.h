@@ -1,50 +1,30 @@
 // SPDX-License-Identifier: MIT
-// The console on a real stack for the GUI suites: a SQLite file in a
-// temporary folder, the store's writer, the engine, the traffic listener on
-// 127.0.0.1 port 0 with its request samples, and the window, offscreen.
+// The console on a real stack for the GUI suites: the serving stack of
+// TrafficStack.h on a SQLite file in a temporary folder, the console's
+// services over it, and the window, offscreen.
 #pragma once
 
 #include "Console.h"
-#include "Engine.h"
-#include "HttpTestClient.h"
-#include "LimiterLog.h"
-#include "Listener.h"
 #include "MainWindow.h"
-#include "Metrics.h"
-#include "RequestSamples.h"
-#include "Store.h"
+#include "TrafficStack.h"
 
 #include <QTemporaryDir>
 
 #include <memory>
-#include <stdexcept>
 
 namespace FloodgateTest {
 
-struct ConsoleStack {
+// Made before the stack (a base listed first): the folder its file lives in.
+struct ScratchFolder {
+    QTemporaryDir dir;
+    QString dbPath = dir.filePath(QStringLiteral("floodgate.db"));
+};
+
+struct ConsoleStack : ScratchFolder, TrafficStack {
     explicit ConsoleStack(bool window = true)
+        : TrafficStack(dbPath.toStdString())
     {
         using namespace Floodgate;
-        dbPath = dir.filePath(QStringLiteral("floodgate.db"));
-        Storage::StoreOptions so;
-        so.path = dbPath.toStdString();
-        so.pollIntervalMs = 50;
-        Storage::OpenFailure failure;
-        store = Storage::Store::open(so, clock, &failure);
-        if (!store)
-            throw std::runtime_error(failure.message);
-        const Storage::Loaded loaded = store->load();
-        engine = std::make_unique<Core::Engine>(loaded.config);
-        store->start(engine.get());
-        log.start(nullptr);
-        Http::ListenerOptions lo;
-        lo.port = 0;
-        lo.threads = 1;
-        listener = std::make_unique<Http::Listener>(*engine, lo, &log, &metrics);
-        listener->setRequestSamples(&samples);
-        std::string why;
-        if (!listener->start(&why))
-            throw std::runtime_error(why);
         Ui::ConsoleServices s;
         s.engine = engine.get();
         s.store = store.get();
@@ -64,32 +44,11 @@ struct ConsoleStack {
     }
     ~ConsoleStack()
     {
+        // The window and the console first: they read the stack.
         mainWindow.reset();
         console.reset();
-        listener->stop();
-        store->stop();
-        log.stop();
     }
 
-    // One request from a loopback address of its own; the status.
-    int request(const char* from, const std::string& target = "/")
-    {
-        return fetch(listener->port(), get(target), 3000, from).value_or(Response{}).status;
-    }
-    Response requestFull(const char* from, const std::string& target = "/")
-    {
-        return fetch(listener->port(), get(target), 3000, from).value_or(Response{});
-    }
-
-    QTemporaryDir dir;
-    QString dbPath;
-    Floodgate::Core::SystemClock clock;
-    std::unique_ptr<Floodgate::Storage::Store> store;
-    std::unique_ptr<Floodgate::Core::Engine> engine;
-    Floodgate::Http::LimiterLog log{std::string(), 1};
-    Floodgate::Http::ListenerMetrics metrics{1};
-    Floodgate::Http::RequestSamples samples{1};
-    std::unique_ptr<Floodgate::Http::Listener> listener;
     std::unique_ptr<Floodgate::Ui::Console> console;
     std::unique_ptr<Floodgate::Ui::MainWindow> mainWindow;
 };

@@ -10,6 +10,7 @@
 #include "ListModel.h"
 #include "SnapshotWorker.h"
 #include "StreamModels.h"
+#include "TestSupport.h"
 #include "TierModels.h"
 
 #include <QAbstractItemModelTester>
@@ -23,7 +24,7 @@ using namespace Floodgate::Ui;
 
 namespace {
 
-constexpr Core::Millis T0 = 1'789'999'200'000;
+using Core::Test::T0;
 
 ClientRow client(const char* address, std::uint32_t last60, double rate, Core::ClientState state = Core::ClientState::Ok)
 {
@@ -43,10 +44,7 @@ ClientRow client(const char* address, std::uint32_t last60, double rate, Core::C
 
 Core::ListEntry entry(const char* range, Core::Millis expires, Core::ListSource source = Core::ListSource::Operator)
 {
-    Core::ListEntry e;
-    e.range = *Core::Cidr::parse(range);
-    e.expiresAt = expires;
-    e.source = source;
+    Core::ListEntry e = Core::Test::listEntry(range, {}, expires, source);
     e.createdAt = T0;
     return e;
 }
