@@ -105,11 +105,6 @@ void AddressDialog::setAddress(const QString& text)
     m_address->setText(text);
 }
 
-void AddressDialog::setReason(const QString& text)
-{
-    m_reason->setText(text);
-}
-
 void AddressDialog::setChoice(int choice)
 {
     if (auto* b = m_choices->button(choice))

@@ -36,7 +36,6 @@ public:
     AddressDialog(Core::ListKind kind, Core::Millis now, QWidget* parent = nullptr, const Core::ListEntry* existing = nullptr);
 
     void setAddress(const QString& text);
-    void setReason(const QString& text);
     // 0: 1 h, 1: 24 h, 2: 7 days, 3: 30 days, 4: permanent, 5: until a date
     void setChoice(int choice);
     Result result() const;

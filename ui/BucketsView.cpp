@@ -115,11 +115,6 @@ void BucketsView::follow(const QString& address)
     Q_EMIT followRequested(address);
 }
 
-QString BucketsView::followed() const
-{
-    return m_address->text().trimmed();
-}
-
 void BucketsView::rebuildCharts(const std::vector<Core::LevelUsage>& levels)
 {
     for (LevelChart& c : m_levels)

@@ -36,12 +36,10 @@ public:
     void apply(const ConsoleSnapshot& snapshot);
     // Shows `address` (asks the console to follow it).
     void follow(const QString& address);
-    QString followed() const;
     // The range the shown client is counted under (an IPv6 address: its
     // /64); nothing when no client is shown.
     std::optional<Core::Cidr> shownRange() const { return m_shown; }
     int levelCharts() const { return int(m_levels.size()); }
-    HeatMap* heatMap() const { return m_heat; }
 
 Q_SIGNALS:
     void followRequested(const QString& address);

@@ -12,14 +12,9 @@ ClientsModel::ClientsModel(QObject* parent)
 {
 }
 
-QString ClientsModel::keyText(const Core::ClientSummary& s)
-{
-    return qs(s.keyText());
-}
-
 QString ClientsModel::keyOf(const ClientRow& row) const
 {
-    return keyText(row.summary);
+    return row.key;
 }
 
 void ClientsModel::apply(const ConsoleSnapshot& snapshot)
@@ -41,7 +36,7 @@ QVariant ClientsModel::data(const QModelIndex& index, int role) const
     const Core::ClientSummary& s = row->summary;
     const unsigned remaining = s.bindingUsed >= s.bindingLimit ? 0 : s.bindingLimit - s.bindingUsed;
     switch (role) {
-    case KeyRole: return keyText(s);
+    case KeyRole: return row->key;
     // Listed clients spend no counters: no bar for them.
     case UsedRole: return s.state == Core::ClientState::Blocked || s.state == Core::ClientState::Safelisted ? 0u : s.bindingUsed;
     case LimitRole: return s.state == Core::ClientState::Blocked || s.state == Core::ClientState::Safelisted ? 0u : s.bindingLimit;
@@ -54,7 +49,7 @@ QVariant ClientsModel::data(const QModelIndex& index, int role) const
     }
     case SortRole:
         switch (index.column()) {
-        case Address: return addressSortKey(Core::Cidr(s.key, s.keyPrefix));
+        case Address: return row->sortKey;
         case Last3s: return s.lastBucket;
         case Last60s: return s.last60s;
         case Rate:
@@ -70,7 +65,7 @@ QVariant ClientsModel::data(const QModelIndex& index, int role) const
         switch (index.column()) {
         case Address:
             // The full address last seen, and the range it is counted under when that differs.
-            return s.keyPrefix >= 128 ? keyText(s) : keyText(s) + QStringLiteral("  (") + qs(s.lastAddress.toString()) + QLatin1Char(')');
+            return s.keyPrefix >= 128 ? row->key : row->key + QStringLiteral("  (") + qs(s.lastAddress.toString()) + QLatin1Char(')');
         case Last3s: return s.lastBucket;
         case Last60s: return s.last60s;
         case Rate: return formatRate(s.ratePerSecond);
@@ -93,10 +88,10 @@ QVariant ClientsModel::data(const QModelIndex& index, int role) const
     case Qt::ToolTipRole:
         switch (index.column()) {
         case Address:
-            return s.keyPrefix >= 128 ? tr("Counted as %1").arg(keyText(s))
+            return s.keyPrefix >= 128 ? tr("Counted as %1").arg(row->key)
                                       : tr("Last seen as %1; counted together with its whole %2 (IPv6 clients are counted per prefix, "
                                            "so rotating addresses inside one allocation gains nothing)")
-                                            .arg(qs(s.lastAddress.toString()), keyText(s));
+                                            .arg(qs(s.lastAddress.toString()), row->key);
         case Last3s: return tr("%1 requests in the current 3-second bucket of the live view").arg(s.lastBucket);
         case Last60s: return tr("%1 requests in the last 60 seconds (20 buckets of 3 s)").arg(s.last60s);
         case Rate: return tr("Requests per second over the current and the previous 3-second bucket");

@@ -31,7 +31,6 @@ public:
     QVariant data(const QModelIndex& index, int role) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role) const override;
 
-    static QString keyText(const Core::ClientSummary& s);
 
 protected:
     QString keyOf(const ClientRow& row) const override;

@@ -128,11 +128,6 @@ void ClientsView::setContextActions(const QList<QAction*>& actions)
     }
 }
 
-void ClientsView::setFilterText(const QString& text)
-{
-    m_filter->setText(text);
-}
-
 void ClientsView::apply(const ConsoleSnapshot& s)
 {
     m_model->apply(s);

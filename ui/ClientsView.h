@@ -34,7 +34,6 @@ public:
     // Selects the client counted under `address` (or containing it); false when not tracked.
     bool selectAddress(const QString& address);
     void setContextActions(const QList<QAction*>& actions);
-    void setFilterText(const QString& text);
 
     ClientsModel* model() const { return m_model; }
     QTableView* table() const { return m_table; }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "AddressList.h"
+#include "Format.h"
 #include "LimiterLog.h"
 #include "Rules.h"
 #include "Snapshot.h"
@@ -24,7 +25,18 @@
 namespace Floodgate::Ui {
 
 struct ClientRow {
+    ClientRow() = default;
+    // Formats the key once, on the snapshot thread: the GUI thread merges
+    // and sorts rows by it on every refresh.
+    explicit ClientRow(Core::ClientSummary s)
+        : summary(std::move(s))
+        , key(qs(summary.keyText()))
+        , sortKey(addressSortKey(Core::Cidr(summary.key, summary.keyPrefix)))
+    {
+    }
     Core::ClientSummary summary;
+    QString key;          // "203.0.113.7", "2001:db8:1:2::/64"
+    QString sortKey;      // addressSortKey of the range
     QString lastRequest;  // "GET /search" from the request samples (may be empty)
     QString userAgent;
 };

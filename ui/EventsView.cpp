@@ -145,9 +145,4 @@ void EventsView::updateDetail()
     m_show->setEnabled(true);
 }
 
-void EventsView::showAudit()
-{
-    m_tabs->setCurrentIndex(1);
-}
-
 } // namespace Floodgate::Ui

@@ -30,10 +30,8 @@ public:
     explicit EventsView(QWidget* parent = nullptr);
     void apply(const ConsoleSnapshot& snapshot);
     EventsModel* events() const { return m_events; }
-    AuditModel* audit() const { return m_audit; }
     QTableView* eventsTable() const { return m_eventsTable; }
     QString selectedClient() const;
-    void showAudit();
 
 Q_SIGNALS:
     void showClient(const QString& address);

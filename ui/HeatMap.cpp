@@ -64,7 +64,7 @@ void HeatMap::apply(const ConsoleSnapshot& s)
     m_peak = 1;
     for (const ClientRow* c : busiest) {
         Row r;
-        r.address = qs(c->summary.keyText());
+        r.address = c->key;
         r.counts = c->summary.live;
         r.total = c->summary.last60s;
         for (auto v : r.counts)

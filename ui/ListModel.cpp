@@ -105,7 +105,6 @@ QVariant ListModel::data(const QModelIndex& index, int role) const
     const Core::ListEntry& e = row->entry;
     const bool permanent = e.expiresAt == Core::NeverExpires;
     switch (role) {
-    case RangeRole: return qs(e.range.toString());
     case SortRole:
         switch (index.column()) {
         case Address: return addressSortKey(e.range);

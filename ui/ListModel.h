@@ -27,10 +27,9 @@ class ListModel : public QAbstractTableModel {
 
 public:
     enum Column { Address, Reason, Source, Created, CreatedBy, Expires, ExpiresIn, ColumnCount };
-    enum Role { SortRole = Qt::UserRole + 1, RangeRole };
+    enum Role { SortRole = Qt::UserRole + 1 };
 
     ListModel(Core::ListKind kind, QObject* parent = nullptr);
-    Core::ListKind kind() const { return m_kind; }
     // Every snapshot, in order (a delta missed is a change missed).
     void apply(const ConsoleSnapshot& snapshot);
     // The countdown column changed: for a view that shows it.

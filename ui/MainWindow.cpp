@@ -309,11 +309,6 @@ int MainWindow::currentView() const
     return m_stack->currentIndex();
 }
 
-QWidget* MainWindow::viewWidget(int view) const
-{
-    return m_stack->widget(view);
-}
-
 void MainWindow::showView(int view)
 {
     if (view < 0 || view >= ViewCount)
@@ -331,6 +326,7 @@ void MainWindow::applyTo(int view, const SnapshotPtr& snapshot)
     m_appliedTo[std::size_t(view)] = snapshot;
     const ConsoleSnapshot& s = *snapshot;
     switch (view) {
+    case Traffic: m_traffic->apply(s); break;  // the history skips the seconds it has
     case Clients: m_clients->apply(s); break;
     case Buckets: m_buckets->apply(s); break;
     case Tiers: m_tiers->apply(s); break;
@@ -346,8 +342,10 @@ void MainWindow::applySnapshot(SnapshotPtr snapshot)
     const ConsoleSnapshot& s = *snapshot;
     // Streams, the lists (by deltas) and the charts' history take every
     // snapshot; the other views only the visible one (they catch up when shown).
-    m_traffic->apply(s);
-    m_appliedTo[Traffic] = snapshot;
+    const bool trafficShown = currentView() == Traffic;
+    m_traffic->apply(s, trafficShown);
+    if (trafficShown)
+        m_appliedTo[Traffic] = snapshot;  // hidden, it draws when shown again
     m_events->apply(s);
     m_appliedTo[Events] = snapshot;
     m_lists->apply(s, currentView() == Lists);  // deltas: every snapshot, in order
@@ -361,8 +359,11 @@ void MainWindow::applySnapshot(SnapshotPtr snapshot)
                                          : tr("<span style='color:%1'>Listener stopped</span> (%2)")
                                                .arg(Theme::action(Core::Action::Block).name(), s.listenUrl));
     QAction* listener = action(QStringLiteral("listener"));
-    listener->setText(s.listening ? tr("Stop listener") : tr("Start listener"));
-    listener->setIcon(Theme::icon(s.listening ? QStringLiteral("stop") : QStringLiteral("play")));
+    if (const int state = s.listening ? 1 : 0; state != m_listenerShown) {  // not on every tick: each set repaints the toolbar
+        m_listenerShown = state;
+        listener->setText(s.listening ? tr("Stop listener") : tr("Start listener"));
+        listener->setIcon(Theme::icon(s.listening ? QStringLiteral("stop") : QStringLiteral("play")));
+    }
     listener->setEnabled(bool(services.setListening));
     if (s.storeProblem && s.storeProblem->serial != m_shownProblem) {
         m_shownProblem = s.storeProblem->serial;

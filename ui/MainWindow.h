@@ -44,7 +44,6 @@ public:
 
     void showView(int view);
     int currentView() const;
-    QWidget* viewWidget(int view) const;
 
     TrafficView* traffic() const { return m_traffic; }
     ClientsView* clients() const { return m_clients; }
@@ -55,7 +54,6 @@ public:
     EventsView* events() const { return m_events; }
     NoticeBar* notice() const { return m_notice; }
     NoticeBar* problem() const { return m_problem; }
-    Operations* operations() const { return m_operations; }
 
     // Named actions: block1h, block24h, block7d, blockCustom, safelist7d,
     // removeFromList, copyAddress, showBuckets, listener, dryRun, demo, find, settings.
@@ -99,6 +97,7 @@ private:
     std::array<SnapshotPtr, ViewCount> m_appliedTo{};  // the snapshot each view last saw (held, so never mistaken for a new one)
     qint64 m_lastApplyNs = 0;
     bool m_wasListening = true;
+    int m_listenerShown = -1;  // the listener action shows: 1 stop, 0 start, -1 not yet
     std::uint64_t m_shownProblem = 0;
 };
 

@@ -109,7 +109,6 @@ void Operations::addAll(std::vector<std::pair<Core::ListKind, Core::ListEntry>> 
             }
             if (--batch->pending > 0)
                 return;
-            Q_EMIT finished();
             if (batch->failed) {
                 m_problem.show(tr("Not saved: %1").arg(batch->firstError));
                 return;
@@ -176,7 +175,6 @@ void Operations::removeEntries(std::vector<std::pair<Core::ListKind, Core::ListE
             }
             if (--batch->pending > 0)
                 return;
-            Q_EMIT finished();
             if (batch->failed && !batch->allGone) {
                 m_problem.show(tr("Not removed: %1").arg(batch->firstError));
                 return;
@@ -250,7 +248,6 @@ void Operations::importFile(const QString& path)
     }
     const auto count = parsed.rows.size();
     m_console.importEntries(parsed.rows, [this, count, path](const Storage::Outcome& o) {
-        Q_EMIT finished();
         if (!o.ok()) {
             m_problem.show(tr("Not imported: %1").arg(qs(o.error)));
             return;

@@ -43,10 +43,6 @@ public:
 
     static QString ttlText(Core::Millis ttlMs);  // "for 7 days", "permanently"
 
-Q_SIGNALS:
-    // A write finished (ok or not): views may refresh at once.
-    void finished();
-
 private:
     void removeEntries(std::vector<std::pair<Core::ListKind, Core::ListEntry>> entries, bool undoable);
     void addAll(std::vector<std::pair<Core::ListKind, Core::ListEntry>> entries, const QString& doneText, bool undoable);

@@ -32,7 +32,6 @@ public:
     QLineEdit* nameEdit() const { return m_name; }
     QComboBox* countedBy() const { return m_countedBy; }
     QLineEdit* headerEdit() const { return m_header; }
-    QComboBox* methodBox() const { return m_method; }
     QLineEdit* pathEdit() const { return m_path; }
     LevelsEditor* levels() const { return m_levels; }
 

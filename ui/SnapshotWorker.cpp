@@ -157,13 +157,12 @@ SnapshotPtr SnapshotWorker::take()
     }
 
     for (Core::ClientSummary& c : engine.topClients(MaxClients, now)) {
-        ClientRow row;
-        const Core::Cidr range(c.key, c.keyPrefix);
-        if (auto it = m_seen.find(range.toString()); it != m_seen.end()) {
+        const std::string range = Core::Cidr(c.key, c.keyPrefix).toString();
+        ClientRow row(std::move(c));
+        if (auto it = m_seen.find(range); it != m_seen.end()) {
             row.lastRequest = it->second.request;
             row.userAgent = it->second.userAgent;
         }
-        row.summary = std::move(c);
         s->clients.push_back(std::move(row));
     }
     s->buckets = engine.liveBuckets(TOP_PER_BUCKET, now);

@@ -3,6 +3,7 @@
 
 #include <QApplication>
 #include <QFile>
+#include <QHash>
 #include <QIconEngine>
 #include <QPainter>
 #include <QPalette>
@@ -74,12 +75,17 @@ QIcon icon(const QString& name)
     initResources();
     // The SVGs are drawn in one dark ink; on a dark palette they are
     // recoloured to the palette's text colour so they stay visible.
+    const QByteArray ink = isDark() ? QApplication::palette().color(QPalette::WindowText).name().toLatin1() : QByteArray("#37474f");
+    // Rendered once per name and ink (views ask again on every refresh).
+    static QHash<QString, QIcon> cache;
+    const QString key = name + QLatin1Char('|') + QLatin1String(ink);
+    if (auto it = cache.constFind(key); it != cache.constEnd())
+        return *it;
     QFile f(QStringLiteral(":/icons/%1.svg").arg(name));
     if (!f.open(QIODevice::ReadOnly))
         return {};
     QByteArray svg = f.readAll();
-    if (isDark())
-        svg.replace("#37474f", QApplication::palette().color(QPalette::WindowText).name().toLatin1());
+    svg.replace("#37474f", ink);
     QSvgRenderer renderer(svg);
     QIcon icon;
     for (int size : {16, 24, 32, 48}) {
@@ -90,6 +96,7 @@ QIcon icon(const QString& name)
         p.end();
         icon.addPixmap(pm);
     }
+    cache.insert(key, icon);
     return icon;
 }
 

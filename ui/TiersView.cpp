@@ -90,7 +90,6 @@ void TiersView::apply(const ConsoleSnapshot& s)
 {
     m_tiers->apply(s);
     m_customers->apply(s);
-    m_latest = m_console.latest();
 }
 
 void TiersView::saved(const Storage::Outcome& o, const QString& text)

@@ -29,7 +29,6 @@ public:
     TiersModel* tiers() const { return m_tiers; }
     CustomersModel* customers() const { return m_customers; }
     QTableView* tiersTable() const { return m_tierTable; }
-    QTableView* customersTable() const { return m_customerTable; }
 
 public Q_SLOTS:
     void addTier();
@@ -48,7 +47,6 @@ private:
     CustomersModel* m_customers = nullptr;
     QTableView* m_tierTable = nullptr;
     QTableView* m_customerTable = nullptr;
-    SnapshotPtr m_latest;
 };
 
 } // namespace Floodgate::Ui

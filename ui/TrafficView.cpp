@@ -219,7 +219,7 @@ int TrafficView::pointCount() const
     return n;
 }
 
-void TrafficView::apply(const ConsoleSnapshot& s)
+void TrafficView::apply(const ConsoleSnapshot& s, bool visible)
 {
     m_now = s.now;
     for (const Core::SecondCounts& c : s.seconds) {
@@ -229,6 +229,8 @@ void TrafficView::apply(const ConsoleSnapshot& s)
     }
     while (m_history.size() > 3600)
         m_history.pop_front();
+    if (!visible)
+        return;
 
     // Headline: the last complete second, and the state of things.
     const Core::SecondCounts last = m_history.empty() ? Core::SecondCounts{} : m_history.back();
@@ -302,7 +304,8 @@ void TrafficView::redrawTop(const ConsoleSnapshot& s)
             series->setVisible(false);
             continue;
         }
-        const Core::ClientSummary& c = s.clients[i].summary;
+        const ClientRow& row = s.clients[i];
+        const Core::ClientSummary& c = row.summary;
         QList<QPointF> points;
         const std::size_t n = c.live.size();
         for (std::size_t b = 0; b < n; ++b) {
@@ -311,7 +314,7 @@ void TrafficView::redrawTop(const ConsoleSnapshot& s)
             points.append(QPointF(-double(n - 1 - b) * 3.0, rate));
         }
         series->replace(points);
-        QString name = qs(c.keyText());
+        QString name = row.key;
         if (!c.customer.empty())
             name += QStringLiteral(" (%1)").arg(qs(c.customer));
         series->setName(name);

@@ -30,7 +30,9 @@ class TrafficView : public QWidget {
 
 public:
     explicit TrafficView(QWidget* parent = nullptr);
-    void apply(const ConsoleSnapshot& snapshot);
+    // The history takes every snapshot; the tiles and charts are drawn only
+    // while the view is `visible` (applying the latest again catches up).
+    void apply(const ConsoleSnapshot& snapshot, bool visible = true);
 
     struct Range {
         const char* label;

@@ -291,10 +291,10 @@ private Q_SLOTS:
             c.byAction[1] = std::uint64_t(second % 7);
             s.seconds.push_back(c);
             for (int k = 0; k < 8; ++k) {
-                Ui::ClientRow r;
-                r.summary.key = Core::IpAddress::fromV4(0xcb007100u + std::uint32_t(k));
-                r.summary.live.fill(std::uint32_t(k + 1));
-                s.clients.push_back(r);
+                Core::ClientSummary c;
+                c.key = Core::IpAddress::fromV4(0xcb007100u + std::uint32_t(k));
+                c.live.fill(std::uint32_t(k + 1));
+                s.clients.push_back(Ui::ClientRow(c));
             }
             view.apply(s);
             maxPoints = std::max(maxPoints, view.pointCount());

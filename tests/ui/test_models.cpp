@@ -26,18 +26,24 @@ namespace {
 
 using Core::Test::T0;
 
+Core::ClientSummary summary(const char* address, std::uint32_t last60, double rate, Core::ClientState state = Core::ClientState::Ok)
+{
+    Core::ClientSummary s;
+    s.key = *Core::IpAddress::parse(address);
+    s.keyPrefix = 128;
+    s.lastAddress = s.key;
+    s.last60s = last60;
+    s.ratePerSecond = rate;
+    s.bindingRule = "ip-3s";
+    s.bindingLimit = 6;
+    s.bindingUsed = std::min<std::uint32_t>(last60, 6);
+    s.state = state;
+    return s;
+}
+
 ClientRow client(const char* address, std::uint32_t last60, double rate, Core::ClientState state = Core::ClientState::Ok)
 {
-    ClientRow r;
-    r.summary.key = *Core::IpAddress::parse(address);
-    r.summary.keyPrefix = 128;
-    r.summary.lastAddress = r.summary.key;
-    r.summary.last60s = last60;
-    r.summary.ratePerSecond = rate;
-    r.summary.bindingRule = "ip-3s";
-    r.summary.bindingLimit = 6;
-    r.summary.bindingUsed = std::min<std::uint32_t>(last60, 6);
-    r.summary.state = state;
+    ClientRow r(summary(address, last60, rate, state));
     r.lastRequest = QStringLiteral("GET /");
     return r;
 }
@@ -124,10 +130,10 @@ private Q_SLOTS:
         ClientsModel model;
         QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
         auto s = snapshot(T0);
-        ClientRow r = client("2001:db8:bad:1::", 30, 10.0);
-        r.summary.keyPrefix = 64;
-        r.summary.lastAddress = *Core::IpAddress::parse("2001:db8:bad:1:dead:beef:1:2");
-        s->clients = {r};
+        Core::ClientSummary range = summary("2001:db8:bad:1::", 30, 10.0);
+        range.keyPrefix = 64;
+        range.lastAddress = *Core::IpAddress::parse("2001:db8:bad:1:dead:beef:1:2");
+        s->clients = {ClientRow(range)};
         model.apply(*s);
         QCOMPARE(model.index(0, 0).data(ClientsModel::KeyRole).toString(), QStringLiteral("2001:db8:bad:1::/64"));
         QCOMPARE(model.index(0, 0).data().toString(), QStringLiteral("2001:db8:bad:1::/64  (2001:db8:bad:1:dead:beef:1:2)"));
