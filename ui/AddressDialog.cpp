@@ -41,11 +41,7 @@ AddressDialog::AddressDialog(Core::ListKind kind, Core::Millis now, QWidget* par
     m_address = new QLineEdit;
     m_address->setPlaceholderText(tr("203.0.113.7, 198.51.100.0/24 or 2001:db8::/48"));
     m_normalized = new QLabel;
-    m_normalized->setPalette([&] {
-        QPalette p = m_normalized->palette();
-        p.setColor(QPalette::WindowText, Theme::muted());
-        return p;
-    }());
+    Theme::setTextColor(m_normalized, Theme::muted());
     auto* addressBox = new QVBoxLayout;
     addressBox->addWidget(m_address);
     addressBox->addWidget(m_normalized);
@@ -126,13 +122,11 @@ void AddressDialog::revalidate()
         m_why = tr("The end must be in the future.");
     m_normalized->setText(m_range ? tr("Stored as %1%2")
                                         .arg(qs(m_range->toString()))
-                                        .arg(m_range->isSingleAddress() || (m_range->isV4() && m_range->prefixLength() == 32)
+                                        .arg(m_range->isSingleAddress()
                                                  ? QString()
                                                  : tr(" — every address in the range"))
                                   : QString());
-    m_problem->setText(m_why);
-    m_problem->setVisible(!m_why.isEmpty());
-    m_buttons->button(QDialogButtonBox::Ok)->setEnabled(m_why.isEmpty());
+    showProblem(m_problem, m_buttons, m_why);
 }
 
 bool AddressDialog::acceptable() const

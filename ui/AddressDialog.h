@@ -30,6 +30,21 @@ public:
         QString reason;
         Core::Millis expiresAt = Core::NeverExpires;
         Core::Millis ttlMs = 0;  // a quick choice: the end is now + this when saved (0: expiresAt as is)
+
+        // The end, saved at `now`.
+        Core::Millis expiresAtFrom(Core::Millis now) const { return ttlMs > 0 ? now + ttlMs : expiresAt; }
+        // How long it lasts from `now` (0: permanently), for Operations::ttlText.
+        Core::Millis ttlFrom(Core::Millis now) const { return ttlMs > 0 ? ttlMs : expiresAt == Core::NeverExpires ? 0 : expiresAt - now; }
+        // A new entry, created at `now`; `fallbackReason` when none was given.
+        Core::ListEntry newEntry(Core::Millis now, const QString& fallbackReason = {}) const
+        {
+            Core::ListEntry e;
+            e.range = range;
+            e.reason = (reason.isEmpty() ? fallbackReason : reason).toStdString();
+            e.createdAt = now;
+            e.expiresAt = expiresAtFrom(now);
+            return e;
+        }
     };
 
     // `now` resolves the TTL choices; `existing` edits an entry (its address is fixed).

@@ -82,9 +82,7 @@ BucketsView::BucketsView(QWidget* parent)
                                  "through the window — what the limit is compared with. <span style='color:%2'>Dashed</span>: the limit.")
                                   .arg(Theme::action(Core::Action::Throttle).name(), Theme::action(Core::Action::Block).name()));
     legend->setWordWrap(true);
-    QPalette muted = legend->palette();
-    muted.setColor(QPalette::WindowText, Theme::muted());
-    legend->setPalette(muted);
+    Theme::setTextColor(legend, Theme::muted());
     layout->addWidget(legend);
 
     m_levelsArea = new QWidget;

@@ -6,6 +6,7 @@
 #include <QDialog>
 #include <QDialogButtonBox>
 #include <QLabel>
+#include <QPushButton>
 #include <QStringList>
 #include <QVBoxLayout>
 
@@ -15,9 +16,7 @@ QLabel* addProblemLabel(QVBoxLayout* layout)
 {
     auto* l = new QLabel;
     l->setWordWrap(true);
-    QPalette p = l->palette();
-    p.setColor(QPalette::WindowText, Theme::action(Core::Action::Block));
-    l->setPalette(p);
+    Theme::setTextColor(l, Theme::action(Core::Action::Block));
     layout->addWidget(l);
     return l;
 }
@@ -29,6 +28,13 @@ QDialogButtonBox* addOkCancel(QDialog* dialog, QVBoxLayout* layout)
     QObject::connect(buttons, &QDialogButtonBox::accepted, dialog, &QDialog::accept);
     QObject::connect(buttons, &QDialogButtonBox::rejected, dialog, &QDialog::reject);
     return buttons;
+}
+
+void showProblem(QLabel* label, QDialogButtonBox* buttons, const QString& why)
+{
+    label->setText(why);
+    label->setVisible(!why.isEmpty());
+    buttons->button(QDialogButtonBox::Ok)->setEnabled(why.isEmpty());
 }
 
 QString checkName(const QString& name, int max, const QStringList& taken, const QString& what)

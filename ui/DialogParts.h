@@ -17,6 +17,8 @@ namespace Floodgate::Ui {
 QLabel* addProblemLabel(QVBoxLayout* layout);
 // OK and Cancel, added to `layout`, accepting and rejecting `dialog`.
 QDialogButtonBox* addOkCancel(QDialog* dialog, QVBoxLayout* layout);
+// Shows `why` (hidden when empty) and enables OK only when it is empty.
+void showProblem(QLabel* label, QDialogButtonBox* buttons, const QString& why);
 // "" when `name` can name a `what` (tier, customer, rule): not empty, at most
 // `max` characters, no '/' (names are path segments in the API), not taken.
 QString checkName(const QString& name, int max, const QStringList& taken, const QString& what);

@@ -43,18 +43,12 @@ public:
     int rowOf(const Core::Cidr& range) const;
 
 private:
-    struct RangeHash {
-        std::size_t operator()(const Core::Cidr& c) const
-        {
-            return Core::hashAddress(c.address()) ^ (std::size_t(c.prefix128()) * 0x9E3779B97F4A7C15ULL);
-        }
-    };
     void removeRow(int row);
 
     Core::ListKind m_kind;
     Core::Millis m_now = 0;
     std::vector<ListRow> m_rows;  // in no particular order: views sort through a proxy
-    std::unordered_map<Core::Cidr, int, RangeHash> m_index;
+    std::unordered_map<Core::Cidr, int, Core::CidrHash> m_index;
 };
 
 } // namespace Floodgate::Ui

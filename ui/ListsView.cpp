@@ -78,11 +78,7 @@ ListsView::ListsView(Operations& operations, const Core::Clock& clock, QWidget* 
                                "Automatic entries come from escalation: a client refused again and again is banned for a while, "
                                "longer each time."));
     hint->setWordWrap(true);
-    hint->setPalette([&] {
-        QPalette p = hint->palette();
-        p.setColor(QPalette::WindowText, Theme::muted());
-        return p;
-    }());
+    Theme::setTextColor(hint, Theme::muted());
     layout->addWidget(hint);
     connect(m_filter, &QLineEdit::textChanged, this, [this](const QString& text) {
         for (Tab& t : m_lists)
@@ -150,13 +146,9 @@ void ListsView::addEntry()
     if (dialog.exec() != QDialog::Accepted)
         return;
     const AddressDialog::Result r = dialog.result();
-    Core::ListEntry e;
-    e.range = r.range;
-    e.reason = r.reason.toStdString();
-    e.createdAt = m_clock.now();
-    e.expiresAt = r.ttlMs > 0 ? e.createdAt + r.ttlMs : r.expiresAt;
+    const Core::Millis now = m_clock.now();
     const QString list = r.kind == Core::ListKind::Blocklist ? tr("blocklist") : tr("safelist");
-    m_operations.saveEntry(r.kind, e, tr("Added %1 to the %2 %3.").arg(rangeText(r.range), list, Operations::ttlText(r.ttlMs > 0 ? r.ttlMs : (r.expiresAt == Core::NeverExpires ? 0 : r.expiresAt - m_clock.now()))));
+    m_operations.saveEntry(r.kind, r.newEntry(now), tr("Added %1 to the %2 %3.").arg(rangeText(r.range), list, Operations::ttlText(r.ttlFrom(now))));
 }
 
 void ListsView::editEntry()
@@ -171,7 +163,7 @@ void ListsView::editEntry()
     const AddressDialog::Result r = dialog.result();
     Core::ListEntry e = selected[0];  // keeps when and by whom it was created
     e.reason = r.reason.toStdString();
-    e.expiresAt = r.ttlMs > 0 ? m_clock.now() + r.ttlMs : r.expiresAt;
+    e.expiresAt = r.expiresAtFrom(m_clock.now());
     if (e.source == Core::ListSource::Automatic)
         e.source = Core::ListSource::Operator;
     m_operations.saveEntry(kind, e, tr("Saved %1.").arg(rangeText(e.range)));
@@ -186,9 +178,7 @@ void ListsView::extendEntry()
 
 void ListsView::removeEntries()
 {
-    std::vector<Core::Cidr> ranges;
-    for (const Core::ListEntry& e : selectedEntries())
-        ranges.push_back(e.range);
+    const std::vector<Core::Cidr> ranges = selectedRanges();
     if (!ranges.empty())
         m_operations.removeFromLists(ranges, currentKind());
 }

@@ -78,7 +78,6 @@ MainWindow::MainWindow(Console& console, QWidget* parent)
     brandFont.setPointSizeF(navFont.pointSizeF() * 1.25);
     brand->setFont(brandFont);
     brand->setSizeHint(QSize(180, 52));
-    m_nav->setIconSize(QSize(22, 22));
     m_nav->addItem(brand);
     for (const auto& [icon, text] : views) {
         auto* item = new QListWidgetItem(Theme::icon(icon), text);
@@ -427,18 +426,10 @@ void MainWindow::blockCustom()
     if (dialog.exec() != QDialog::Accepted)
         return;
     const AddressDialog::Result r = dialog.result();
-    Core::ListEntry e;
-    e.range = r.range;
-    e.reason = r.reason.isEmpty() ? std::string("from the console") : r.reason.toStdString();
-    e.createdAt = m_console.services().clock->now();
-    e.expiresAt = r.ttlMs > 0 ? e.createdAt + r.ttlMs : r.expiresAt;
+    const Core::Millis now = m_console.services().clock->now();
     const QString verb = r.kind == Core::ListKind::Blocklist ? tr("Blocked") : tr("Safelisted");
-    m_operations->saveEntry(r.kind, e,
-                            tr("%1 %2 %3.").arg(verb, rangeText(r.range),
-                                                Operations::ttlText(r.ttlMs > 0 ? r.ttlMs
-                                                                    : r.expiresAt == Core::NeverExpires
-                                                                        ? 0
-                                                                        : r.expiresAt - m_console.services().clock->now())));
+    m_operations->saveEntry(r.kind, r.newEntry(now, QStringLiteral("from the console")),
+                            tr("%1 %2 %3.").arg(verb, rangeText(r.range), Operations::ttlText(r.ttlFrom(now))));
 }
 
 void MainWindow::find(const QString& text)

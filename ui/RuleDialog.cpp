@@ -127,9 +127,7 @@ void RuleDialog::revalidate()
         m_why = tr("Every request is counted by address already (the per-IP limits): give this rule a method or a path.");
     if (m_why.isEmpty())
         m_why = m_levels->problem();
-    m_problem->setText(m_why);
-    m_problem->setVisible(!m_why.isEmpty());
-    m_buttons->button(QDialogButtonBox::Ok)->setEnabled(m_why.isEmpty());
+    showProblem(m_problem, m_buttons, m_why);
 }
 
 QString RuleDialog::describeKey(const Core::ThrottleRule& r)

@@ -59,6 +59,15 @@ QString joined(const std::vector<std::string>& v)
     return out.join(QLatin1Char('\n'));
 }
 
+// Appends a row of plain cells.
+void appendRow(QTableWidget* table, const QStringList& cells)
+{
+    const int row = table->rowCount();
+    table->insertRow(row);
+    for (int col = 0; col < cells.size(); ++col)
+        table->setItem(row, col, new QTableWidgetItem(cells[col]));
+}
+
 QSpinBox* seconds(int max)
 {
     auto* s = new QSpinBox;
@@ -227,12 +236,8 @@ RulesView::RulesView(Console& console, NoticeBar& notice, QWidget* parent)
     for (QSpinBox* s : {m_ipv6Prefix, m_refusals, m_find, m_ban, m_maxBan})
         connect(s, &QSpinBox::valueChanged, this, changed);
     connect(addCd, &QPushButton::clicked, this, [this, changed] {
-        const int row = m_cooldowns->rowCount();
-        m_cooldowns->insertRow(row);
-        const QStringList defaults = {QStringLiteral("new"), QStringLiteral("POST"), QStringLiteral("/path"), QStringLiteral("30"),
-                                      QStringLiteral("X-User-Id")};
-        for (int c = 0; c < CdColumns; ++c)
-            m_cooldowns->setItem(row, c, new QTableWidgetItem(defaults[c]));
+        appendRow(m_cooldowns, {QStringLiteral("new"), QStringLiteral("POST"), QStringLiteral("/path"), QStringLiteral("30"),
+                                QStringLiteral("X-User-Id")});
         changed();
     });
     connect(removeCd, &QPushButton::clicked, this, [this, changed] {
@@ -272,13 +277,8 @@ void RulesView::load(const Core::EngineConfig& c)
     m_levels->setLevels(ip ? ip->levels : std::vector<Core::Level>{});
     showMoreRules();
     m_cooldowns->setRowCount(0);
-    for (const Core::Cooldown& cd : c.cooldowns) {
-        const int row = m_cooldowns->rowCount();
-        m_cooldowns->insertRow(row);
-        const QStringList values = {qs(cd.name), qs(cd.method), qs(cd.pathGlob), QString::number(cd.durationMs / 1000.0), qs(cd.userHeader)};
-        for (int col = 0; col < CdColumns; ++col)
-            m_cooldowns->setItem(row, col, new QTableWidgetItem(values[col]));
-    }
+    for (const Core::Cooldown& cd : c.cooldowns)
+        appendRow(m_cooldowns, {qs(cd.name), qs(cd.method), qs(cd.pathGlob), QString::number(cd.durationMs / 1000.0), qs(cd.userHeader)});
     m_excluded->setPlainText(joined(c.bot.excludedPaths));
     m_safeAgents->setPlainText(joined(c.bot.safeUserAgents));
     m_cookieless->setChecked(c.bot.cookielessOnly);
@@ -367,13 +367,8 @@ void RulesView::showMoreRules()
 {
     const int current = m_moreTable->currentRow();
     m_moreTable->setRowCount(0);
-    for (const Core::ThrottleRule& r : m_moreRules) {
-        const int row = m_moreTable->rowCount();
-        m_moreTable->insertRow(row);
-        const QStringList values = {qs(r.name), RuleDialog::describeKey(r), RuleDialog::describeScope(r), TiersModel::describe(r.levels)};
-        for (int col = 0; col < MoreColumns; ++col)
-            m_moreTable->setItem(row, col, new QTableWidgetItem(values[col]));
-    }
+    for (const Core::ThrottleRule& r : m_moreRules)
+        appendRow(m_moreTable, {qs(r.name), RuleDialog::describeKey(r), RuleDialog::describeScope(r), TiersModel::describe(r.levels)});
     m_moreTable->resizeColumnsToContents();
     for (int col = 0; col < MoreLevels; ++col)
         m_moreTable->setColumnWidth(col, std::max(m_moreTable->columnWidth(col) + 16, 140));
@@ -441,8 +436,9 @@ void RulesView::save()
         return;
     // Only what the operator changed in the form goes out, applied to the
     // rules as committed: a toggle or an API edit made meanwhile stays.
+    Core::EngineConfig wanted = edited();
     const Core::Json before = Core::Codec::rulesToJson(m_base);
-    const Core::Json after = Core::Codec::rulesToJson(edited());
+    const Core::Json after = Core::Codec::rulesToJson(wanted);
     Core::Json patch = Core::Json::object();
     for (const auto& [key, value] : after.asObject()) {
         const Core::Json* old = before.find(key);
@@ -470,7 +466,7 @@ void RulesView::save()
                 return why;
             return std::nullopt;
         },
-        [this, saved = edited(), generation](const Storage::Outcome& o) {
+        [this, saved = std::move(wanted), generation](const Storage::Outcome& o) {
             if (!o.ok()) {
                 m_problem->setText(QStringLiteral("<span style='color:%1'>%2</span>")
                                        .arg(Theme::action(Core::Action::Block).name(), tr("Not saved: %1").arg(qs(o.error)).toHtmlEscaped()));

@@ -56,11 +56,6 @@ void SnapshotWorker::takeNow()
     tick();
 }
 
-std::size_t SnapshotWorker::RangeHash::operator()(const Core::Cidr& c) const
-{
-    return Core::hashAddress(c.address()) ^ (std::size_t(c.prefix128()) * 0x9E3779B97F4A7C15ULL);
-}
-
 void SnapshotWorker::diffLists(ConsoleSnapshot& s)
 {
     auto same = [](const Core::ListEntry& a, const Core::ListEntry& b) {
@@ -88,7 +83,7 @@ void SnapshotWorker::diffLists(ConsoleSnapshot& s)
         st.started = true;
         st.list = list;
         st.automatic = automatic;
-        std::unordered_map<Core::Cidr, Core::ListEntry, RangeHash> next;
+        std::unordered_map<Core::Cidr, Core::ListEntry, Core::CidrHash> next;
         next.reserve(st.shown.size() + 16);
         for (const Core::AddressList* l : {list.get(), automatic.get()}) {
             if (!l)

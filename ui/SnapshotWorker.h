@@ -13,6 +13,7 @@
 #ifndef Q_MOC_RUN
 #include "ConsoleServices.h"
 #include "ConsoleSnapshot.h"
+#include "Hash.h"
 #include <array>
 #include <mutex>
 #include <unordered_map>
@@ -47,14 +48,11 @@ private:
 
     void diffLists(ConsoleSnapshot& s);
 
-    struct RangeHash {
-        std::size_t operator()(const Core::Cidr& c) const;
-    };
     struct ListState {
         bool started = false;
         std::shared_ptr<const Core::AddressList> list;
         std::shared_ptr<const Core::AddressList> automatic;
-        std::unordered_map<Core::Cidr, Core::ListEntry, RangeHash> shown;  // what the console was last told
+        std::unordered_map<Core::Cidr, Core::ListEntry, Core::CidrHash> shown;  // what the console was last told
     };
     std::array<ListState, 2> m_lists;
 

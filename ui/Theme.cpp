@@ -8,6 +8,7 @@
 #include <QPainter>
 #include <QPalette>
 #include <QSvgRenderer>
+#include <QWidget>
 
 // The resources live in the static library fg_ui: they must be registered
 // by hand (at global scope, where Q_INIT_RESOURCE declares its function).
@@ -68,6 +69,13 @@ QColor gridLine()
     QColor c = QApplication::palette().color(QPalette::WindowText);
     c.setAlphaF(0.12f);
     return c;
+}
+
+void setTextColor(QWidget* widget, const QColor& color)
+{
+    QPalette p = widget->palette();
+    p.setColor(QPalette::WindowText, color);
+    widget->setPalette(p);
 }
 
 QIcon icon(const QString& name)

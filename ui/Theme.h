@@ -11,6 +11,8 @@
 #include <QIcon>
 #include <QString>
 
+class QWidget;
+
 namespace Floodgate::Ui::Theme {
 
 // Registers the icons compiled into fg_ui (idempotent; icon() calls it).
@@ -20,6 +22,8 @@ QColor action(Core::Action action);
 QColor state(Core::ClientState state);
 QColor muted();      // secondary text
 QColor gridLine();
+// Gives a label (any widget) its text colour.
+void setTextColor(QWidget* widget, const QColor& color);
 // An icon from resources/icons (":/icons/NAME.svg"), tinted for dark palettes.
 QIcon icon(const QString& name);
 QString actionLabel(Core::Action action);   // "Allowed", "Throttled", "Blocked", "Dry run"

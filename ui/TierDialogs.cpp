@@ -55,9 +55,7 @@ void TierDialog::revalidate()
     m_why = checkName(m_name->text().trimmed(), 40, m_taken, tr("tier"));
     if (m_why.isEmpty())
         m_why = m_levels->problem();
-    m_problem->setText(m_why);
-    m_problem->setVisible(!m_why.isEmpty());
-    m_buttons->button(QDialogButtonBox::Ok)->setEnabled(m_why.isEmpty());
+    showProblem(m_problem, m_buttons, m_why);
 }
 
 Core::Tier TierDialog::tier() const
@@ -117,9 +115,7 @@ void CustomerDialog::revalidate()
     for (const Core::Tier& t : m_tiers)
         if (t.name == c.tier)
             m_effective->setText(tr("In effect: %1").arg(TiersModel::describe(Core::effectiveLevels(t, c))));
-    m_problem->setText(m_why);
-    m_problem->setVisible(!m_why.isEmpty());
-    m_buttons->button(QDialogButtonBox::Ok)->setEnabled(m_why.isEmpty());
+    showProblem(m_problem, m_buttons, m_why);
 }
 
 Core::Customer CustomerDialog::customer() const

@@ -77,15 +77,9 @@ TrafficView::TrafficView(QWidget* parent)
         f.setPointSizeF(f.pointSizeF() * 2.0);
         f.setBold(true);
         m_tiles[i].value->setFont(f);
-        QPalette pal = m_tiles[i].value->palette();
-        pal.setColor(QPalette::WindowText, captions[i].second);
-        m_tiles[i].value->setPalette(pal);
+        Theme::setTextColor(m_tiles[i].value, captions[i].second);
         m_tiles[i].caption = new QLabel(captions[i].first);
-        m_tiles[i].caption->setPalette([&] {
-            QPalette p = m_tiles[i].caption->palette();
-            p.setColor(QPalette::WindowText, Theme::muted());
-            return p;
-        }());
+        Theme::setTextColor(m_tiles[i].caption, Theme::muted());
         v->addWidget(m_tiles[i].value);
         v->addWidget(m_tiles[i].caption);
         tiles->addWidget(box, 1);
@@ -175,15 +169,8 @@ TrafficView::TrafficView(QWidget* parent)
 
     m_explain = new QLabel;
     m_explain->setWordWrap(true);
-    m_explain->setPalette([&] {
-        QPalette p = m_explain->palette();
-        p.setColor(QPalette::WindowText, Theme::muted());
-        return p;
-    }());
-    m_explain->setText(tr("Allowed requests reached your site. Throttled ones were answered %1 with an exact Retry-After. "
-                          "Blocked ones came from an address on the blocklist (403). Hover a line for exact values; "
-                          "click a busy client to see its buckets.")
-                           .arg(QStringLiteral("429")));
+    Theme::setTextColor(m_explain, Theme::muted());
+    explainStatus(m_status);
     layout->addWidget(m_explain);
 }
 
@@ -207,6 +194,15 @@ void TrafficView::setRange(int index)
         b->setChecked(true);
     m_x->setFormat(Ranges[std::size_t(index)].secondsPerSlot >= 30 ? QStringLiteral("HH:mm") : QStringLiteral("HH:mm:ss"));
     redrawTraffic();
+}
+
+void TrafficView::explainStatus(int throttleStatus)
+{
+    m_status = throttleStatus;
+    m_explain->setText(tr("Allowed requests reached your site. Throttled ones were answered %1 with an exact Retry-After. "
+                          "Blocked ones came from an address on the blocklist (403). Hover a line for exact values; "
+                          "click a busy client to see its buckets.")
+                           .arg(throttleStatus));
 }
 
 int TrafficView::pointCount() const
@@ -241,13 +237,8 @@ void TrafficView::apply(const ConsoleSnapshot& s, bool visible)
     m_tiles[4].value->setText(QStringLiteral("%1 (%2)").arg(formatCount(s.counters.blocklistEntries + s.counters.automaticEntries))
                                   .arg(formatCount(s.counters.automaticEntries)));
     m_tiles[1].caption->setText(s.config && s.config->settings.dryRun ? tr("would be throttled / s (dry run)") : tr("throttled / s"));
-    if (s.config && s.config->settings.throttleStatus != m_status) {
-        m_status = s.config->settings.throttleStatus;
-        m_explain->setText(tr("Allowed requests reached your site. Throttled ones were answered %1 with an exact Retry-After. "
-                              "Blocked ones came from an address on the blocklist (403). Hover a line for exact values; "
-                              "click a busy client to see its buckets.")
-                               .arg(m_status));
-    }
+    if (s.config && s.config->settings.throttleStatus != m_status)
+        explainStatus(s.config->settings.throttleStatus);
     redrawTraffic();
     redrawTop(s);
 }

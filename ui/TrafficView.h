@@ -52,6 +52,7 @@ Q_SIGNALS:
     void clientClicked(const QString& address);
 
 private:
+    void explainStatus(int throttleStatus);  // the line under the charts names the status in force
     void redrawTraffic();
     void redrawTop(const ConsoleSnapshot& s);
     void showValuesAt(const QPointF& point);

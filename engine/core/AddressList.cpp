@@ -86,10 +86,7 @@ std::optional<ListSource> listSourceFromString(std::string_view text)
 AddressList::AddressList(std::vector<ListEntry> entries)
 {
     // Deduplicate by range, the last one wins, keeping the first position.
-    struct RangeHash {
-        std::size_t operator()(const Cidr& c) const { return hashAddress(c.address()) ^ std::size_t(c.prefix128()); }
-    };
-    std::unordered_map<Cidr, std::size_t, RangeHash> seen;
+    std::unordered_map<Cidr, std::size_t, CidrHash> seen;
     seen.reserve(entries.size());
     m_entries.reserve(entries.size());
     for (auto& e : entries) {

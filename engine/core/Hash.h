@@ -38,6 +38,16 @@ inline std::uint64_t hashAddress(const IpAddress& a)
     return hashWords(w[0], w[1]);
 }
 
+// For maps keyed by range (list entries by their address and prefix).
+struct CidrHash {
+    std::size_t operator()(const Cidr& c) const
+    {
+        std::uint64_t w[2];
+        std::memcpy(w, c.address().bytes().data(), sizeof w);
+        return std::size_t(hashWords(w[0], w[1], std::uint64_t(c.prefix128())));
+    }
+};
+
 // FNV-1a over the bytes, then mixed; for strings (customer ids, user keys, header values).
 inline std::uint64_t hashString(std::string_view s, std::uint64_t salt = 0)
 {
