@@ -15,6 +15,7 @@
 #include "RequestSamples.h"
 #include "Responses.h"
 #include "Rules.h"
+#include "Target.h"
 
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
@@ -560,8 +561,10 @@ private:
         const bool trustedPeer = m_trustedPeer;
         std::string_view target = d.view(d.target);
         std::string_view method = d.view(d.method);
-        if (trustedPeer) {
-            // nginx auth_request / Traefik ForwardAuth carry the original request in headers.
+        if (trustedPeer && !opts().upstream) {
+            // nginx auth_request / Traefik ForwardAuth carry the original
+            // request in headers. (Proxy mode forwards the request line, so
+            // it is what is decided on.)
             if (auto uri = d.header("X-Original-URI"); !uri.empty())
                 target = uri;
             else if (auto fwdUri = d.header("X-Forwarded-Uri"); !fwdUri.empty())
@@ -571,13 +574,20 @@ private:
             else if (auto fm = d.header("X-Forwarded-Method"); !fm.empty())
                 method = fm;
         }
+        // One spelling per resource before anything matches it (and proxy
+        // mode forwards exactly this).
+        if (!Core::normaliseTarget(target, m_target)) {
+            fail(400, m_target.reason);
+            return false;
+        }
+        if (m_target.absoluteForm)
+            useTargetAuthorityAsHost();
         m_xff = trustedPeer ? d.joined("X-Forwarded-For") : std::string();
         const std::string forwarded = trustedPeer ? d.joined("Forwarded") : std::string();
         const ClientIdentity id = resolveClient(m_peer, m_xff, forwarded, proxies);
         f.client = id.client;
-        const auto q = target.find('?');
-        f.path = target.substr(0, q);
-        f.query = q == std::string_view::npos ? std::string_view{} : target.substr(q + 1);
+        f.path = m_target.matchPath;
+        f.query = m_target.query();
         f.method = method;
         f.userAgent = d.header("User-Agent");
         f.cookieCount = std::uint32_t(countCookies(d));
@@ -616,6 +626,20 @@ private:
                 m_out += "HTTP/1.1 100 Continue\r\n\r\n";
         }
         return true;
+    }
+
+    // Absolute-form: the Host is the target's authority, whatever the Host
+    // header says (RFC 9112 §3.2.2); header rules see that one.
+    void useTargetAuthorityAsHost()
+    {
+        bool replaced = false;
+        for (auto& h : m_data.views)
+            if (Core::equalsIgnoreCase(h.name, "host")) {
+                h.value = m_target.authority;
+                replaced = true;
+            }
+        if (!replaced)
+            m_data.views.push_back({"Host", m_target.authority});
     }
 
     void respondDecision()
@@ -725,6 +749,7 @@ private:
     RequestData m_data;
     std::optional<RequestParser> m_parser;
     Core::RequestFacts m_facts;
+    Core::NormalisedTarget m_target;  // the request's target, as decided on and forwarded
     Core::Decision m_decision;
     std::string m_xff;
     std::string m_out;
@@ -776,7 +801,7 @@ void Session::startForward()
     r += d.view(d.method);
     r += ' ';
     r += up.basePath;
-    r += d.view(d.target);
+    r += m_target.target;
     r += " HTTP/1.1\r\n";
     std::string_view host;
     std::string_view proto;
@@ -784,8 +809,10 @@ void Session::startForward()
         const std::string_view name = d.view(n);
         if (isHopByHop(name) || Core::equalsIgnoreCase(name, "content-length") || listContainsToken(connection, name))
             continue;
-        if (Core::equalsIgnoreCase(name, "host"))
+        if (Core::equalsIgnoreCase(name, "host")) {
             host = d.view(v);
+            continue;
+        }
         if (Core::equalsIgnoreCase(name, "x-forwarded-for") || Core::equalsIgnoreCase(name, "x-forwarded-host"))
             continue;
         if (Core::equalsIgnoreCase(name, "x-forwarded-proto")) {
@@ -798,11 +825,13 @@ void Session::startForward()
         r += d.view(v);
         r += "\r\n";
     }
-    if (host.empty()) {
-        r += "Host: ";
-        r += up.host;
-        r += "\r\n";
-    }
+    // One Host: an absolute-form target's authority (RFC 9112 §3.2.2), else
+    // the client's, else the upstream's own name.
+    if (m_target.absoluteForm)
+        host = m_target.authority;
+    r += "Host: ";
+    r += host.empty() ? std::string_view(up.host) : host;
+    r += "\r\n";
     // The chain as a trusted proxy told it (only then), then the peer.
     r += "X-Forwarded-For: ";
     if (!m_xff.empty()) {

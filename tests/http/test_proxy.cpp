@@ -235,6 +235,55 @@ private Q_SLOTS:
         QCOMPARE(r->status, 201);
     }
 
+    void everySpellingIsForwardedNormalisedAndMeetsTheCooldown()
+    {
+        TestUpstream up;
+        up.setReply({201, "Created", "", "ok", 0});
+        Proxy p(up.port());
+        auto post = [](const std::string& target, const std::string& user) {
+            return "POST " + target + " HTTP/1.1\r\nHost: h\r\nX-User-Id: " + user + "\r\nContent-Length: 2\r\n\r\nhi";
+        };
+        // What the upstream receives: the normalised target (trailing slash
+        // and parameters are the application's business), under the base path.
+        const std::string forwarded[] = {"/app/comments", "/app/comments", "/app/comments/", "/app/comments", "/app/comments",
+                                         "/app/comments;jsessionid=1"};
+        int source = 10;
+        for (std::size_t i = 0; i < std::size(bypassSpellings); ++i) {
+            const std::string from = "127.0.0." + std::to_string(source++);
+            auto r = fetch(p.port(), post(bypassSpellings[i], "user" + std::to_string(i)), 3000, from.c_str());
+            QVERIFY2(r && r->status == 201, bypassSpellings[i].c_str());
+            const std::string got = up.requests().back();
+            QVERIFY2(got.starts_with("POST " + forwarded[i] + " HTTP/1.1\r\n"), got.c_str());
+            // Absolute-form: the Host is the target's (RFC 9112 §3.2.2).
+            QVERIFY2(contains(got, i == 0 ? "\r\nHost: 127.0.0.1\r\n" : "\r\nHost: h\r\n"), got.c_str());
+            QVERIFY2(!contains(got, "\r\nHost: h\r\n") || i != 0, got.c_str());
+        }
+        // carol's comment succeeds and starts her cooldown; no spelling gets past it.
+        auto r = fetch(p.port(), post("/comments", "carol"), 3000, "127.0.0.2");
+        QVERIFY(r);
+        QCOMPARE(r->status, 201);
+        const auto before = up.requests().size();
+        for (const std::string& spelling : bypassSpellings) {
+            const std::string from = "127.0.0." + std::to_string(source++);
+            r = fetch(p.port(), post(spelling, "carol"), 3000, from.c_str());
+            QVERIFY2(r, spelling.c_str());
+            QVERIFY2(r->status == 429, (spelling + " got " + std::to_string(r->status)).c_str());
+        }
+        QCOMPARE(up.requests().size(), before);  // none of them reached the upstream
+    }
+
+    void malformedTargetsAreRefusedNotForwarded()
+    {
+        TestUpstream up;
+        Proxy p(up.port());
+        for (const char* target : {"/a%zz", "/a%00", "/a%4", "/a#frag", "abc", "http://user@h/a", "ftp://h/a"}) {
+            auto r = fetch(p.port(), std::string("GET ") + target + " HTTP/1.1\r\nHost: h\r\n\r\n");
+            QVERIFY2(r, target);
+            QVERIFY2(r->status == 400, (std::string(target) + " got " + std::to_string(r->status)).c_str());
+        }
+        QVERIFY(up.requests().empty());
+    }
+
     void headRequestsGetNoBody()
     {
         TestUpstream up;
