@@ -123,6 +123,14 @@ bool fail(NormalisedTarget& out, TargetProblem problem, const char* reason)
 
 } // namespace
 
+bool isValidAuthority(std::string_view authority)
+{
+    for (char c : authority)
+        if (!isAuthorityChar(static_cast<unsigned char>(c)))
+            return false;
+    return true;
+}
+
 bool normaliseTarget(std::string_view raw, NormalisedTarget& out)
 {
     out.target.clear();
@@ -159,9 +167,8 @@ bool normaliseTarget(std::string_view raw, NormalisedTarget& out)
             return fail(out, TargetProblem::Malformed, "an absolute request target without a host");
         if (authority.find('@') != std::string_view::npos)
             return fail(out, TargetProblem::Malformed, "user information (user@) in the request target");
-        for (char c : authority)
-            if (!isAuthorityChar(static_cast<unsigned char>(c)))
-                return fail(out, TargetProblem::Malformed, "a character that cannot be in a host in the request target");
+        if (!isValidAuthority(authority))
+            return fail(out, TargetProblem::Malformed, "a character that cannot be in a host in the request target");
         out.authority.assign(authority);
         out.absoluteForm = true;
     }

@@ -59,4 +59,9 @@ struct NormalisedTarget {
 // Returns out.ok().
 bool normaliseTarget(std::string_view raw, NormalisedTarget& out);
 
+// A Host header value or an absolute-form authority: uri-host [":" port]
+// characters only (no user information, no spaces, no slashes). Empty is
+// valid (RFC 9110 §7.2: a target without an authority).
+bool isValidAuthority(std::string_view authority);
+
 } // namespace Floodgate::Core

@@ -22,7 +22,16 @@ private Q_SLOTS:
     void isIdempotent_data() { normalises_data(); }
     void isIdempotent();
     void reusesItsStorage();
+    void authorities();
 };
+
+void TestTarget::authorities()
+{
+    for (const char* good : {"", "h", "shop.example:8080", "[2001:db8::1]:443", "127.0.0.1", "xn--bcher-kva.example", "a_b.example"})
+        QVERIFY2(isValidAuthority(good), good);
+    for (const char* bad : {"a b", "a/b", "u@h", "h\\x", "h\"", "h<", "h\t", "h?q", "h#f"})
+        QVERIFY2(!isValidAuthority(bad), bad);
+}
 
 void TestTarget::normalises_data()
 {

@@ -286,6 +286,10 @@ private Q_SLOTS:
         QTest::newRow("encoded NUL") << QByteArray("GET /a%00b HTTP/1.1\r\nHost: t\r\n\r\n") << 400;
         QTest::newRow("fragment in the target") << QByteArray("GET /a#b HTTP/1.1\r\nHost: t\r\n\r\n") << 400;
         QTest::newRow("target without a slash") << QByteArray("GET abc HTTP/1.1\r\nHost: t\r\n\r\n") << 400;
+        QTest::newRow("HTTP/1.1 without Host") << QByteArray("GET / HTTP/1.1\r\n\r\n") << 400;
+        QTest::newRow("two Hosts") << QByteArray("GET / HTTP/1.1\r\nHost: t\r\nHost: u\r\n\r\n") << 400;
+        QTest::newRow("folded header") << QByteArray("GET / HTTP/1.1\r\nHost: t\r\nX-A: 1\r\n\t2\r\n\r\n") << 400;
+        QTest::newRow("CONNECT") << QByteArray("CONNECT t:443 HTTP/1.1\r\nHost: t:443\r\n\r\n") << 501;
     }
     void hostileInputGetsItsStatusAndTheListenerKeepsServing()
     {
