@@ -1108,8 +1108,16 @@ void Session::relayUpstream()
     }
     if (m_decision.rateLimitHeadersOnAllowed)
         appendRateLimitHeaders(o, m_decision);
+    const bool head = Core::equalsIgnoreCase(m_data.view(m_data.method), "HEAD");
     const bool noBody = status / 100 == 1 || status == 204 || status == 304;
-    if (!noBody) {
+    if (head || status == 304) {
+        // No body follows, but the length is the one a GET would have (RFC 9110 §9.3.2, §15.4.5).
+        if (const auto length = res[http::field::content_length]; !length.empty() && status != 204 && status / 100 != 1) {
+            o += "Content-Length: ";
+            o += std::string_view(length.data(), length.size());
+            o += "\r\n";
+        }
+    } else if (!noBody) {
         o += "Content-Length: ";
         o += std::to_string(res.body().size());
         o += "\r\n";
@@ -1119,7 +1127,7 @@ void Session::relayUpstream()
     else if (m_data.version < 11)
         o += "Connection: keep-alive\r\n";
     o += "\r\n";
-    if (!Core::equalsIgnoreCase(m_data.view(m_data.method), "HEAD"))
+    if (!head)
         o += res.body();
     // Keep the upstream connection for the next request when it allows.
     if (res.keep_alive() && m_thread.idleUpstream.size() < opts().upstreamPoolPerThread && m_upstreamBuffer.size() == 0)

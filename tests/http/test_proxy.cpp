@@ -400,6 +400,9 @@ private Q_SLOTS:
         auto r = c.read(3000, true);
         QVERIFY(r);
         QCOMPARE(r->status, 200);
+        // The length a GET would get (RFC 9110 §9.3.2), not the empty body's.
+        QCOMPARE(QString::fromStdString(r->header("content-length")), QStringLiteral("19"));
+        QVERIFY(c.pending().empty());  // and no body bytes behind the header
         QVERIFY(c.send(get("/next")));
         r = c.read();
         QVERIFY(r);
