@@ -15,12 +15,14 @@
 #include "RequestSamples.h"
 #include "Responses.h"
 #include "Rules.h"
+#include "Target.h"
 
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <chrono>
 #include <future>
@@ -91,6 +93,47 @@ bool listContainsToken(std::string_view list, std::string_view token)
     return false;
 }
 
+// Headers an upstream may take as the truth about the client or the original
+// request. Floodgate writes the first kind itself (from what a trusted proxy
+// said, and the peer); the second passes only from a trusted proxy.
+enum class Forwarding { Other, Written, TrustedOnly };
+
+Forwarding forwardingHeader(std::string_view name)
+{
+    static constexpr std::string_view WRITTEN[] = {"x-forwarded-for", "x-forwarded-proto", "x-forwarded-host", "x-real-ip", "forwarded"};
+    static constexpr std::string_view TRUSTED_ONLY[] = {"x-client-ip",    "true-client-ip",    "cf-connecting-ip", "x-cluster-client-ip",
+                                                        "fastly-client-ip", "x-original-uri", "x-original-url",   "x-original-method",
+                                                        "x-rewrite-url"};
+    for (auto w : WRITTEN)
+        if (Core::equalsIgnoreCase(name, w))
+            return Forwarding::Written;
+    if (name.size() > 12 && Core::equalsIgnoreCase(name.substr(0, 12), "x-forwarded-"))
+        return Forwarding::TrustedOnly;  // -port, -prefix, -server, -ssl, -uri, -method...
+    for (auto t : TRUSTED_ONLY)
+        if (Core::equalsIgnoreCase(name, t))
+            return Forwarding::TrustedOnly;
+    return Forwarding::Other;
+}
+
+// A Forwarded parameter value: a token as it is, anything else quoted.
+void appendForwardedValue(std::string& out, std::string_view v)
+{
+    const bool token = !v.empty() && std::all_of(v.begin(), v.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+    });
+    if (token) {
+        out += v;
+        return;
+    }
+    out += '"';
+    for (char c : v) {
+        if (c == '"' || c == '\\')
+            out += '\\';
+        out += c;
+    }
+    out += '"';
+}
+
 // ---- the request -----------------------------------------------------------
 
 // Everything one request needs after parsing, in storage reused across the
@@ -107,12 +150,15 @@ struct RequestData {
     unsigned version = 11;
     int contentLengthCount = 0;
     int transferEncodingCount = 0;
+    int hostCount = 0;
     Span transferEncoding;
+    Span host;
     int rejectStatus = 0;  // set by our own checks: 400, 431, 501
     std::string rejectReason;
     std::string body;
     bool keepBody = false;
     std::size_t maxFields = 100;
+    std::size_t headerLimit = 8 * 1024;
 
     void clear()
     {
@@ -120,8 +166,8 @@ struct RequestData {
         fields.clear();
         views.clear();
         version = 11;
-        contentLengthCount = transferEncodingCount = 0;
-        transferEncoding = {};
+        contentLengthCount = transferEncodingCount = hostCount = 0;
+        transferEncoding = host = {};
         rejectStatus = 0;
         rejectReason.clear();
         body.clear();
@@ -181,7 +227,19 @@ private:
             ec = http::error::header_limit;
             return;
         }
+        const std::string_view n(name.data(), name.size());
         const std::string_view v(value.data(), value.size());
+        if (isFolded(n, v)) {
+            m_data.rejectStatus = 400;
+            m_data.rejectReason = "obsolete line folding: a header continued on the next line";
+            ec = http::error::bad_value;
+            return;
+        }
+        // nginx's underscores_in_headers off: "Transfer_Encoding" and
+        // "X_User_Id" become the same CGI variable as their dashed twins
+        // behind many frameworks; nothing here or upstream sees them.
+        if (n.find('_') != std::string_view::npos)
+            return;
         // Request smuggling: Beast 1.74 merges identical Content-Length
         // headers and lets "Transfer-Encoding: gzip" pass beside a
         // Content-Length; count them and judge the whole header at its end.
@@ -190,9 +248,26 @@ private:
         if (f == http::field::transfer_encoding) {
             ++m_data.transferEncodingCount;
             m_data.transferEncoding = m_data.keep(v);
-            m_data.storage.size();
         }
-        m_data.fields.emplace_back(m_data.keep(std::string_view(name.data(), name.size())), m_data.keep(v));
+        const RequestData::Span nameSpan = m_data.keep(n);
+        const RequestData::Span valueSpan = m_data.keep(v);
+        m_data.fields.emplace_back(nameSpan, valueSpan);
+        if (f == http::field::host) {
+            ++m_data.hostCount;
+            m_data.host = valueSpan;
+        }
+    }
+    // Beast joins a folded value (RFC 9112 §5.2 obs-fold) in a buffer of its
+    // own, or, when the first line was empty, hands over the text after the
+    // fold: either way the value does not follow the name on its line.
+    bool isFolded(std::string_view name, std::string_view value) const
+    {
+        const auto nameEnd = reinterpret_cast<std::uintptr_t>(name.data() + name.size());
+        const auto valueStart = reinterpret_cast<std::uintptr_t>(value.data());
+        if (valueStart < nameEnd || valueStart - nameEnd > m_data.headerLimit)
+            return true;
+        const std::string_view gap(name.data() + name.size(), valueStart - nameEnd);
+        return gap.find_first_of("\r\n") != std::string_view::npos;
     }
     void on_header_impl(error_code& ec) override
     {
@@ -201,6 +276,16 @@ private:
             m_data.rejectReason = why;
             ec = http::error::bad_transfer_encoding;
         };
+        // RFC 9112 §3.2: one Host, with a valid value, in every HTTP/1.1 request.
+        if (m_data.hostCount > 1)
+            return reject(400, "more than one Host header");
+        if (m_data.hostCount == 0 && m_data.version >= 11)
+            return reject(400, "an HTTP/1.1 request without a Host header");
+        if (m_data.hostCount == 1 && !Core::isValidAuthority(m_data.view(m_data.host)))
+            return reject(400, "the Host header is not a host name or address");
+        // A reverse proxy opens no tunnels: no resource here supports CONNECT.
+        if (m_data.view(m_data.method) == "CONNECT")
+            return reject(501, "CONNECT is not supported: Floodgate is not a forward proxy");
         if (m_data.contentLengthCount > 1)
             return reject(400, "more than one Content-Length header");
         if (m_data.transferEncodingCount > 0) {
@@ -326,6 +411,9 @@ std::optional<UpstreamUrl> UpstreamUrl::parse(std::string_view url, std::string*
             return fail("the upstream port \"" + std::string(portText) + "\" is not a port number");
         u.port = std::uint16_t(p);
     }
+    u.hostHeader = u.host.find(':') != std::string::npos ? "[" + u.host + "]" : u.host;
+    if (u.port != 80)
+        u.hostHeader += ":" + std::to_string(u.port);
     return u;
 }
 
@@ -399,6 +487,7 @@ public:
         m_peer = ec ? Core::IpAddress() : toIp(ep.address());
         m_socket.set_option(tcp::no_delay(true), ec);
         m_data.maxFields = listener.options.maxHeaderFields;
+        m_data.headerLimit = listener.options.headerLimitBytes;
         m_data.keepBody = listener.options.upstream.has_value();
     }
 
@@ -560,8 +649,10 @@ private:
         const bool trustedPeer = m_trustedPeer;
         std::string_view target = d.view(d.target);
         std::string_view method = d.view(d.method);
-        if (trustedPeer) {
-            // nginx auth_request / Traefik ForwardAuth carry the original request in headers.
+        if (trustedPeer && !opts().upstream) {
+            // nginx auth_request / Traefik ForwardAuth carry the original
+            // request in headers. (Proxy mode forwards the request line, so
+            // it is what is decided on.)
             if (auto uri = d.header("X-Original-URI"); !uri.empty())
                 target = uri;
             else if (auto fwdUri = d.header("X-Forwarded-Uri"); !fwdUri.empty())
@@ -571,13 +662,20 @@ private:
             else if (auto fm = d.header("X-Forwarded-Method"); !fm.empty())
                 method = fm;
         }
+        // One spelling per resource before anything matches it (and proxy
+        // mode forwards exactly this).
+        if (!Core::normaliseTarget(target, m_target)) {
+            fail(400, m_target.reason);
+            return false;
+        }
+        if (m_target.absoluteForm)
+            useTargetAuthorityAsHost();
         m_xff = trustedPeer ? d.joined("X-Forwarded-For") : std::string();
-        const std::string forwarded = trustedPeer ? d.joined("Forwarded") : std::string();
-        const ClientIdentity id = resolveClient(m_peer, m_xff, forwarded, proxies);
+        m_forwarded = trustedPeer ? d.joined("Forwarded") : std::string();
+        const ClientIdentity id = resolveClient(m_peer, m_xff, m_forwarded, proxies);
         f.client = id.client;
-        const auto q = target.find('?');
-        f.path = target.substr(0, q);
-        f.query = q == std::string_view::npos ? std::string_view{} : target.substr(q + 1);
+        f.path = m_target.matchPath;
+        f.query = m_target.query();
         f.method = method;
         f.userAgent = d.header("User-Agent");
         f.cookieCount = std::uint32_t(countCookies(d));
@@ -616,6 +714,20 @@ private:
                 m_out += "HTTP/1.1 100 Continue\r\n\r\n";
         }
         return true;
+    }
+
+    // Absolute-form: the Host is the target's authority, whatever the Host
+    // header says (RFC 9112 §3.2.2); header rules see that one.
+    void useTargetAuthorityAsHost()
+    {
+        bool replaced = false;
+        for (auto& h : m_data.views)
+            if (Core::equalsIgnoreCase(h.name, "host")) {
+                h.value = m_target.authority;
+                replaced = true;
+            }
+        if (!replaced)
+            m_data.views.push_back({"Host", m_target.authority});
     }
 
     void respondDecision()
@@ -711,6 +823,7 @@ private:
     // ---- proxy mode ------------------------------------------------------------
 
     void startForward();
+    void appendForwardingHeaders(std::string& r, std::string_view host, std::string_view forwardedHost, std::string_view proto);
     void sendUpstream(bool reused);
     void onUpstreamResponse(error_code ec, bool reused);
     void upstreamFailed(int status, const char* why);
@@ -725,8 +838,10 @@ private:
     RequestData m_data;
     std::optional<RequestParser> m_parser;
     Core::RequestFacts m_facts;
+    Core::NormalisedTarget m_target;  // the request's target, as decided on and forwarded
     Core::Decision m_decision;
-    std::string m_xff;
+    std::string m_xff;        // X-Forwarded-For as a trusted proxy sent it (empty from anyone else)
+    std::string m_forwarded;  // Forwarded, likewise
     std::string m_out;
     std::string m_writeBuffer;
     std::list<Session*>::iterator m_self;
@@ -750,6 +865,58 @@ private:
     std::optional<http::response_parser<http::string_body>> m_upstreamParser;
     bool m_upstreamTimedOut = false;
 };
+
+// What the upstream may believe about the client and the original request.
+// Every forwarding header from the client is dropped (a trusted proxy's
+// chain is carried into the new ones): X-Forwarded-For, X-Forwarded-Proto,
+// X-Forwarded-Host, X-Real-IP and Forwarded are written from the peer and
+// the resolved client.
+void Session::appendForwardingHeaders(std::string& r, std::string_view host, std::string_view forwardedHost, std::string_view proto)
+{
+    if (proto.empty())
+        proto = "http";
+    const std::string peer = m_peer.toString();
+    // The chain as a trusted proxy told it (only then), then the peer.
+    r += "X-Forwarded-For: ";
+    if (!m_xff.empty()) {
+        r += m_xff;
+        r += ", ";
+    }
+    r += peer;
+    r += "\r\nX-Forwarded-Proto: ";
+    r += proto;
+    r += "\r\n";
+    if (forwardedHost.empty())
+        forwardedHost = host;
+    if (!forwardedHost.empty()) {
+        r += "X-Forwarded-Host: ";
+        r += forwardedHost;
+        r += "\r\n";
+    }
+    r += "X-Real-IP: ";
+    r += m_facts.client.toString();
+    r += "\r\nForwarded: ";
+    if (!m_forwarded.empty()) {
+        r += m_forwarded;
+        r += ", ";
+    }
+    // RFC 7239: an IPv6 node is bracketed and quoted.
+    r += "for=";
+    if (peer.find(':') != std::string::npos) {
+        r += "\"[";
+        r += peer;
+        r += "]\"";
+    } else {
+        r += peer;
+    }
+    if (!host.empty()) {
+        r += ";host=";
+        appendForwardedValue(r, host);
+    }
+    r += ";proto=";
+    appendForwardedValue(r, proto);
+    r += "\r\n";
+}
 
 void Session::upstreamTimedOut()
 {
@@ -776,48 +943,43 @@ void Session::startForward()
     r += d.view(d.method);
     r += ' ';
     r += up.basePath;
-    r += d.view(d.target);
+    r += m_target.target;
     r += " HTTP/1.1\r\n";
     std::string_view host;
     std::string_view proto;
+    std::string_view forwardedHost;
     for (const auto& [n, v] : d.fields) {
         const std::string_view name = d.view(n);
         if (isHopByHop(name) || Core::equalsIgnoreCase(name, "content-length") || listContainsToken(connection, name))
             continue;
-        if (Core::equalsIgnoreCase(name, "host"))
+        if (Core::equalsIgnoreCase(name, "host")) {
             host = d.view(v);
-        if (Core::equalsIgnoreCase(name, "x-forwarded-for") || Core::equalsIgnoreCase(name, "x-forwarded-host"))
-            continue;
-        if (Core::equalsIgnoreCase(name, "x-forwarded-proto")) {
-            if (m_trustedPeer)
-                proto = d.view(v);
             continue;
         }
+        const Forwarding kind = forwardingHeader(name);
+        if (kind == Forwarding::Written) {
+            // Written below; what a trusted proxy said about the scheme and host is kept.
+            if (m_trustedPeer && Core::equalsIgnoreCase(name, "x-forwarded-proto"))
+                proto = trimView(d.view(v));
+            if (m_trustedPeer && Core::equalsIgnoreCase(name, "x-forwarded-host"))
+                forwardedHost = trimView(d.view(v));
+            continue;
+        }
+        if (kind == Forwarding::TrustedOnly && !m_trustedPeer)
+            continue;
         r += name;
         r += ": ";
         r += d.view(v);
         r += "\r\n";
     }
-    if (host.empty()) {
-        r += "Host: ";
-        r += up.host;
-        r += "\r\n";
-    }
-    // The chain as a trusted proxy told it (only then), then the peer.
-    r += "X-Forwarded-For: ";
-    if (!m_xff.empty()) {
-        r += m_xff;
-        r += ", ";
-    }
-    r += m_peer.toString();
-    r += "\r\nX-Forwarded-Proto: ";
-    r += proto.empty() ? std::string_view("http") : proto;
+    // One Host: an absolute-form target's authority (RFC 9112 §3.2.2), else
+    // the client's, else the upstream's own name.
+    if (m_target.absoluteForm)
+        host = m_target.authority;
+    r += "Host: ";
+    r += host.empty() ? std::string_view(up.hostHeader) : host;
     r += "\r\n";
-    if (!host.empty()) {
-        r += "X-Forwarded-Host: ";
-        r += host;
-        r += "\r\n";
-    }
+    appendForwardingHeaders(r, host, forwardedHost, proto);
     if (!d.body.empty() || !Core::equalsIgnoreCase(d.view(d.method), "GET")) {
         r += "Content-Length: ";
         r += std::to_string(d.body.size());
@@ -946,8 +1108,16 @@ void Session::relayUpstream()
     }
     if (m_decision.rateLimitHeadersOnAllowed)
         appendRateLimitHeaders(o, m_decision);
+    const bool head = Core::equalsIgnoreCase(m_data.view(m_data.method), "HEAD");
     const bool noBody = status / 100 == 1 || status == 204 || status == 304;
-    if (!noBody) {
+    if (head || status == 304) {
+        // No body follows, but the length is the one a GET would have (RFC 9110 §9.3.2, §15.4.5).
+        if (const auto length = res[http::field::content_length]; !length.empty() && status != 204 && status / 100 != 1) {
+            o += "Content-Length: ";
+            o += std::string_view(length.data(), length.size());
+            o += "\r\n";
+        }
+    } else if (!noBody) {
         o += "Content-Length: ";
         o += std::to_string(res.body().size());
         o += "\r\n";
@@ -957,7 +1127,7 @@ void Session::relayUpstream()
     else if (m_data.version < 11)
         o += "Connection: keep-alive\r\n";
     o += "\r\n";
-    if (!Core::equalsIgnoreCase(m_data.view(m_data.method), "HEAD"))
+    if (!head)
         o += res.body();
     // Keep the upstream connection for the next request when it allows.
     if (res.keep_alive() && m_thread.idleUpstream.size() < opts().upstreamPoolPerThread && m_upstreamBuffer.size() == 0)

@@ -29,6 +29,7 @@ struct UpstreamUrl {
     std::uint16_t port = 80;
     std::string basePath;  // prefix added to every forwarded target ("" or "/app")
     std::string text;      // as given: "http://127.0.0.1:3000"
+    std::string hostHeader;  // "127.0.0.1:3000", "[::1]:8081": the Host of a request that named none
     // Parses "http://host[:port][/path]"; https is refused with a reason.
     static std::optional<UpstreamUrl> parse(std::string_view url, std::string* why);
 };

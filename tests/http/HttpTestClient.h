@@ -191,6 +191,12 @@ inline std::string withBody(const std::string& method, const std::string& target
         + extraHeaders + "\r\n" + body;
 }
 
+// Spellings of "/comments" that once slipped past rules for "/comments"
+// (absolute-form, doubled slash, trailing slash, an escaped unreserved
+// character, a dot segment, a path parameter).
+inline const std::string bypassSpellings[] = {"http://127.0.0.1/comments", "//comments", "/comments/",
+                                              "/%63omments", "/./comments", "/comments;jsessionid=1"};
+
 // One request on a fresh connection.
 inline std::optional<Response> fetch(std::uint16_t port, const std::string& request, int timeoutMs = 3000, const char* source = nullptr)
 {

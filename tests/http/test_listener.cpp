@@ -204,6 +204,62 @@ private Q_SLOTS:
         }
     }
 
+    void everySpellingOfAPathMeetsItsCooldown()
+    {
+        // POST /comments has a 30 s cooldown per X-User-Id; decision mode
+        // starts it on the allowed request. Each spelling comes from an
+        // address of its own so only the cooldown can refuse it.
+        Server s(noEscalation());
+        auto post = [](const std::string& target) {
+            return "POST " + target + " HTTP/1.1\r\nHost: h\r\nX-User-Id: carol\r\nContent-Length: 0\r\n\r\n";
+        };
+        auto r = fetch(s.port(), post("/comments"), 3000, "127.0.0.2");
+        QVERIFY(r);
+        QCOMPARE(r->status, 200);
+        int source = 10;
+        for (const std::string& spelling : bypassSpellings) {
+            const std::string from = "127.0.0." + std::to_string(source++);
+            r = fetch(s.port(), post(spelling), 3000, from.c_str());
+            QVERIFY2(r, spelling.c_str());
+            QVERIFY2(r->status == 429, (spelling + " got " + std::to_string(r->status)).c_str());
+            QCOMPARE(QString::fromStdString(r->header("ratelimit-policy")), QStringLiteral("\"cooldown:comments\";q=1;w=30"));
+        }
+        // Paths that only look alike are other actions.
+        for (const std::string other : {"/comments2", "/comment", "/comments%2F", "/x/comments"}) {
+            const std::string from = "127.0.0." + std::to_string(source++);
+            r = fetch(s.port(), post(other), 3000, from.c_str());
+            QVERIFY2(r && r->status == 200, other.c_str());
+        }
+    }
+
+    void everySpellingInAnOriginalUriMeetsItsCooldown()
+    {
+        Http::ListenerOptions o;
+        o.trustedProxies = Http::TrustedProxies({*Core::Cidr::parse("127.0.0.1")});
+        Server s(noEscalation(), o);
+        int client = 10;
+        auto ask = [&](const std::string& header, const std::string& target) {
+            const std::string xff = "X-Forwarded-For: 203.0.113." + std::to_string(client++) + "\r\n";
+            return fetch(s.port(), get("/_auth", header + ": " + target + "\r\nX-Original-Method: POST\r\nX-Forwarded-Method: POST\r\n"
+                                                     "X-User-Id: carol\r\n" + xff));
+        };
+        auto r = ask("X-Original-URI", "/comments");
+        QVERIFY(r);
+        QCOMPARE(r->status, 200);
+        for (const char* header : {"X-Original-URI", "X-Forwarded-Uri"}) {
+            for (const std::string& spelling : bypassSpellings) {
+                r = ask(header, spelling);
+                QVERIFY2(r, spelling.c_str());
+                QVERIFY2(r->status == 429, (std::string(header) + ": " + spelling + " got " + std::to_string(r->status)).c_str());
+            }
+        }
+        // A malformed original target is the proxy's bad request.
+        r = ask("X-Original-URI", "/comments%zz");
+        QVERIFY(r);
+        QCOMPARE(r->status, 400);
+        QVERIFY2(r->body.find("percent-escape") != std::string::npos, r->body.c_str());
+    }
+
     void hostileInputGetsItsStatusAndTheListenerKeepsServing_data()
     {
         QTest::addColumn<QByteArray>("request");
@@ -226,6 +282,14 @@ private Q_SLOTS:
         QTest::newRow("body over the limit") << QByteArray("POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 2000\r\n\r\n") << 413;
         QTest::newRow("garbage") << QByteArray("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03 hello\r\n\r\n") << 400;
         QTest::newRow("bad request line") << QByteArray("GET\r\n\r\n") << 400;
+        QTest::newRow("malformed percent-escape") << QByteArray("GET /a%zz HTTP/1.1\r\nHost: t\r\n\r\n") << 400;
+        QTest::newRow("encoded NUL") << QByteArray("GET /a%00b HTTP/1.1\r\nHost: t\r\n\r\n") << 400;
+        QTest::newRow("fragment in the target") << QByteArray("GET /a#b HTTP/1.1\r\nHost: t\r\n\r\n") << 400;
+        QTest::newRow("target without a slash") << QByteArray("GET abc HTTP/1.1\r\nHost: t\r\n\r\n") << 400;
+        QTest::newRow("HTTP/1.1 without Host") << QByteArray("GET / HTTP/1.1\r\n\r\n") << 400;
+        QTest::newRow("two Hosts") << QByteArray("GET / HTTP/1.1\r\nHost: t\r\nHost: u\r\n\r\n") << 400;
+        QTest::newRow("folded header") << QByteArray("GET / HTTP/1.1\r\nHost: t\r\nX-A: 1\r\n\t2\r\n\r\n") << 400;
+        QTest::newRow("CONNECT") << QByteArray("CONNECT t:443 HTTP/1.1\r\nHost: t:443\r\n\r\n") << 501;
     }
     void hostileInputGetsItsStatusAndTheListenerKeepsServing()
     {

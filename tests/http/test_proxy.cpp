@@ -157,6 +157,113 @@ private Q_SLOTS:
         QVERIFY2(!contains(reqs[0], "6.6.6.6"), reqs[0].c_str());
     }
 
+    void forwardingHeadersFromAnUntrustedClientAreAllReplaced()
+    {
+        TestUpstream up;
+        Proxy p(up.port());
+        auto r = fetch(p.port(), "GET /x HTTP/1.1\r\nHost: shop.example\r\nForwarded: for=6.6.6.6;proto=https\r\nX-Real-IP: 6.6.6.6\r\n"
+                                 "X-Forwarded-Host: evil.example\r\nX-Forwarded-Port: 6666\r\nX-Forwarded-Prefix: /evil\r\n"
+                                 "True-Client-IP: 6.6.6.6\r\nX-Client-IP: 6.6.6.6\r\nX-Original-URL: /evil\r\nX-Rewrite-URL: /evil\r\n\r\n");
+        QVERIFY(r);
+        QCOMPARE(r->status, 200);
+        const auto reqs = up.requests();
+        QCOMPARE(int(reqs.size()), 1);
+        const std::string& got = reqs[0];
+        QVERIFY2(!contains(got, "6.6.6.6") && !contains(got, "evil") && !contains(got, "6666"), got.c_str());
+        QVERIFY2(contains(got, "\r\nX-Forwarded-For: 127.0.0.1\r\n"), got.c_str());
+        QVERIFY2(contains(got, "\r\nX-Real-IP: 127.0.0.1\r\n"), got.c_str());
+        QVERIFY2(contains(got, "\r\nX-Forwarded-Host: shop.example\r\n"), got.c_str());
+        QVERIFY2(contains(got, "\r\nX-Forwarded-Proto: http\r\n"), got.c_str());
+        QVERIFY2(contains(got, "\r\nForwarded: for=127.0.0.1;host=shop.example;proto=http\r\n"), got.c_str());
+    }
+
+    void aTrustedProxysChainIsCarriedOn()
+    {
+        TestUpstream up;
+        Http::ListenerOptions o;
+        o.trustedProxies = Http::TrustedProxies({*Core::Cidr::parse("127.0.0.1")});
+        Proxy p(up.port(), o);
+        auto r = fetch(p.port(), "GET /x HTTP/1.1\r\nHost: backend:8080\r\nX-Forwarded-For: 203.0.113.9\r\n"
+                                 "Forwarded: for=203.0.113.9;proto=https\r\nX-Forwarded-Proto: https\r\n"
+                                 "X-Forwarded-Host: www.example\r\nX-Forwarded-Prefix: /shop\r\nX-Real-IP: 10.9.9.9\r\n\r\n");
+        QVERIFY(r);
+        QCOMPARE(r->status, 200);
+        const std::string got = up.requests().at(0);
+        QVERIFY2(contains(got, "\r\nX-Forwarded-For: 203.0.113.9, 127.0.0.1\r\n"), got.c_str());
+        QVERIFY2(contains(got, "\r\nX-Real-IP: 203.0.113.9\r\n"), got.c_str());  // the resolved client, not what was sent
+        QVERIFY2(!contains(got, "10.9.9.9"), got.c_str());
+        QVERIFY2(contains(got, "\r\nX-Forwarded-Proto: https\r\n"), got.c_str());
+        QVERIFY2(contains(got, "\r\nX-Forwarded-Host: www.example\r\n"), got.c_str());
+        QVERIFY2(contains(got, "\r\nX-Forwarded-Prefix: /shop\r\n"), got.c_str());
+        QVERIFY2(contains(got, "\r\nForwarded: for=203.0.113.9;proto=https, for=127.0.0.1;host=\"backend:8080\";proto=https\r\n"),
+                 got.c_str());
+    }
+
+    void requestsHttpSaysToRefuseAreNotForwarded_data()
+    {
+        QTest::addColumn<QByteArray>("request");
+        QTest::addColumn<int>("status");
+        QTest::newRow("no Host") << QByteArray("GET / HTTP/1.1\r\nX-A: 1\r\n\r\n") << 400;
+        QTest::newRow("two Hosts") << QByteArray("GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n") << 400;
+        QTest::newRow("two equal Hosts") << QByteArray("GET / HTTP/1.1\r\nHost: a\r\nHost: a\r\n\r\n") << 400;
+        QTest::newRow("folded Host") << QByteArray("GET / HTTP/1.1\r\nHost: a\r\n b\r\n\r\n") << 400;
+        QTest::newRow("folded Host, empty first line") << QByteArray("GET / HTTP/1.1\r\nHost:\r\n\ta\r\n\r\n") << 400;
+        QTest::newRow("folded other header") << QByteArray("GET / HTTP/1.1\r\nHost: a\r\nX-A: 1\r\n 2\r\n\r\n") << 400;
+        QTest::newRow("Host with a space") << QByteArray("GET / HTTP/1.1\r\nHost: a b\r\n\r\n") << 400;
+        QTest::newRow("Host with a path") << QByteArray("GET / HTTP/1.1\r\nHost: a/b\r\n\r\n") << 400;
+        QTest::newRow("Host with user information") << QByteArray("GET / HTTP/1.1\r\nHost: u@a\r\n\r\n") << 400;
+        QTest::newRow("absolute-form still needs a Host") << QByteArray("GET http://a/ HTTP/1.1\r\n\r\n") << 400;
+        QTest::newRow("CONNECT") << QByteArray("CONNECT a:443 HTTP/1.1\r\nHost: a:443\r\n\r\n") << 501;
+        QTest::newRow("OPTIONS *") << QByteArray("OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n") << 400;
+        QTest::newRow("authority-form with GET") << QByteArray("GET a:443 HTTP/1.1\r\nHost: a\r\n\r\n") << 400;
+        QTest::newRow("GET abc") << QByteArray("GET abc HTTP/1.1\r\nHost: a\r\n\r\n") << 400;
+    }
+    void requestsHttpSaysToRefuseAreNotForwarded()
+    {
+        QFETCH(QByteArray, request);
+        QFETCH(int, status);
+        TestUpstream up;
+        Proxy p(up.port());
+        Connection c(p.port());
+        QVERIFY(c.send(request.toStdString()));
+        auto r = c.read();
+        QVERIFY(r);
+        QCOMPARE(r->status, status);
+        QVERIFY2(!r->body.empty(), "the answer says why");
+        QVERIFY(c.closedByPeer());
+        QVERIFY(up.requests().empty());
+        QCOMPARE(p.metrics.upstreamErrors.load(), std::uint64_t(0));
+    }
+
+    void http10WithoutHostIsForwardedWithTheUpstreamsName()
+    {
+        TestUpstream up;
+        Proxy p(up.port());
+        auto r = fetch(p.port(), "GET /old HTTP/1.0\r\n\r\n");
+        QVERIFY(r);
+        QCOMPARE(r->status, 200);
+        const std::string got = up.requests().at(0);
+        QVERIFY2(contains(got, "\r\nHost: 127.0.0.1:" + std::to_string(up.port()) + "\r\n"), got.c_str());
+    }
+
+    void headersWithUnderscoresAreDropped()
+    {
+        // "Transfer_Encoding" beside a Content-Length is a smuggling attempt
+        // on upstreams that read it as Transfer-Encoding; "X_User_Id" would
+        // shadow X-User-Id behind CGI-style frameworks.
+        TestUpstream up;
+        Proxy p(up.port());
+        auto r = fetch(p.port(), "POST /u HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\nTransfer_Encoding: chunked\r\n"
+                                 "X_User_Id: mallory\r\nX-Kept: yes\r\n\r\nhello");
+        QVERIFY(r);
+        QCOMPARE(r->status, 200);
+        const std::string got = up.requests().at(0);
+        QVERIFY2(!contains(got, "_"), got.c_str());
+        QVERIFY2(!contains(got, "mallory"), got.c_str());
+        QVERIFY2(contains(got, "\r\nX-Kept: yes\r\n"), got.c_str());
+        QVERIFY2(got.ends_with("\r\n\r\nhello"), got.c_str());
+    }
+
     void refusedRequestsNeverReachTheUpstream()
     {
         TestUpstream up;
@@ -235,6 +342,55 @@ private Q_SLOTS:
         QCOMPARE(r->status, 201);
     }
 
+    void everySpellingIsForwardedNormalisedAndMeetsTheCooldown()
+    {
+        TestUpstream up;
+        up.setReply({201, "Created", "", "ok", 0});
+        Proxy p(up.port());
+        auto post = [](const std::string& target, const std::string& user) {
+            return "POST " + target + " HTTP/1.1\r\nHost: h\r\nX-User-Id: " + user + "\r\nContent-Length: 2\r\n\r\nhi";
+        };
+        // What the upstream receives: the normalised target (trailing slash
+        // and parameters are the application's business), under the base path.
+        const std::string forwarded[] = {"/app/comments", "/app/comments", "/app/comments/", "/app/comments", "/app/comments",
+                                         "/app/comments;jsessionid=1"};
+        int source = 10;
+        for (std::size_t i = 0; i < std::size(bypassSpellings); ++i) {
+            const std::string from = "127.0.0." + std::to_string(source++);
+            auto r = fetch(p.port(), post(bypassSpellings[i], "user" + std::to_string(i)), 3000, from.c_str());
+            QVERIFY2(r && r->status == 201, bypassSpellings[i].c_str());
+            const std::string got = up.requests().back();
+            QVERIFY2(got.starts_with("POST " + forwarded[i] + " HTTP/1.1\r\n"), got.c_str());
+            // Absolute-form: the Host is the target's (RFC 9112 §3.2.2).
+            QVERIFY2(contains(got, i == 0 ? "\r\nHost: 127.0.0.1\r\n" : "\r\nHost: h\r\n"), got.c_str());
+            QVERIFY2(!contains(got, "\r\nHost: h\r\n") || i != 0, got.c_str());
+        }
+        // carol's comment succeeds and starts her cooldown; no spelling gets past it.
+        auto r = fetch(p.port(), post("/comments", "carol"), 3000, "127.0.0.2");
+        QVERIFY(r);
+        QCOMPARE(r->status, 201);
+        const auto before = up.requests().size();
+        for (const std::string& spelling : bypassSpellings) {
+            const std::string from = "127.0.0." + std::to_string(source++);
+            r = fetch(p.port(), post(spelling, "carol"), 3000, from.c_str());
+            QVERIFY2(r, spelling.c_str());
+            QVERIFY2(r->status == 429, (spelling + " got " + std::to_string(r->status)).c_str());
+        }
+        QCOMPARE(up.requests().size(), before);  // none of them reached the upstream
+    }
+
+    void malformedTargetsAreRefusedNotForwarded()
+    {
+        TestUpstream up;
+        Proxy p(up.port());
+        for (const char* target : {"/a%zz", "/a%00", "/a%4", "/a#frag", "abc", "http://user@h/a", "ftp://h/a"}) {
+            auto r = fetch(p.port(), std::string("GET ") + target + " HTTP/1.1\r\nHost: h\r\n\r\n");
+            QVERIFY2(r, target);
+            QVERIFY2(r->status == 400, (std::string(target) + " got " + std::to_string(r->status)).c_str());
+        }
+        QVERIFY(up.requests().empty());
+    }
+
     void headRequestsGetNoBody()
     {
         TestUpstream up;
@@ -244,6 +400,9 @@ private Q_SLOTS:
         auto r = c.read(3000, true);
         QVERIFY(r);
         QCOMPARE(r->status, 200);
+        // The length a GET would get (RFC 9110 §9.3.2), not the empty body's.
+        QCOMPARE(QString::fromStdString(r->header("content-length")), QStringLiteral("19"));
+        QVERIFY(c.pending().empty());  // and no body bytes behind the header
         QVERIFY(c.send(get("/next")));
         r = c.read();
         QVERIFY(r);
