@@ -236,13 +236,6 @@ AdminApi::AdminApi(Engine& engine, Storage::Store& store, Http::LimiterLog* log,
 
 AdminResponse AdminApi::handle(const AdminRequest& r)
 {
-    if (r.path == "/healthz") {
-        if (r.method != "GET" && r.method != "HEAD")
-            return methodNotAllowed("GET");
-        AdminResponse ok;
-        ok.body = "ok";
-        return ok;
-    }
     // Browsers. The API is for scripts, curl and the console, never for a
     // web page: a page the operator has open must not be able to change the
     // lists through it (cross-site request forgery), nor read it by pointing
@@ -250,7 +243,7 @@ AdminResponse AdminApi::handle(const AdminRequest& r)
     // requests with Origin; a rebound name shows in Host.
     if (!r.header("Origin").empty())
         return error(403, "origin: the admin API does not answer requests made by web pages");
-    if (!m_options.requireToken) {
+    if (!m_options.beyondLoopback) {
         std::string host = r.header("Host");
         if (!host.empty() && host.front() == '[')
             host = host.substr(1, host.find(']') == std::string::npos ? std::string::npos : host.find(']') - 1);
@@ -259,23 +252,38 @@ AdminResponse AdminApi::handle(const AdminRequest& r)
         if (!host.empty() && host != "localhost" && !IpAddress::parse(host))
             return error(403, "host: on loopback the admin API answers only to an address or localhost, not \"" + host + "\"");
     }
-    if (m_options.requireToken) {
-        const std::string auth = r.header("Authorization");
-        constexpr std::string_view BEARER = "Bearer ";
-        const bool good = auth.size() > BEARER.size() && Core::equalsIgnoreCase(std::string_view(auth).substr(0, BEARER.size()), BEARER)
-            && constantTimeEquals(std::string_view(auth).substr(BEARER.size()), m_options.token);
-        if (!good) {
-            AdminResponse res = error(401, "authorization: this admin API is reachable beyond loopback and wants "
-                                           "\"Authorization: Bearer TOKEN\" (the token is in the console's settings)");
-            res.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"floodgate\"");
-            return res;
-        }
+    // The token, on every address: the protected application usually runs
+    // on this host, and a request forgery in it reaches loopback. Health
+    // checks and metrics tell nothing about visitors and stay open there.
+    const bool open = !m_options.beyondLoopback && (r.path == "/healthz" || r.path == "/metrics");
+    if (!open && !authorized(r)) {
+        AdminResponse res = error(401, "authorization: the admin API wants \"Authorization: Bearer TOKEN\" "
+                                       "(`floodgate token` prints the token; the console shows it in its settings)");
+        res.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"floodgate\"");
+        return res;
+    }
+    if (r.path == "/healthz") {
+        if (r.method != "GET" && r.method != "HEAD")
+            return methodNotAllowed("GET");
+        AdminResponse ok;
+        ok.body = "ok";
+        return ok;
     }
     try {
         return route(r);
     } catch (const std::exception& e) {
         return error(500, std::string("internal: ") + e.what());
     }
+}
+
+bool AdminApi::authorized(const AdminRequest& r) const
+{
+    const std::string auth = r.header("Authorization");
+    constexpr std::string_view BEARER = "Bearer ";
+    // The scheme is case-insensitive (RFC 9110 11.1); the token is compared
+    // in constant time so its bytes cannot be found one by one by timing.
+    return auth.size() > BEARER.size() && Core::equalsIgnoreCase(std::string_view(auth).substr(0, BEARER.size()), BEARER)
+        && constantTimeEquals(std::string_view(auth).substr(BEARER.size()), m_options.token);
 }
 
 template <class T>

@@ -33,11 +33,13 @@ class ListenerMetrics;
 namespace Floodgate::Api {
 
 struct ApiOptions {
-    // Bound beyond loopback: every route but /healthz wants "Authorization: Bearer TOKEN".
-    bool requireToken = false;
+    // Every /api/v1/... request wants "Authorization: Bearer TOKEN", on
+    // loopback too (a server-side request forgery in the protected
+    // application comes from loopback). /healthz and /metrics answer without
+    // it on loopback; bound beyond loopback they want it as well.
+    bool beyondLoopback = false;
     std::string token;
     Core::Millis defaultListTtlMs = Core::Tuning::defaultListTtlMs;
-    std::size_t importLimitBytes = 64 * 1024 * 1024;
 };
 
 class AdminApi {
@@ -49,6 +51,7 @@ public:
 
 private:
     Http::AdminResponse route(const Http::AdminRequest& request);
+    bool authorized(const Http::AdminRequest& request) const;
 
     // GET the collection; GET, PUT, DELETE one item by its name or id.
     struct Collection {

@@ -21,11 +21,11 @@ using Core::Json;
 namespace {
 
 struct Stack : TrafficStack {
-    explicit Stack(const QString& dbPath, bool requireToken = false)
+    explicit Stack(const QString& dbPath, bool beyondLoopback = false)
         : TrafficStack(dbPath.toStdString())
     {
         Api::ApiOptions ao;
-        ao.requireToken = requireToken;
+        ao.beyondLoopback = beyondLoopback;
         ao.token = store->adminToken();
         api = std::make_unique<Api::AdminApi>(*engine, *store, &log, &metrics, clock, ao);
         Http::AdminOptions opts;
@@ -38,7 +38,13 @@ struct Stack : TrafficStack {
     }
     ~Stack() { admin->stop(); }
 
+    // With the token, as every script sends it.
     Response call(const std::string& method, const std::string& target, const std::string& body = {}, const std::string& headers = {})
+    {
+        return callWithout(method, target, body, bearer(store->adminToken()) + headers);
+    }
+    // Exactly the headers given: no token unless they carry one.
+    Response callWithout(const std::string& method, const std::string& target, const std::string& body = {}, const std::string& headers = {})
     {
         return fetch(admin->port(), withBody(method, target, body, headers)).value_or(Response{});
     }
@@ -172,7 +178,7 @@ private Q_SLOTS:
         // HEAD: the headers of GET, no body; the connection goes on.
         Connection c;
         QVERIFY(c.open(s.admin->port()));
-        QVERIFY(c.send("HEAD /api/v1/rules HTTP/1.1\r\nHost: 127.0.0.1:9090\r\n\r\n"));
+        QVERIFY(c.send("HEAD /api/v1/rules HTTP/1.1\r\nHost: 127.0.0.1:9090\r\n" + bearer(s.store->adminToken()) + "\r\n"));
         const Response head = c.read(3000, true).value_or(Response{});
         QCOMPARE(head.status, 200);
         QVERIFY(std::stoi(head.header("content-length")) > 100);
@@ -331,23 +337,54 @@ private Q_SLOTS:
         QCOMPARE(str(Json::parse(forged.body).value_or(Json()).find("error")),
                  QStringLiteral("origin: the admin API does not answer requests made by web pages"));
         QCOMPARE(s.callJson("GET", "/api/v1/lists/safelist").find("count")->asInteger(), std::int64_t(0));
-        const Response rebound = fetch(s.admin->port(), "GET /api/v1/rules HTTP/1.1\r\nHost: evil.example:9090\r\n\r\n").value_or(Response{});
+        const std::string token = bearer(s.store->adminToken());
+        const Response rebound = fetch(s.admin->port(), "GET /api/v1/rules HTTP/1.1\r\nHost: evil.example:9090\r\n" + token + "\r\n").value_or(Response{});
         QCOMPARE(rebound.status, 403);
         QVERIFY(rebound.body.find("not \\\"evil.example\\\"") != std::string::npos);
         for (const char* host : {"localhost:9090", "127.0.0.1", "[::1]:9090"}) {
-            const auto ok = fetch(s.admin->port(), std::string("GET /api/v1/rules HTTP/1.1\r\nHost: ") + host + "\r\n\r\n");
+            const auto ok = fetch(s.admin->port(), std::string("GET /api/v1/rules HTTP/1.1\r\nHost: ") + host + "\r\n" + token + "\r\n");
             QVERIFY(ok);
             QCOMPARE(ok->status, 200);
         }
     }
 
-    void aTokenIsRequiredWhenAsked()
+    void everyApiRequestWantsTheTokenOnLoopbackToo()
+    {
+        // A server-side request forgery in the protected application comes
+        // from loopback: it must not safelist its sender nor read visitors.
+        Stack s(freshDb());
+        const std::string token = s.store->adminToken();
+        const Response forged = s.callWithout("POST", "/api/v1/lists/safelist", "{\"address\":\"203.0.113.66\"}");
+        QCOMPARE(forged.status, 401);
+        QCOMPARE(QString::fromStdString(forged.header("www-authenticate")), QStringLiteral("Bearer realm=\"floodgate\""));
+        QVERIFY(str(Json::parse(forged.body).value_or(Json()).find("error")).startsWith(QStringLiteral("authorization: ")));
+        QCOMPARE(s.callJson("GET", "/api/v1/lists/safelist").find("count")->asInteger(), std::int64_t(0));
+        for (const char* target : {"/api/v1/clients?limit=5", "/api/v1/events", "/api/v1/rules", "/api/v1/nothing", "/elsewhere"})
+            QCOMPARE(s.callWithout("GET", target).status, 401);
+        // A token of the right length with one byte changed, another scheme, none at all.
+        std::string near = token;
+        near.back() = near.back() == 'a' ? 'b' : 'a';
+        QCOMPARE(s.callWithout("GET", "/api/v1/rules", {}, bearer(near)).status, 401);
+        QCOMPARE(s.callWithout("GET", "/api/v1/rules", {}, "Authorization: Basic " + token + "\r\n").status, 401);
+        QCOMPARE(s.callWithout("GET", "/api/v1/rules", {}, "Authorization: Bearer \r\n").status, 401);
+        // The scheme is case-insensitive; the token is not.
+        QCOMPARE(s.callWithout("GET", "/api/v1/rules", {}, "Authorization: bearer " + token + "\r\n").status, 200);
+        QCOMPARE(s.call("GET", "/api/v1/rules").status, 200);
+        // Health checks and metrics tell nothing about visitors: open on loopback.
+        QCOMPARE(s.callWithout("GET", "/healthz").status, 200);
+        QCOMPARE(s.callWithout("GET", "/metrics").status, 200);
+    }
+
+    void beyondLoopbackHealthAndMetricsWantTheTokenToo()
     {
         Stack s(freshDb(), true);
+        QCOMPARE(s.callWithout("GET", "/healthz").status, 401);
+        QCOMPARE(s.callWithout("GET", "/metrics").status, 401);
+        QCOMPARE(s.callWithout("GET", "/api/v1/rules").status, 401);
+        QCOMPARE(s.callWithout("GET", "/api/v1/rules", {}, bearer(s.store->adminToken().substr(1) + "x")).status, 401);
         QCOMPARE(s.call("GET", "/healthz").status, 200);
-        QCOMPARE(s.call("GET", "/api/v1/rules").status, 401);
-        QCOMPARE(s.call("GET", "/api/v1/rules", {}, "Authorization: Bearer " + s.store->adminToken().substr(1) + "x\r\n").status, 401);
-        QCOMPARE(s.call("GET", "/api/v1/rules", {}, "Authorization: Bearer " + s.store->adminToken() + "\r\n").status, 200);
+        QCOMPARE(s.call("GET", "/metrics").status, 200);
+        QCOMPARE(s.call("GET", "/api/v1/rules").status, 200);
     }
 };
 

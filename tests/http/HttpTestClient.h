@@ -191,6 +191,12 @@ inline std::string withBody(const std::string& method, const std::string& target
         + extraHeaders + "\r\n" + body;
 }
 
+// The header line that carries the admin API's token.
+inline std::string bearer(const std::string& token)
+{
+    return "Authorization: Bearer " + token + "\r\n";
+}
+
 // One request on a fresh connection.
 inline std::optional<Response> fetch(std::uint16_t port, const std::string& request, int timeoutMs = 3000, const char* source = nullptr)
 {
