@@ -146,7 +146,7 @@ std::optional<Json> parseBody(const AdminRequest& r, AdminResponse& failure)
     std::string why;
     auto body = Json::parse(r.body, &why);
     if (!body)
-        failure = error(400, "body: malformed JSON: " + why);
+        failure = error(400, "body: " + why);
     return body;
 }
 

@@ -51,4 +51,16 @@ inline constexpr std::size_t cooldownPurgeThreshold = 4096;
 inline constexpr std::size_t maxTopClients = 1000;
 inline constexpr std::size_t maxEventsKept = 10'000;
 
+// JSON documents (admin API bodies, list files): bounds that keep a hostile
+// document from costing more than its size says. No document Floodgate
+// reads needs more than a few dozen keys in one object; beyond a bound the
+// parse fails with an error naming it (400 from the admin API).
+inline constexpr int jsonMaxDepth = 64;
+inline constexpr std::size_t jsonMaxKeysPerObject = 1000;
+// Values (every number, string, array, object...) in one admin API request
+// body. A full 1 MiB list import holds about 75,000.
+inline constexpr std::size_t jsonMaxValues = 250'000;
+// Values in a list file read by `floodgate lists import` (about a million entries).
+inline constexpr std::size_t jsonMaxValuesInAFile = 10'000'000;
+
 } // namespace Floodgate::Core::Tuning
