@@ -135,8 +135,7 @@ std::optional<StartFailure> Runtime::start(const Options& o)
         Http::AdminOptions opts;
         opts.address = o.admin->host;
         opts.port = o.admin->port;
-        Api::AdminApi* api = m_admin->api.get();
-        m_admin->server = std::make_unique<Http::AdminServer>(opts, [api](const Http::AdminRequest& r) { return api->handle(r); });
+        m_admin->server = std::make_unique<Http::AdminServer>(opts, m_admin->api->handlers());
         if (!m_admin->server->start(&why))
             return failWith(3, "admin: " + why + " (choose another with --admin ADDR:PORT or --admin off)");
     }

@@ -55,6 +55,15 @@ AdminResponse fromOutcome(const Storage::Outcome& o)
     return json(o.status, o.value);
 }
 
+// A write: submitted to the store; its answer goes out after COMMIT (or
+// with its failure) from the writer thread. Nothing waits for it here.
+template <class Submit>
+std::optional<AdminResponse> afterCommit(const Http::AdminReply& reply, Submit&& submit)
+{
+    submit([reply](const Storage::Outcome& o) { reply(fromOutcome(o)); });
+    return std::nullopt;
+}
+
 int hexValue(char c)
 {
     if (c >= '0' && c <= '9')
@@ -234,7 +243,7 @@ AdminApi::AdminApi(Engine& engine, Storage::Store& store, Http::LimiterLog* log,
 {
 }
 
-AdminResponse AdminApi::handle(const AdminRequest& r)
+std::optional<AdminResponse> AdminApi::answerAtOnce(const AdminRequest& r)
 {
     // Browsers. The API is for scripts, curl and the console, never for a
     // web page: a page the operator has open must not be able to change the
@@ -262,18 +271,54 @@ AdminResponse AdminApi::handle(const AdminRequest& r)
         res.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"floodgate\"");
         return res;
     }
+    const bool get = r.method == "GET" || r.method == "HEAD";
     if (r.path == "/healthz") {
-        if (r.method != "GET" && r.method != "HEAD")
+        if (!get)
             return methodNotAllowed("GET");
         AdminResponse ok;
         ok.body = "ok";
         return ok;
     }
-    try {
-        return route(r);
-    } catch (const std::exception& e) {
-        return error(500, std::string("internal: ") + e.what());
+    if (r.path == "/metrics") {
+        if (!get)
+            return methodNotAllowed("GET");
+        // Counters and snapshots only: nothing here waits for the database.
+        AdminResponse res;
+        res.contentType = "text/plain; version=0.0.4; charset=utf-8";
+        res.body = m_metrics ? m_metrics->render(m_engine, m_log, m_clock.now()) : std::string();
+        res.body += "# HELP floodgate_storage_autoban_dropped_total Escalation bans not written to the database (queue full).\n"
+                    "# TYPE floodgate_storage_autoban_dropped_total counter\n"
+                    "floodgate_storage_autoban_dropped_total "
+            + std::to_string(m_store.droppedAutoBans())
+            + "\n# HELP floodgate_storage_reloads_total Changes by other processes picked up from the database.\n"
+              "# TYPE floodgate_storage_reloads_total counter\n"
+              "floodgate_storage_reloads_total "
+            + std::to_string(m_store.reloads()) + "\n";
+        return res;
     }
+    return std::nullopt;
+}
+
+void AdminApi::handle(const AdminRequest& r, Http::AdminReply reply)
+{
+    if (auto now = answerAtOnce(r)) {
+        reply(std::move(*now));
+        return;
+    }
+    std::optional<AdminResponse> res;
+    try {
+        res = route(r, reply);
+    } catch (const std::exception& e) {
+        res = error(500, std::string("internal: ") + e.what());
+    }
+    if (res)
+        reply(std::move(*res));
+}
+
+Http::AdminHandlers AdminApi::handlers()
+{
+    return {[this](const AdminRequest& r) { return answerAtOnce(r); },
+            [this](const AdminRequest& r, Http::AdminReply reply) { handle(r, std::move(reply)); }};
 }
 
 bool AdminApi::authorized(const AdminRequest& r) const
@@ -287,7 +332,7 @@ bool AdminApi::authorized(const AdminRequest& r) const
 }
 
 template <class T>
-AdminResponse AdminApi::namedCollection(const AdminRequest& r, const std::vector<std::string>& seg, const Collection& c,
+std::optional<AdminResponse> AdminApi::namedCollection(const AdminRequest& r, const Http::AdminReply& reply, const std::vector<std::string>& seg, const Collection& c,
                                         const std::vector<T>& items, const std::function<std::string(const T&)>& keyOf,
                                         const std::function<Json(const T&)>& show,
                                         std::optional<T> (*decode)(const Json&, std::string_view, std::string*),
@@ -319,10 +364,10 @@ AdminResponse AdminApi::namedCollection(const AdminRequest& r, const std::vector
         auto item = decode(*body, *key, &why);
         if (!item)
             return error(400, why);
-        return fromOutcome(m_store.wait([&](auto done) { put(std::move(*item), actor, done); }));
+        return afterCommit(reply, [&](auto done) { put(std::move(*item), actor, done); });
     }
     if (r.method == "DELETE")
-        return fromOutcome(m_store.wait([&](auto done) { remove(*key, actor, done); }));
+        return afterCommit(reply, [&](auto done) { remove(*key, actor, done); });
     if (!get)
         return methodNotAllowed("GET, PUT, DELETE");
     for (const T& item : items)
@@ -331,28 +376,11 @@ AdminResponse AdminApi::namedCollection(const AdminRequest& r, const std::vector
     return error(404, "there is no " + std::string(c.singular) + " \"" + *key + "\"");
 }
 
-AdminResponse AdminApi::route(const AdminRequest& r)
+std::optional<AdminResponse> AdminApi::route(const AdminRequest& r, const Http::AdminReply& reply)
 {
     const Millis now = m_clock.now();
     const std::string& method = r.method;
     const bool get = method == "GET" || method == "HEAD";
-
-    if (r.path == "/metrics") {
-        if (!get)
-            return methodNotAllowed("GET");
-        AdminResponse res;
-        res.contentType = "text/plain; version=0.0.4; charset=utf-8";
-        res.body = m_metrics ? m_metrics->render(m_engine, m_log, now) : std::string();
-        res.body += "# HELP floodgate_storage_autoban_dropped_total Escalation bans not written to the database (queue full).\n"
-                    "# TYPE floodgate_storage_autoban_dropped_total counter\n"
-                    "floodgate_storage_autoban_dropped_total "
-            + std::to_string(m_store.droppedAutoBans())
-            + "\n# HELP floodgate_storage_reloads_total Changes by other processes picked up from the database.\n"
-              "# TYPE floodgate_storage_reloads_total counter\n"
-              "floodgate_storage_reloads_total "
-            + std::to_string(m_store.reloads()) + "\n";
-        return res;
-    }
 
     const std::vector<std::string> seg = segments(r.path);
     if (seg.size() < 3 || seg[0] != "api" || seg[1] != "v1")
@@ -437,7 +465,7 @@ AdminResponse AdminApi::route(const AdminRequest& r)
                 return json(400, body);
             }
             const Storage::Actor actor{actorOf(r)};
-            return fromOutcome(m_store.wait([&](auto done) { m_store.importEntries(parsed.rows, actor, done); }));
+            return afterCommit(reply, [&](auto done) { m_store.importEntries(parsed.rows, actor, done); });
         }
         const auto kind = listKindFromString(seg[3]);
         if (!kind)
@@ -475,7 +503,7 @@ AdminResponse AdminApi::route(const AdminRequest& r)
             entry.createdAt = now;  // the TTL was counted from here
             entry.source = ListSource::Operator;
             const Storage::Actor actor{actorOf(r)};
-            return fromOutcome(m_store.wait([&](auto done) { m_store.addEntry(*kind, entry, actor, done); }));
+            return afterCommit(reply, [&](auto done) { m_store.addEntry(*kind, entry, actor, done); });
         }
         // DELETE /api/v1/lists/{list}/{address}: the rest of the path is the
         // address, "/48" included.
@@ -487,14 +515,14 @@ AdminResponse AdminApi::route(const AdminRequest& r)
         if (!range)
             return error(400, "address: " + (text ? why : std::string("missing or badly percent-encoded")));
         const Storage::Actor actor{actorOf(r)};
-        return fromOutcome(m_store.wait([&](auto done) { m_store.removeEntry(*kind, *range, actor, done); }));
+        return afterCommit(reply, [&](auto done) { m_store.removeEntry(*kind, *range, actor, done); });
     }
 
     // ---- tiers and customers: a collection of named things ----
     if (what == "tiers") {
         const auto tiers = m_engine.config()->tiers;
         return namedCollection<Tier>(
-            r, seg, {"tiers", "tier", "name", 40}, tiers, [](const Tier& t) { return t.name; },
+            r, reply, seg, {"tiers", "tier", "name", 40}, tiers, [](const Tier& t) { return t.name; },
             [](const Tier& t) { return Codec::toJson(t); }, Codec::tierFromJson,
             [this](Tier t, Storage::Actor a, Storage::Store::Done d) { m_store.putTier(std::move(t), std::move(a), std::move(d)); },
             [this](std::string n, Storage::Actor a, Storage::Store::Done d) { m_store.deleteTier(std::move(n), std::move(a), std::move(d)); });
@@ -520,7 +548,7 @@ AdminResponse AdminApi::route(const AdminRequest& r)
             return j;
         };
         return namedCollection<Customer>(
-            r, seg, {"customers", "customer", "id", 100}, customers, [](const Customer& c) { return c.id; }, withUsage,
+            r, reply, seg, {"customers", "customer", "id", 100}, customers, [](const Customer& c) { return c.id; }, withUsage,
             Codec::customerFromJson,
             [this](Customer c, Storage::Actor a, Storage::Store::Done d) { m_store.putCustomer(std::move(c), std::move(a), std::move(d)); },
             [this](std::string id, Storage::Actor a, Storage::Store::Done d) { m_store.deleteCustomer(std::move(id), std::move(a), std::move(d)); });
@@ -543,7 +571,7 @@ AdminResponse AdminApi::route(const AdminRequest& r)
         if (!Codec::rulesFromJson(*body, check, &why))
             return error(400, why);
         const Storage::Actor actor{actorOf(r)};
-        return fromOutcome(m_store.wait([&](auto done) {
+        return afterCommit(reply, [&](auto done) {
             m_store.updateRules(
                 [doc = *body](EngineConfig& c) -> std::optional<std::string> {
                     std::string bad;
@@ -552,7 +580,7 @@ AdminResponse AdminApi::route(const AdminRequest& r)
                     return std::nullopt;
                 },
                 actor, done);
-        }));
+        });
     }
 
     // ---- events and the audit trail ----

@@ -11,7 +11,8 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
-#include <atomic>
+#include <list>
+#include <mutex>
 #include <thread>
 
 namespace Floodgate::Http {
@@ -30,30 +31,83 @@ std::string AdminRequest::header(std::string_view name) const
     return {};
 }
 
+namespace {
+
+class AdminSession;
+
+// Answers come back from the worker and the store's writer thread; they
+// reach the I/O thread only while the server runs.
+struct ReplyGate {
+    std::mutex mutex;
+    net::io_context* ioc = nullptr;  // null once stopped
+};
+
+} // namespace
+
 struct AdminServer::Impl {
     AdminOptions options;
-    Handler handler;
+    AdminHandlers handlers;
     net::io_context ioc{1};
     tcp::acceptor acceptor{ioc};
+    net::steady_timer acceptRetry{ioc};
     std::thread thread;
+    // The worker: API requests, which may read the database or parse a
+    // large body, run here so the I/O thread keeps answering /healthz.
+    net::io_context work{1};
+    std::optional<net::executor_work_guard<net::io_context::executor_type>> workGuard;
+    std::thread worker;
+    std::shared_ptr<ReplyGate> gate = std::make_shared<ReplyGate>();
+    // Every open connection, oldest first (I/O thread only). The server
+    // owns them: an answer still to come holds only a weak reference.
+    std::list<std::shared_ptr<AdminSession>> sessions;
     std::uint16_t port = 0;
     bool loopback = true;
-    std::atomic<int> connections{0};
     bool started = false;
 
     void accept();
+    AdminReply replyTo(const std::shared_ptr<AdminSession>& session);
 };
 
 namespace {
 
+AdminResponse internalError(const std::string& what)
+{
+    AdminResponse r;
+    r.status = 500;
+    r.contentType = "application/json";
+    r.body = "{\"error\":";
+    Core::appendJsonString(r.body, "internal: " + what);
+    r.body += "}\n";
+    return r;
+}
+
 class AdminSession : public std::enable_shared_from_this<AdminSession> {
 public:
-    AdminSession(AdminServer::Impl& server, tcp::socket socket) : m_server(server), m_stream(std::move(socket))
-    {
-        ++m_server.connections;
-    }
-    ~AdminSession() { --m_server.connections; }
+    AdminSession(AdminServer::Impl& server, tcp::socket socket) : m_server(server), m_stream(std::move(socket)) {}
 
+    void start(std::list<std::shared_ptr<AdminSession>>::iterator self)
+    {
+        m_self = self;
+        m_registered = true;
+        read();
+    }
+
+    // The answer to the request in hand (I/O thread).
+    void answer(const AdminResponse& r) { write(r, m_keepAlive, m_head); }
+
+    void close()
+    {
+        error_code ec;
+        m_stream.socket().shutdown(tcp::socket::shutdown_both, ec);
+        m_stream.close();
+        if (m_registered) {
+            m_registered = false;
+            auto keep = shared_from_this();  // erasing may drop the last owner
+            m_server.sessions.erase(m_self);
+        }
+    }
+
+private:
     void read()
     {
         m_parser.emplace();
@@ -63,7 +117,6 @@ public:
         http::async_read(m_stream, m_buffer, *m_parser, [self = shared_from_this()](error_code ec, std::size_t) { self->onRead(ec); });
     }
 
-private:
     void onRead(error_code ec)
     {
         if (ec == http::error::end_of_stream || ec == net::error::operation_aborted || ec == beast::error::timeout) {
@@ -80,7 +133,7 @@ private:
             write(r, false);
             return;
         }
-        const auto& req = m_parser->get();
+        auto& req = m_parser->get();
         AdminRequest ar;
         ar.method = std::string(req.method_string());
         ar.target = std::string(req.target());
@@ -89,7 +142,7 @@ private:
         ar.query = q == std::string::npos ? std::string() : ar.target.substr(q + 1);
         for (const auto& f : req)
             ar.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
-        ar.body = req.body();
+        ar.body = std::move(req.body());
         error_code ignored;
         const auto ep = m_stream.socket().remote_endpoint(ignored);
         if (!ignored)
@@ -99,17 +152,28 @@ private:
                 std::copy(b.begin(), b.end(), bytes.begin());
                 return Core::IpAddress(bytes);
             }();
-        AdminResponse r;
+        m_keepAlive = req.keep_alive();
+        m_head = req.method() == http::verb::head;
+        std::optional<AdminResponse> now;
         try {
-            r = m_server.handler(ar);
+            if (m_server.handlers.atOnce)
+                now = m_server.handlers.atOnce(ar);
         } catch (const std::exception& e) {
-            r.status = 500;
-            r.contentType = "application/json";
-            r.body = "{\"error\":";
-            Core::appendJsonString(r.body, std::string("internal: ") + e.what());
-            r.body += "}\n";
+            now = internalError(e.what());
         }
-        write(r, req.keep_alive(), req.method() == http::verb::head);
+        if (now) {
+            answer(*now);
+            return;
+        }
+        // To the worker; the answer comes back through the reply, perhaps
+        // from the store's writer thread after COMMIT.
+        net::post(m_server.work, [handle = &m_server.handlers.handle, ar = std::move(ar), reply = m_server.replyTo(shared_from_this())] {
+            try {
+                (*handle)(ar, reply);
+            } catch (const std::exception& e) {
+                reply(internalError(e.what()));
+            }
+        });
     }
 
     // HEAD: the same headers (Content-Length included), no body.
@@ -151,51 +215,62 @@ private:
         });
     }
 
-    void close()
-    {
-        error_code ec;
-        m_stream.socket().shutdown(tcp::socket::shutdown_both, ec);
-        m_stream.close();
-    }
-
     AdminServer::Impl& m_server;
     beast::tcp_stream m_stream;
     beast::flat_buffer m_buffer;
     std::optional<http::request_parser<http::string_body>> m_parser;
     std::string m_out;
     bool m_keepAlive = true;
+    bool m_head = false;
+    std::list<std::shared_ptr<AdminSession>>::iterator m_self;
+    bool m_registered = false;
 };
 
 } // namespace
 
+AdminReply AdminServer::Impl::replyTo(const std::shared_ptr<AdminSession>& session)
+{
+    return [gate = gate, weak = std::weak_ptr<AdminSession>(session)](AdminResponse r) {
+        std::lock_guard lock(gate->mutex);
+        if (!gate->ioc)
+            return;  // stopped: nobody is waiting any more
+        net::post(*gate->ioc, [weak, r = std::move(r)] {
+            if (const auto s = weak.lock())
+                s->answer(r);
+        });
+    };
+}
+
 void AdminServer::Impl::accept()
 {
     acceptor.async_accept(ioc, [this](error_code ec, tcp::socket socket) {
-        if (ec == net::error::operation_aborted)
+        if (ec == net::error::operation_aborted || !acceptor.is_open())
             return;
         if (!ec) {
-            if (std::size_t(connections.load()) >= options.maxConnections) {
+            if (sessions.size() >= options.maxConnections) {
                 error_code ignored;
                 socket.close(ignored);
             } else {
-                std::make_shared<AdminSession>(*this, std::move(socket))->read();
+                auto s = std::make_shared<AdminSession>(*this, std::move(socket));
+                sessions.push_back(s);
+                s->start(std::prev(sessions.end()));
             }
             accept();
             return;
         }
         // Out of descriptors or similar: try again shortly, keep the port.
-        auto timer = std::make_shared<net::steady_timer>(ioc, std::chrono::milliseconds(100));
-        timer->async_wait([this, timer](error_code e) {
+        acceptRetry.expires_after(std::chrono::milliseconds(100));
+        acceptRetry.async_wait([this](error_code e) {
             if (!e)
                 accept();
         });
     });
 }
 
-AdminServer::AdminServer(AdminOptions options, Handler handler) : m(std::make_unique<Impl>())
+AdminServer::AdminServer(AdminOptions options, AdminHandlers handlers) : m(std::make_unique<Impl>())
 {
     m->options = std::move(options);
-    m->handler = std::move(handler);
+    m->handlers = std::move(handlers);
 }
 
 AdminServer::~AdminServer()
@@ -227,7 +302,13 @@ bool AdminServer::start(std::string* error)
         return false;
     }
     m->port = m->acceptor.local_endpoint().port();
+    {
+        std::lock_guard lock(m->gate->mutex);
+        m->gate->ioc = &m->ioc;
+    }
     m->accept();
+    m->workGuard.emplace(m->work.get_executor());
+    m->worker = std::thread([this] { m->work.run(); });
     m->thread = std::thread([this] { m->ioc.run(); });
     m->started = true;
     return true;
@@ -237,12 +318,28 @@ void AdminServer::stop()
 {
     if (!m->started)
         return;
-    m->ioc.stop();
+    m->started = false;
+    {
+        // Answers still to come (a write waiting for its COMMIT) are dropped.
+        std::lock_guard lock(m->gate->mutex);
+        m->gate->ioc = nullptr;
+    }
+    // Close everything on the I/O thread; it runs out of work and returns.
+    net::post(m->ioc, [impl = m.get()] {
+        error_code ec;
+        impl->acceptor.close(ec);
+        impl->acceptRetry.cancel();
+        const auto open = impl->sessions;  // close() erases from the list
+        for (const auto& s : open)
+            s->close();
+    });
     if (m->thread.joinable())
         m->thread.join();
-    error_code ec;
-    m->acceptor.close(ec);
-    m->started = false;
+    // Requests queued for the worker and not started are dropped with it.
+    m->workGuard.reset();
+    m->work.stop();
+    if (m->worker.joinable())
+        m->worker.join();
 }
 
 std::uint16_t AdminServer::port() const

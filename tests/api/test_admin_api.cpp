@@ -11,6 +11,9 @@
 #include "Json.h"
 #include "TrafficStack.h"
 
+#include <sqlite3.h>
+
+#include <chrono>
 #include <memory>
 #endif
 
@@ -21,8 +24,9 @@ using Core::Json;
 namespace {
 
 struct Stack : TrafficStack {
-    explicit Stack(const QString& dbPath, bool beyondLoopback = false, std::size_t bodyLimitBytes = 64 * 1024)
-        : TrafficStack(dbPath.toStdString())
+    explicit Stack(const QString& dbPath, bool beyondLoopback = false, std::size_t bodyLimitBytes = 64 * 1024,
+                   int busyTimeoutMs = Storage::StoreOptions{}.busyTimeoutMs)
+        : TrafficStack(dbPath.toStdString(), busyTimeoutMs)
     {
         Api::ApiOptions ao;
         ao.beyondLoopback = beyondLoopback;
@@ -31,7 +35,7 @@ struct Stack : TrafficStack {
         Http::AdminOptions opts;
         opts.port = 0;
         opts.bodyLimitBytes = bodyLimitBytes;
-        admin = std::make_unique<Http::AdminServer>(opts, [this](const Http::AdminRequest& r) { return api->handle(r); });
+        admin = std::make_unique<Http::AdminServer>(opts, api->handlers());
         std::string why;
         if (!admin->start(&why))
             qFatal("admin: %s", why.c_str());
@@ -61,7 +65,8 @@ struct Stack : TrafficStack {
 // answered 200 within `withinMs`. The busy request's answer lands in *answer.
 bool answeredMeanwhile(std::uint16_t port, Connection& busy, Response* answer, std::initializer_list<const char*> paths, int withinMs)
 {
-    for (int round = 0; round < 2000; ++round) {
+    const auto giveUp = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (std::chrono::steady_clock::now() < giveUp) {
         for (const char* path : paths) {
             const auto r = fetch(port, get(path), withinMs);
             if (!r || r->status != 200) {
@@ -69,8 +74,8 @@ bool answeredMeanwhile(std::uint16_t port, Connection& busy, Response* answer, s
                 return false;
             }
         }
-        if (auto done = busy.read(1)) {
-            *answer = *done;
+        if (busy.readable()) {
+            *answer = busy.read().value_or(Response{});
             return true;
         }
     }
@@ -248,6 +253,41 @@ private Q_SLOTS:
         QCOMPARE(deep.status, 400);
         QCOMPARE(str(Json::parse(deep.body).value_or(Json()).find("error")),
                  QStringLiteral("body: nested deeper than 64 levels (the limit) at offset 64"));
+    }
+
+    void healthAndMetricsAnswerWhileAWriteWaitsForTheDatabase()
+    {
+        // Another process holds the database's write lock: a write waits up
+        // to the busy timeout. It used to wait on the admin server's one
+        // thread, and /healthz and /metrics waited behind it.
+        Stack s(freshDb(), false, 64 * 1024, 1500);
+        const std::string token = bearer(s.store->adminToken());
+        sqlite3* holder = nullptr;
+        QCOMPARE(sqlite3_open(s.store->path().c_str(), &holder), SQLITE_OK);
+        QCOMPARE(sqlite3_exec(holder, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+
+        Connection post;
+        QVERIFY(post.open(s.admin->port()));
+        QVERIFY(post.send(withBody("POST", "/api/v1/lists/blocklist", "{\"address\":\"127.0.0.70\"}", token)));
+        Response answer;
+        QVERIFY(answeredMeanwhile(s.admin->port(), post, &answer, {"/healthz", "/metrics"}, 1000));
+        // The lock outlasted the busy timeout: 503, and nothing half done.
+        QCOMPARE(answer.status, 503);
+        QVERIFY2(str(Json::parse(answer.body).value_or(Json()).find("error")).startsWith(QStringLiteral("not saved: ")), answer.body.c_str());
+        QCOMPARE(s.request("127.0.0.70"), 200);
+        // Reading does not wait for the writer's lock meanwhile.
+        QCOMPARE(s.callJson("GET", "/api/v1/lists/blocklist").find("count")->asInteger(), std::int64_t(0));
+
+        // Released within the busy timeout: the write goes through.
+        QVERIFY(post.send(withBody("POST", "/api/v1/lists/blocklist", "{\"address\":\"127.0.0.70\"}", token)));
+        for (int i = 0; i < 3; ++i)
+            QCOMPARE(fetch(s.admin->port(), get("/healthz"), 1000).value_or(Response{}).status, 200);
+        QCOMPARE(sqlite3_exec(holder, "COMMIT", nullptr, nullptr, nullptr), SQLITE_OK);
+        sqlite3_close(holder);
+        const Response created = post.read(5000).value_or(Response{});
+        QCOMPARE(created.status, 201);
+        QCOMPARE(s.request("127.0.0.70"), 403);
+        QCOMPARE(s.callJson("GET", "/api/v1/lists/blocklist").find("count")->asInteger(), std::int64_t(1));
     }
 
     void tierAndCustomerEditsChangeTheNextDecision()

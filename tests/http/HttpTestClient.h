@@ -157,6 +157,16 @@ public:
 
     std::string& pending() { return m_buffer; }
 
+    // True when something has arrived (bytes or the peer's close) and not
+    // been read yet; waits at most timeoutMs.
+    bool readable(int timeoutMs = 0)
+    {
+        if (!m_buffer.empty())
+            return true;
+        pollfd p{m_fd, POLLIN, 0};
+        return ::poll(&p, 1, timeoutMs) > 0;
+    }
+
 private:
     bool fill(std::chrono::steady_clock::time_point deadline)
     {
