@@ -4,11 +4,14 @@
 // never waits (health checks, metrics) at once; everything else runs on a
 // worker thread and may answer later from any thread (a write answers after
 // its COMMIT, from the store's writer), so a request that waits on storage
-// never holds up the others. Routing is plain functions so the API lives in
+// never holds up the others. Header, body and write deadlines and caps on
+// connections (in all and per client) keep slow clients from taking the port. Routing is plain functions so the API lives in
 // ordinary C++ without Boost.
 #pragma once
 
 #include "Address.h"
+#include "Time.h"
+#include "Tuning.h"
 
 #include <cstdint>
 #include <functional>
@@ -55,7 +58,13 @@ struct AdminOptions {
     std::string address = "127.0.0.1";
     std::uint16_t port = 9090;  // 0 = any free port
     std::size_t bodyLimitBytes = 1024 * 1024;
-    std::size_t maxConnections = 256;
+    // Caps and deadlines (Tuning.h says why): slow clients cannot take the port.
+    std::size_t maxConnections = Core::Tuning::adminMaxConnections;
+    std::size_t maxConnectionsPerClient = Core::Tuning::adminMaxConnectionsPerClient;
+    Core::Millis idleTimeoutMs = Core::Tuning::idleTimeoutMs;
+    Core::Millis headerTimeoutMs = Core::Tuning::headerTimeoutMs;
+    Core::Millis bodyTimeoutMs = Core::Tuning::bodyTimeoutMs;
+    Core::Millis writeTimeoutMs = Core::Tuning::writeTimeoutMs;
 };
 
 class AdminServer {

@@ -12,6 +12,7 @@
 #include "TrafficStack.h"
 
 #include <sqlite3.h>
+#include <sys/resource.h>
 
 #include <chrono>
 #include <memory>
@@ -23,19 +24,27 @@ using Core::Json;
 
 namespace {
 
+// How a test wants its admin server.
+struct Setup {
+    bool beyondLoopback = false;
+    Http::AdminOptions admin = [] {
+        Http::AdminOptions o;
+        o.port = 0;
+        o.bodyLimitBytes = 64 * 1024;
+        return o;
+    }();
+    int busyTimeoutMs = Storage::StoreOptions{}.busyTimeoutMs;
+};
+
 struct Stack : TrafficStack {
-    explicit Stack(const QString& dbPath, bool beyondLoopback = false, std::size_t bodyLimitBytes = 64 * 1024,
-                   int busyTimeoutMs = Storage::StoreOptions{}.busyTimeoutMs)
-        : TrafficStack(dbPath.toStdString(), busyTimeoutMs)
+    explicit Stack(const QString& dbPath, Setup setup = {})
+        : TrafficStack(dbPath.toStdString(), setup.busyTimeoutMs)
     {
         Api::ApiOptions ao;
-        ao.beyondLoopback = beyondLoopback;
+        ao.beyondLoopback = setup.beyondLoopback;
         ao.token = store->adminToken();
         api = std::make_unique<Api::AdminApi>(*engine, *store, &log, &metrics, clock, ao);
-        Http::AdminOptions opts;
-        opts.port = 0;
-        opts.bodyLimitBytes = bodyLimitBytes;
-        admin = std::make_unique<Http::AdminServer>(opts, api->handlers());
+        admin = std::make_unique<Http::AdminServer>(setup.admin, api->handlers());
         std::string why;
         if (!admin->start(&why))
             qFatal("admin: %s", why.c_str());
@@ -81,6 +90,41 @@ bool answeredMeanwhile(std::uint16_t port, Connection& busy, Response* answer, s
     }
     qWarning("the busy request was not answered");
     return false;
+}
+
+// A few hundred connections at both ends in one process.
+void allowOpenFiles(rlim_t wanted)
+{
+    rlimit r{};
+    if (::getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < wanted) {
+        r.rlim_cur = std::min(wanted, r.rlim_max);
+        ::setrlimit(RLIMIT_NOFILE, &r);
+    }
+}
+
+// `count` connections from `from` that begin a request and never finish it:
+// half stop inside the header (slowloris), half inside the body (slow body).
+std::vector<std::unique_ptr<Connection>> slowClients(std::uint16_t port, const char* from, int count)
+{
+    std::vector<std::unique_ptr<Connection>> out;
+    for (int i = 0; i < count; ++i) {
+        auto c = std::make_unique<Connection>();
+        if (!c->open(port, "127.0.0.1", from))
+            continue;
+        c->send(i % 2 ? "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "
+                      : "POST /api/v1/lists/safelist HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\n{\"addr");
+        out.push_back(std::move(c));
+    }
+    return out;
+}
+
+// How many of them the server has not closed.
+int stillOpen(std::vector<std::unique_ptr<Connection>>& clients)
+{
+    int open = 0;
+    for (auto& c : clients)
+        open += c->closedByPeer(1) ? 0 : 1;
+    return open;
 }
 
 QString str(const Json* j)
@@ -222,7 +266,9 @@ private Q_SLOTS:
         // (9.2 s) on the admin server's one thread, /healthz and /metrics
         // stalled meanwhile. Now it is linear and the keys of one object
         // are bounded, named in the 400.
-        Stack s(freshDb(), false, Http::AdminOptions{}.bodyLimitBytes);
+        Setup setup;
+        setup.admin.bodyLimitBytes = Http::AdminOptions{}.bodyLimitBytes;
+        Stack s(freshDb(), setup);
         std::string body = "{";
         for (int i = 0; i < 80'000; ++i)
             body += (i ? ",\"key" : "\"key") + std::to_string(i) + "\":1";
@@ -260,7 +306,7 @@ private Q_SLOTS:
         // Another process holds the database's write lock: a write waits up
         // to the busy timeout. It used to wait on the admin server's one
         // thread, and /healthz and /metrics waited behind it.
-        Stack s(freshDb(), false, 64 * 1024, 1500);
+        Stack s(freshDb(), Setup{.busyTimeoutMs = 1500});
         const std::string token = bearer(s.store->adminToken());
         sqlite3* holder = nullptr;
         QCOMPARE(sqlite3_open(s.store->path().c_str(), &holder), SQLITE_OK);
@@ -288,6 +334,76 @@ private Q_SLOTS:
         QCOMPARE(created.status, 201);
         QCOMPARE(s.request("127.0.0.70"), 403);
         QCOMPARE(s.callJson("GET", "/api/v1/lists/blocklist").find("count")->asInteger(), std::int64_t(1));
+    }
+
+    void slowClientsCannotLockTheAdminPortOut()
+    {
+        // Slowloris and slow bodies: before, 256 of them took every slot of
+        // the admin port and /healthz, /metrics and the API failed until
+        // they timed out (30 s), again and again while the attacker
+        // reconnected.
+        allowOpenFiles(4096);
+        Stack s(freshDb());
+        const std::uint16_t port = s.admin->port();
+        // One client holding many: the per-client cap closes its oldest.
+        auto one = slowClients(port, "127.0.0.5", 300);
+        QCOMPARE(int(one.size()), 300);
+        QCOMPARE(fetch(port, get("/healthz"), 1000).value_or(Response{}).status, 200);
+        QCOMPARE(fetch(port, get("/metrics"), 1000).value_or(Response{}).status, 200);
+        QCOMPARE(fetch(port, get("/api/v1/rules", bearer(s.store->adminToken())), 1000).value_or(Response{}).status, 200);
+        // Its own next request is served too: it takes the place of its oldest slow one.
+        QCOMPARE(fetch(port, get("/healthz"), 1000, "127.0.0.5").value_or(Response{}).status, 200);
+        QVERIFY(stillOpen(one) <= int(Core::Tuning::adminMaxConnectionsPerClient));
+
+        // Many clients, ten each, past the total cap: the client holding the
+        // most gives way, everyone else is answered.
+        std::vector<std::unique_ptr<Connection>> many;
+        std::vector<std::string> sources;
+        for (int i = 1; i <= 30; ++i)
+            sources.push_back("127.0.1." + std::to_string(i));
+        for (const std::string& from : sources)
+            for (auto& c : slowClients(port, from.c_str(), 10))
+                many.push_back(std::move(c));
+        QCOMPARE(int(many.size()), 300);
+        for (int i = 0; i < 5; ++i) {
+            QCOMPARE(fetch(port, get("/healthz"), 1000).value_or(Response{}).status, 200);
+            QCOMPARE(fetch(port, get("/metrics"), 1000, "127.0.0.9").value_or(Response{}).status, 200);
+        }
+        QVERIFY(stillOpen(many) + stillOpen(one) <= int(Core::Tuning::adminMaxConnections));
+    }
+
+    void slowHeadersAndBodiesAreClosedAtTheirDeadline()
+    {
+        Setup setup;
+        setup.admin.headerTimeoutMs = 400;
+        setup.admin.bodyTimeoutMs = 400;
+        setup.admin.idleTimeoutMs = 400;
+        Stack s(freshDb(), setup);
+        const std::uint16_t port = s.admin->port();
+        Connection header, body, idle, keptAlive;
+        QVERIFY(header.open(port));
+        QVERIFY(body.open(port));
+        QVERIFY(idle.open(port));
+        QVERIFY(body.send("POST /api/v1/lists/safelist HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{"));
+        // A header trickled a byte at a time is closed at its deadline,
+        // counted from its first byte: the trickle does not extend it.
+        const std::string slow = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: aaaaaaaaaaaaaaaaaaaa";
+        std::size_t sent = 0;
+        const auto start = std::chrono::steady_clock::now();
+        while (sent < slow.size() && header.send(slow.substr(sent, 1)) && !header.closedByPeer(50))
+            ++sent;
+        const auto lasted = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+        QVERIFY2(sent < slow.size(), "the slow header was never closed");
+        QVERIFY2(lasted >= 350 && lasted < 3000, QByteArray::number(qint64(lasted)).constData());
+        QVERIFY(body.closedByPeer(3000));  // the body stopped coming
+        QVERIFY(idle.closedByPeer(3000));  // never said anything
+        // A kept-alive connection is answered, then closed once idle.
+        QVERIFY(keptAlive.open(port));
+        QVERIFY(keptAlive.send(get("/healthz")));
+        QCOMPARE(keptAlive.read().value_or(Response{}).status, 200);
+        QVERIFY(keptAlive.closedByPeer(3000));
+        // Everyone else is served as before.
+        QCOMPARE(fetch(port, get("/healthz"), 1000).value_or(Response{}).status, 200);
     }
 
     void tierAndCustomerEditsChangeTheNextDecision()
@@ -478,7 +594,7 @@ private Q_SLOTS:
 
     void beyondLoopbackHealthAndMetricsWantTheTokenToo()
     {
-        Stack s(freshDb(), true);
+        Stack s(freshDb(), Setup{.beyondLoopback = true});
         QCOMPARE(s.callWithout("GET", "/healthz").status, 401);
         QCOMPARE(s.callWithout("GET", "/metrics").status, 401);
         QCOMPARE(s.callWithout("GET", "/api/v1/rules").status, 401);
