@@ -41,7 +41,7 @@ Ui::ConsoleServices servicesOf(Runtime& runtime, const Options& o)
     s.listenUrl = [&runtime] { return runtime.listenUrl(); };
     s.modeText = runtime.modeText();
     s.adminUrl = runtime.adminUrl();
-    s.adminNeedsToken = runtime.adminNeedsToken();
+    s.adminBeyondLoopback = runtime.adminBeyondLoopback();
     s.databasePath = runtime.databasePath();
     s.logPath = runtime.logPath();
     s.dryRunForced = o.dryRun;

@@ -126,17 +126,16 @@ std::optional<StartFailure> Runtime::start(const Options& o)
     // 6. The admin API.
     if (o.admin) {
         const auto host = Core::IpAddress::parse(o.admin->host);
-        m_adminNeedsToken = !(host && host->isLoopback());
+        m_adminBeyondLoopback = !(host && host->isLoopback());
         Api::ApiOptions ao;
-        ao.requireToken = m_adminNeedsToken;
+        ao.beyondLoopback = m_adminBeyondLoopback;
         ao.token = m_store->adminToken();
         m_admin = std::make_unique<Admin>();
         m_admin->api = std::make_unique<Api::AdminApi>(*m_engine, *m_store, m_log.get(), m_metrics.get(), m_clock, ao);
         Http::AdminOptions opts;
         opts.address = o.admin->host;
         opts.port = o.admin->port;
-        Api::AdminApi* api = m_admin->api.get();
-        m_admin->server = std::make_unique<Http::AdminServer>(opts, [api](const Http::AdminRequest& r) { return api->handle(r); });
+        m_admin->server = std::make_unique<Http::AdminServer>(opts, m_admin->api->handlers());
         if (!m_admin->server->start(&why))
             return failWith(3, "admin: " + why + " (choose another with --admin ADDR:PORT or --admin off)");
     }

@@ -74,7 +74,7 @@ public:
     std::string modeText() const;   // "decision mode" | "proxy mode -> http://..."
     const std::string& databasePath() const { return m_dbPath; }
     const std::string& logPath() const { return m_logPath; }  // empty: off
-    bool adminNeedsToken() const { return m_adminNeedsToken; }
+    bool adminBeyondLoopback() const { return m_adminBeyondLoopback; }
 
 private:
     void adjust(Core::EngineConfig& config) const;  // command-line and demo overrides, never stored
@@ -84,7 +84,7 @@ private:
     Options m_options;
     std::string m_dbPath;
     std::string m_logPath;
-    bool m_adminNeedsToken = false;
+    bool m_adminBeyondLoopback = false;
     std::unique_ptr<Storage::Store> m_store;
     std::unique_ptr<Core::Engine> m_engine;
     std::unique_ptr<Http::LimiterLog> m_log;

@@ -40,7 +40,7 @@ struct ConsoleServices {
     std::string modeText;                    // "decision mode" | "proxy mode -> http://..."
     std::string adminUrl;                    // empty: admin API off
     bool dryRunForced = false;               // --dry-run on the command line: the stored setting is overridden
-    bool adminNeedsToken = false;
+    bool adminBeyondLoopback = false;        // the admin API is bound beyond loopback: /healthz and /metrics want the token too
     std::string databasePath;
     std::string logPath;
 };

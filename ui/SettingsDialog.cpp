@@ -45,11 +45,11 @@ SettingsDialog::SettingsDialog(const Console& console, QWidget* parent)
     tokenRow->addWidget(copy);
     form->addRow(tr("Admin token"), tokenRow);
     layout->addLayout(form);
-    auto* note = new QLabel(s.adminNeedsToken
-                                ? tr("The admin API listens beyond loopback: every request but /healthz must carry "
-                                     "\"Authorization: Bearer\" and this token.")
-                                : tr("The admin API listens on loopback only and needs no token; bound to another address it "
-                                     "wants \"Authorization: Bearer\" and this token."));
+    auto* note = new QLabel(s.adminBeyondLoopback
+                                ? tr("The admin API listens beyond loopback: every request, /healthz and /metrics included, must "
+                                     "carry \"Authorization: Bearer\" and this token.")
+                                : tr("Every admin API request must carry \"Authorization: Bearer\" and this token (scripts read it "
+                                     "with `floodgate token`); /healthz and /metrics on loopback need none."));
     note->setWordWrap(true);
     layout->addWidget(note);
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close);

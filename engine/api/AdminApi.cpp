@@ -55,6 +55,15 @@ AdminResponse fromOutcome(const Storage::Outcome& o)
     return json(o.status, o.value);
 }
 
+// A write: submitted to the store; its answer goes out after COMMIT (or
+// with its failure) from the writer thread. Nothing waits for it here.
+template <class Submit>
+std::optional<AdminResponse> afterCommit(const Http::AdminReply& reply, Submit&& submit)
+{
+    submit([reply](const Storage::Outcome& o) { reply(fromOutcome(o)); });
+    return std::nullopt;
+}
+
 int hexValue(char c)
 {
     if (c >= '0' && c <= '9')
@@ -146,7 +155,7 @@ std::optional<Json> parseBody(const AdminRequest& r, AdminResponse& failure)
     std::string why;
     auto body = Json::parse(r.body, &why);
     if (!body)
-        failure = error(400, "body: malformed JSON: " + why);
+        failure = error(400, "body: " + why);
     return body;
 }
 
@@ -234,15 +243,8 @@ AdminApi::AdminApi(Engine& engine, Storage::Store& store, Http::LimiterLog* log,
 {
 }
 
-AdminResponse AdminApi::handle(const AdminRequest& r)
+std::optional<AdminResponse> AdminApi::answerAtOnce(const AdminRequest& r)
 {
-    if (r.path == "/healthz") {
-        if (r.method != "GET" && r.method != "HEAD")
-            return methodNotAllowed("GET");
-        AdminResponse ok;
-        ok.body = "ok";
-        return ok;
-    }
     // Browsers. The API is for scripts, curl and the console, never for a
     // web page: a page the operator has open must not be able to change the
     // lists through it (cross-site request forgery), nor read it by pointing
@@ -250,7 +252,7 @@ AdminResponse AdminApi::handle(const AdminRequest& r)
     // requests with Origin; a rebound name shows in Host.
     if (!r.header("Origin").empty())
         return error(403, "origin: the admin API does not answer requests made by web pages");
-    if (!m_options.requireToken) {
+    if (!m_options.beyondLoopback) {
         std::string host = r.header("Host");
         if (!host.empty() && host.front() == '[')
             host = host.substr(1, host.find(']') == std::string::npos ? std::string::npos : host.find(']') - 1);
@@ -259,27 +261,78 @@ AdminResponse AdminApi::handle(const AdminRequest& r)
         if (!host.empty() && host != "localhost" && !IpAddress::parse(host))
             return error(403, "host: on loopback the admin API answers only to an address or localhost, not \"" + host + "\"");
     }
-    if (m_options.requireToken) {
-        const std::string auth = r.header("Authorization");
-        constexpr std::string_view BEARER = "Bearer ";
-        const bool good = auth.size() > BEARER.size() && Core::equalsIgnoreCase(std::string_view(auth).substr(0, BEARER.size()), BEARER)
-            && constantTimeEquals(std::string_view(auth).substr(BEARER.size()), m_options.token);
-        if (!good) {
-            AdminResponse res = error(401, "authorization: this admin API is reachable beyond loopback and wants "
-                                           "\"Authorization: Bearer TOKEN\" (the token is in the console's settings)");
-            res.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"floodgate\"");
-            return res;
-        }
+    // The token, on every address: the protected application usually runs
+    // on this host, and a request forgery in it reaches loopback. Health
+    // checks and metrics tell nothing about visitors and stay open there.
+    const bool open = !m_options.beyondLoopback && (r.path == "/healthz" || r.path == "/metrics");
+    if (!open && !authorized(r)) {
+        AdminResponse res = error(401, "authorization: the admin API wants \"Authorization: Bearer TOKEN\" "
+                                       "(`floodgate token` prints the token; the console shows it in its settings)");
+        res.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"floodgate\"");
+        return res;
     }
+    const bool get = r.method == "GET" || r.method == "HEAD";
+    if (r.path == "/healthz") {
+        if (!get)
+            return methodNotAllowed("GET");
+        AdminResponse ok;
+        ok.body = "ok";
+        return ok;
+    }
+    if (r.path == "/metrics") {
+        if (!get)
+            return methodNotAllowed("GET");
+        // Counters and snapshots only: nothing here waits for the database.
+        AdminResponse res;
+        res.contentType = "text/plain; version=0.0.4; charset=utf-8";
+        res.body = m_metrics ? m_metrics->render(m_engine, m_log, m_clock.now()) : std::string();
+        res.body += "# HELP floodgate_storage_autoban_dropped_total Escalation bans not written to the database (queue full).\n"
+                    "# TYPE floodgate_storage_autoban_dropped_total counter\n"
+                    "floodgate_storage_autoban_dropped_total "
+            + std::to_string(m_store.droppedAutoBans())
+            + "\n# HELP floodgate_storage_reloads_total Changes by other processes picked up from the database.\n"
+              "# TYPE floodgate_storage_reloads_total counter\n"
+              "floodgate_storage_reloads_total "
+            + std::to_string(m_store.reloads()) + "\n";
+        return res;
+    }
+    return std::nullopt;
+}
+
+void AdminApi::handle(const AdminRequest& r, Http::AdminReply reply)
+{
+    if (auto now = answerAtOnce(r)) {
+        reply(std::move(*now));
+        return;
+    }
+    std::optional<AdminResponse> res;
     try {
-        return route(r);
+        res = route(r, reply);
     } catch (const std::exception& e) {
-        return error(500, std::string("internal: ") + e.what());
+        res = error(500, std::string("internal: ") + e.what());
     }
+    if (res)
+        reply(std::move(*res));
+}
+
+Http::AdminHandlers AdminApi::handlers()
+{
+    return {[this](const AdminRequest& r) { return answerAtOnce(r); },
+            [this](const AdminRequest& r, Http::AdminReply reply) { handle(r, std::move(reply)); }};
+}
+
+bool AdminApi::authorized(const AdminRequest& r) const
+{
+    const std::string auth = r.header("Authorization");
+    constexpr std::string_view BEARER = "Bearer ";
+    // The scheme is case-insensitive (RFC 9110 11.1); the token is compared
+    // in constant time so its bytes cannot be found one by one by timing.
+    return auth.size() > BEARER.size() && Core::equalsIgnoreCase(std::string_view(auth).substr(0, BEARER.size()), BEARER)
+        && constantTimeEquals(std::string_view(auth).substr(BEARER.size()), m_options.token);
 }
 
 template <class T>
-AdminResponse AdminApi::namedCollection(const AdminRequest& r, const std::vector<std::string>& seg, const Collection& c,
+std::optional<AdminResponse> AdminApi::namedCollection(const AdminRequest& r, const Http::AdminReply& reply, const std::vector<std::string>& seg, const Collection& c,
                                         const std::vector<T>& items, const std::function<std::string(const T&)>& keyOf,
                                         const std::function<Json(const T&)>& show,
                                         std::optional<T> (*decode)(const Json&, std::string_view, std::string*),
@@ -311,10 +364,10 @@ AdminResponse AdminApi::namedCollection(const AdminRequest& r, const std::vector
         auto item = decode(*body, *key, &why);
         if (!item)
             return error(400, why);
-        return fromOutcome(m_store.wait([&](auto done) { put(std::move(*item), actor, done); }));
+        return afterCommit(reply, [&](auto done) { put(std::move(*item), actor, done); });
     }
     if (r.method == "DELETE")
-        return fromOutcome(m_store.wait([&](auto done) { remove(*key, actor, done); }));
+        return afterCommit(reply, [&](auto done) { remove(*key, actor, done); });
     if (!get)
         return methodNotAllowed("GET, PUT, DELETE");
     for (const T& item : items)
@@ -323,28 +376,11 @@ AdminResponse AdminApi::namedCollection(const AdminRequest& r, const std::vector
     return error(404, "there is no " + std::string(c.singular) + " \"" + *key + "\"");
 }
 
-AdminResponse AdminApi::route(const AdminRequest& r)
+std::optional<AdminResponse> AdminApi::route(const AdminRequest& r, const Http::AdminReply& reply)
 {
     const Millis now = m_clock.now();
     const std::string& method = r.method;
     const bool get = method == "GET" || method == "HEAD";
-
-    if (r.path == "/metrics") {
-        if (!get)
-            return methodNotAllowed("GET");
-        AdminResponse res;
-        res.contentType = "text/plain; version=0.0.4; charset=utf-8";
-        res.body = m_metrics ? m_metrics->render(m_engine, m_log, now) : std::string();
-        res.body += "# HELP floodgate_storage_autoban_dropped_total Escalation bans not written to the database (queue full).\n"
-                    "# TYPE floodgate_storage_autoban_dropped_total counter\n"
-                    "floodgate_storage_autoban_dropped_total "
-            + std::to_string(m_store.droppedAutoBans())
-            + "\n# HELP floodgate_storage_reloads_total Changes by other processes picked up from the database.\n"
-              "# TYPE floodgate_storage_reloads_total counter\n"
-              "floodgate_storage_reloads_total "
-            + std::to_string(m_store.reloads()) + "\n";
-        return res;
-    }
 
     const std::vector<std::string> seg = segments(r.path);
     if (seg.size() < 3 || seg[0] != "api" || seg[1] != "v1")
@@ -429,7 +465,7 @@ AdminResponse AdminApi::route(const AdminRequest& r)
                 return json(400, body);
             }
             const Storage::Actor actor{actorOf(r)};
-            return fromOutcome(m_store.wait([&](auto done) { m_store.importEntries(parsed.rows, actor, done); }));
+            return afterCommit(reply, [&](auto done) { m_store.importEntries(parsed.rows, actor, done); });
         }
         const auto kind = listKindFromString(seg[3]);
         if (!kind)
@@ -467,7 +503,7 @@ AdminResponse AdminApi::route(const AdminRequest& r)
             entry.createdAt = now;  // the TTL was counted from here
             entry.source = ListSource::Operator;
             const Storage::Actor actor{actorOf(r)};
-            return fromOutcome(m_store.wait([&](auto done) { m_store.addEntry(*kind, entry, actor, done); }));
+            return afterCommit(reply, [&](auto done) { m_store.addEntry(*kind, entry, actor, done); });
         }
         // DELETE /api/v1/lists/{list}/{address}: the rest of the path is the
         // address, "/48" included.
@@ -479,14 +515,14 @@ AdminResponse AdminApi::route(const AdminRequest& r)
         if (!range)
             return error(400, "address: " + (text ? why : std::string("missing or badly percent-encoded")));
         const Storage::Actor actor{actorOf(r)};
-        return fromOutcome(m_store.wait([&](auto done) { m_store.removeEntry(*kind, *range, actor, done); }));
+        return afterCommit(reply, [&](auto done) { m_store.removeEntry(*kind, *range, actor, done); });
     }
 
     // ---- tiers and customers: a collection of named things ----
     if (what == "tiers") {
         const auto tiers = m_engine.config()->tiers;
         return namedCollection<Tier>(
-            r, seg, {"tiers", "tier", "name", 40}, tiers, [](const Tier& t) { return t.name; },
+            r, reply, seg, {"tiers", "tier", "name", 40}, tiers, [](const Tier& t) { return t.name; },
             [](const Tier& t) { return Codec::toJson(t); }, Codec::tierFromJson,
             [this](Tier t, Storage::Actor a, Storage::Store::Done d) { m_store.putTier(std::move(t), std::move(a), std::move(d)); },
             [this](std::string n, Storage::Actor a, Storage::Store::Done d) { m_store.deleteTier(std::move(n), std::move(a), std::move(d)); });
@@ -512,7 +548,7 @@ AdminResponse AdminApi::route(const AdminRequest& r)
             return j;
         };
         return namedCollection<Customer>(
-            r, seg, {"customers", "customer", "id", 100}, customers, [](const Customer& c) { return c.id; }, withUsage,
+            r, reply, seg, {"customers", "customer", "id", 100}, customers, [](const Customer& c) { return c.id; }, withUsage,
             Codec::customerFromJson,
             [this](Customer c, Storage::Actor a, Storage::Store::Done d) { m_store.putCustomer(std::move(c), std::move(a), std::move(d)); },
             [this](std::string id, Storage::Actor a, Storage::Store::Done d) { m_store.deleteCustomer(std::move(id), std::move(a), std::move(d)); });
@@ -535,7 +571,7 @@ AdminResponse AdminApi::route(const AdminRequest& r)
         if (!Codec::rulesFromJson(*body, check, &why))
             return error(400, why);
         const Storage::Actor actor{actorOf(r)};
-        return fromOutcome(m_store.wait([&](auto done) {
+        return afterCommit(reply, [&](auto done) {
             m_store.updateRules(
                 [doc = *body](EngineConfig& c) -> std::optional<std::string> {
                     std::string bad;
@@ -544,7 +580,7 @@ AdminResponse AdminApi::route(const AdminRequest& r)
                     return std::nullopt;
                 },
                 actor, done);
-        }));
+        });
     }
 
     // ---- events and the audit trail ----

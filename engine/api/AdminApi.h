@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-// The admin API of INTERFACE.md as a plain function from request to
-// response: /healthz, /metrics, clients, buckets, lists, tiers, customers,
-// rules, events and the audit trail. Writes go through the store and answer
-// only after COMMIT; reads come from the engine's snapshots. The transport
-// (Http::AdminServer, Beast) stays out of here.
+// The admin API as plain functions from request to response: /healthz,
+// /metrics, clients, buckets, lists, tiers, customers, rules, events and the
+// audit trail. Writes go through the store and answer only after COMMIT,
+// without anyone waiting for it; reads come from the engine's snapshots. The
+// transport (Http::AdminServer, Beast) stays out of here.
 #pragma once
 
 #include "AdminServer.h"
@@ -33,11 +33,13 @@ class ListenerMetrics;
 namespace Floodgate::Api {
 
 struct ApiOptions {
-    // Bound beyond loopback: every route but /healthz wants "Authorization: Bearer TOKEN".
-    bool requireToken = false;
+    // Every /api/v1/... request wants "Authorization: Bearer TOKEN", on
+    // loopback too (a server-side request forgery in the protected
+    // application comes from loopback). /healthz and /metrics answer without
+    // it on loopback; bound beyond loopback they want it as well.
+    bool beyondLoopback = false;
     std::string token;
     Core::Millis defaultListTtlMs = Core::Tuning::defaultListTtlMs;
-    std::size_t importLimitBytes = 64 * 1024 * 1024;
 };
 
 class AdminApi {
@@ -45,10 +47,20 @@ public:
     AdminApi(Core::Engine& engine, Storage::Store& store, Http::LimiterLog* log, Http::ListenerMetrics* metrics,
              const Core::Clock& clock, ApiOptions options);
 
-    Http::AdminResponse handle(const Http::AdminRequest& request);
+    // What needs no waiting, on the admin server's I/O thread: refusals
+    // (Origin, Host, the token), /healthz and /metrics. nullopt: the
+    // request goes to handle().
+    std::optional<Http::AdminResponse> answerAtOnce(const Http::AdminRequest& request);
+    // Any request. Reads reply before returning; a write replies after its
+    // COMMIT, from the store's writer thread: nothing here waits for it.
+    void handle(const Http::AdminRequest& request, Http::AdminReply reply);
+    // Both, for Http::AdminServer.
+    Http::AdminHandlers handlers();
 
 private:
-    Http::AdminResponse route(const Http::AdminRequest& request);
+    // nullopt: a write was submitted and replies later.
+    std::optional<Http::AdminResponse> route(const Http::AdminRequest& request, const Http::AdminReply& reply);
+    bool authorized(const Http::AdminRequest& request) const;
 
     // GET the collection; GET, PUT, DELETE one item by its name or id.
     struct Collection {
@@ -58,12 +70,13 @@ private:
         std::size_t maxLength;
     };
     template <class T>
-    Http::AdminResponse namedCollection(const Http::AdminRequest& r, const std::vector<std::string>& seg, const Collection& c,
-                                        const std::vector<T>& items, const std::function<std::string(const T&)>& keyOf,
-                                        const std::function<Core::Json(const T&)>& show,
-                                        std::optional<T> (*decode)(const Core::Json&, std::string_view, std::string*),
-                                        const std::function<void(T, Storage::Actor, std::function<void(const Storage::Outcome&)>)>& put,
-                                        const std::function<void(std::string, Storage::Actor, std::function<void(const Storage::Outcome&)>)>& remove);
+    std::optional<Http::AdminResponse> namedCollection(const Http::AdminRequest& r, const Http::AdminReply& reply,
+                                                       const std::vector<std::string>& seg, const Collection& c,
+                                                       const std::vector<T>& items, const std::function<std::string(const T&)>& keyOf,
+                                                       const std::function<Core::Json(const T&)>& show,
+                                                       std::optional<T> (*decode)(const Core::Json&, std::string_view, std::string*),
+                                                       const std::function<void(T, Storage::Actor, std::function<void(const Storage::Outcome&)>)>& put,
+                                                       const std::function<void(std::string, Storage::Actor, std::function<void(const Storage::Outcome&)>)>& remove);
 
     Core::Engine& m_engine;
     Storage::Store& m_store;

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <unordered_set>
 
 namespace Floodgate::Core {
 
@@ -11,7 +12,7 @@ namespace {
 
 class Parser {
 public:
-    Parser(std::string_view text, int maxDepth) : m_text(text), m_maxDepth(maxDepth) {}
+    Parser(std::string_view text, const Json::Limits& limits) : m_text(text), m_limits(limits) {}
 
     std::optional<Json> document(std::string* error)
     {
@@ -24,19 +25,27 @@ public:
         }
         if (!m_error.empty()) {
             if (error)
-                *error = m_error + " at offset " + std::to_string(m_errorPos);
+                *error = (m_overLimit ? "" : "malformed JSON: ") + m_error + " at offset " + std::to_string(m_errorPos);
             return std::nullopt;
         }
         return v;
     }
 
 private:
+    // Text that is not JSON.
     void fail(std::string what)
     {
         if (m_error.empty()) {
             m_error = std::move(what);
             m_errorPos = m_pos;
         }
+    }
+    // JSON, but more than a document may hold.
+    void overLimit(std::string what)
+    {
+        if (m_error.empty())
+            m_overLimit = true;
+        fail(std::move(what) + " (the limit)");
     }
     bool atEnd() const { return m_pos >= m_text.size(); }
     char peek() const { return atEnd() ? '\0' : m_text[m_pos]; }
@@ -57,8 +66,12 @@ private:
 
     std::optional<Json> value(int depth)
     {
-        if ((peek() == '{' || peek() == '[') && depth >= m_maxDepth) {
-            fail("nested deeper than " + std::to_string(m_maxDepth) + " levels");
+        if ((peek() == '{' || peek() == '[') && depth >= m_limits.maxDepth) {
+            overLimit("nested deeper than " + std::to_string(m_limits.maxDepth) + " levels");
+            return std::nullopt;
+        }
+        if (++m_values > m_limits.maxValues) {
+            overLimit("more than " + std::to_string(m_limits.maxValues) + " values");
             return std::nullopt;
         }
         switch (peek()) {
@@ -85,6 +98,9 @@ private:
     {
         ++m_pos;  // '{'
         Json::Object out;
+        // The keys seen so far: a duplicate is found in constant time, so an
+        // object of n keys costs O(n), not O(n^2) (80,000 keys took seconds).
+        std::unordered_set<std::string> keys;
         skipSpace();
         if (peek() == '}') {
             ++m_pos;
@@ -109,11 +125,13 @@ private:
             auto v = value(depth + 1);
             if (!v)
                 return std::nullopt;
-            for (const auto& kv : out) {
-                if (kv.first == key) {
-                    fail("duplicate key \"" + key + "\"");
-                    return std::nullopt;
-                }
+            if (!keys.insert(key).second) {
+                fail("duplicate key \"" + key + "\"");
+                return std::nullopt;
+            }
+            if (keys.size() > m_limits.maxKeysPerObject) {
+                overLimit("more than " + std::to_string(m_limits.maxKeysPerObject) + " keys in one object");
+                return std::nullopt;
             }
             out.emplace_back(std::move(key), std::move(*v));
             skipSpace();
@@ -374,16 +392,18 @@ private:
 
     std::string_view m_text;
     std::size_t m_pos = 0;
-    int m_maxDepth;
+    const Json::Limits& m_limits;
+    std::size_t m_values = 0;
     std::string m_error;
     std::size_t m_errorPos = 0;
+    bool m_overLimit = false;
 };
 
 } // namespace
 
-std::optional<Json> Json::parse(std::string_view text, std::string* error, int maxDepth)
+std::optional<Json> Json::parse(std::string_view text, std::string* error, const Limits& limits)
 {
-    return Parser(text, maxDepth).document(error);
+    return Parser(text, limits).document(error);
 }
 
 const char* Json::typeName() const

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 // A small JSON value for the admin API, the audit trail and list import and
-// export: strict RFC 8259 parsing with a depth bound and an error that says
-// where, compact output, objects that keep their key order. Plain C++20; not
-// on the request path.
+// export: strict RFC 8259 parsing with bounds (depth, keys per object,
+// values) and an error that says where, compact output, objects that keep
+// their key order. Plain C++20; not on the request path.
 #pragma once
+
+#include "Tuning.h"
 
 #include <cstdint>
 #include <initializer_list>
@@ -15,6 +17,15 @@
 #include <vector>
 
 namespace Floodgate::Core {
+
+// What one JSON document may hold; beyond, the parse fails naming the bound.
+// Duplicate keys are found in linear time, so the cost of a parse follows
+// the size of the text whatever its shape.
+struct JsonLimits {
+    int maxDepth = Tuning::jsonMaxDepth;
+    std::size_t maxKeysPerObject = Tuning::jsonMaxKeysPerObject;
+    std::size_t maxValues = Tuning::jsonMaxValues;
+};
 
 class Json {
 public:
@@ -41,9 +52,13 @@ public:
     static Json object() { return Json(Object{}); }
     static Json array() { return Json(Array{}); }
 
+    using Limits = JsonLimits;
+
     // Strict parse of a whole document. On failure: nullopt and *error says
-    // what and at which byte offset ("expected ':' at offset 12").
-    static std::optional<Json> parse(std::string_view text, std::string* error = nullptr, int maxDepth = 64);
+    // what and at which byte offset: "malformed JSON: expected ':' at offset
+    // 12" for text that is not JSON, "more than 1000 keys in one object (the
+    // limit) at offset 9000" for a document beyond `limits`.
+    static std::optional<Json> parse(std::string_view text, std::string* error = nullptr, const Limits& limits = {});
 
     Type type() const { return Type(m_value.index()); }
     bool isNull() const { return type() == Type::Null; }

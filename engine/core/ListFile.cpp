@@ -239,9 +239,11 @@ Parsed parseJson(std::string_view content, Millis now, Millis defaultTtlMs)
 {
     Parsed out;
     std::string why;
-    const auto doc = Json::parse(content, &why);
+    Json::Limits limits;
+    limits.maxValues = Tuning::jsonMaxValuesInAFile;
+    const auto doc = Json::parse(content, &why, limits);
     if (!doc) {
-        out.fileError = "malformed JSON: " + why;
+        out.fileError = why;
         return out;
     }
     const Json* entries = doc->isArray() ? &*doc : doc->find("entries");

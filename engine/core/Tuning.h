@@ -51,4 +51,36 @@ inline constexpr std::size_t cooldownPurgeThreshold = 4096;
 inline constexpr std::size_t maxTopClients = 1000;
 inline constexpr std::size_t maxEventsKept = 10'000;
 
+// Connection deadlines of the traffic listener and the admin server: one
+// model, checked by a sweeper every sweepIntervalMs. A connection waiting
+// for a request (nothing sent yet, or kept alive after an answer) is closed
+// after idleTimeoutMs; a request's header must be complete headerTimeoutMs
+// after its first byte (slowloris); a body may pause at most bodyTimeoutMs
+// between reads; an answer the client does not take is dropped after
+// writeTimeoutMs.
+inline constexpr std::int64_t idleTimeoutMs = 60'000;
+inline constexpr std::int64_t headerTimeoutMs = 10'000;
+inline constexpr std::int64_t bodyTimeoutMs = 30'000;
+inline constexpr std::int64_t writeTimeoutMs = 30'000;
+inline constexpr std::int64_t sweepIntervalMs = 250;
+
+// Admin port connections: at most this many in all and from one client
+// address. A new connection over a cap closes the oldest one that is only
+// waiting for its client (of that client, or of the client holding the
+// most), so slow connections cannot lock health checks and the API out.
+inline constexpr std::size_t adminMaxConnections = 256;
+inline constexpr std::size_t adminMaxConnectionsPerClient = 16;
+
+// JSON documents (admin API bodies, list files): bounds that keep a hostile
+// document from costing more than its size says. No document Floodgate
+// reads needs more than a few dozen keys in one object; beyond a bound the
+// parse fails with an error naming it (400 from the admin API).
+inline constexpr int jsonMaxDepth = 64;
+inline constexpr std::size_t jsonMaxKeysPerObject = 1000;
+// Values (every number, string, array, object...) in one admin API request
+// body. A full 1 MiB list import holds about 75,000.
+inline constexpr std::size_t jsonMaxValues = 250'000;
+// Values in a list file read by `floodgate lists import` (about a million entries).
+inline constexpr std::size_t jsonMaxValuesInAFile = 10'000'000;
+
 } // namespace Floodgate::Core::Tuning

@@ -4,6 +4,7 @@
 #include "AdminServer.h"
 
 #include "Json.h"
+#include "Peer.h"
 #include "Responses.h"
 #include "Rules.h"
 
@@ -11,7 +12,9 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
-#include <atomic>
+#include <list>
+#include <map>
+#include <mutex>
 #include <thread>
 
 namespace Floodgate::Http {
@@ -21,6 +24,7 @@ namespace beast = boost::beast;
 namespace http = boost::beast::http;
 using tcp = net::ip::tcp;
 using boost::system::error_code;
+using Core::Millis;
 
 std::string AdminRequest::header(std::string_view name) const
 {
@@ -30,57 +34,187 @@ std::string AdminRequest::header(std::string_view name) const
     return {};
 }
 
+namespace {
+
+class AdminSession;
+
+// Answers come back from the worker and the store's writer thread; they
+// reach the I/O thread only while the server runs.
+struct ReplyGate {
+    std::mutex mutex;
+    net::io_context* ioc = nullptr;  // null once stopped
+};
+
+} // namespace
+
 struct AdminServer::Impl {
     AdminOptions options;
-    Handler handler;
+    AdminHandlers handlers;
     net::io_context ioc{1};
     tcp::acceptor acceptor{ioc};
+    net::steady_timer acceptRetry{ioc};
+    net::steady_timer sweeper{ioc};
     std::thread thread;
+    // The worker: API requests, which may read the database or parse a
+    // large body, run here so the I/O thread keeps answering /healthz.
+    net::io_context work{1};
+    std::optional<net::executor_work_guard<net::io_context::executor_type>> workGuard;
+    std::thread worker;
+    std::shared_ptr<ReplyGate> gate = std::make_shared<ReplyGate>();
+    // Every open connection, oldest first, and how many each client holds
+    // (I/O thread only). The server owns the sessions: an answer still to
+    // come holds only a weak reference.
+    std::list<std::shared_ptr<AdminSession>> sessions;
+    std::map<Core::IpAddress, std::size_t> perClient;
     std::uint16_t port = 0;
     bool loopback = true;
-    std::atomic<int> connections{0};
     bool started = false;
 
     void accept();
+    void admit(tcp::socket socket);
+    bool evictFor(const Core::IpAddress* client);
+    void sweep();
+    AdminReply replyTo(const std::shared_ptr<AdminSession>& session);
 };
 
 namespace {
 
+AdminResponse jsonError(int status, const std::string& message)
+{
+    AdminResponse r;
+    r.status = status;
+    r.contentType = "application/json";
+    r.body = "{\"error\":";
+    Core::appendJsonString(r.body, message);
+    r.body += "}\n";
+    return r;
+}
+
 class AdminSession : public std::enable_shared_from_this<AdminSession> {
 public:
-    AdminSession(AdminServer::Impl& server, tcp::socket socket) : m_server(server), m_stream(std::move(socket))
+    AdminSession(AdminServer::Impl& server, tcp::socket socket, Core::IpAddress peer)
+        : m_server(server), m_socket(std::move(socket)), m_peer(peer)
     {
-        ++m_server.connections;
     }
-    ~AdminSession() { --m_server.connections; }
 
-    void read()
+    void start(std::list<std::shared_ptr<AdminSession>>::iterator self)
     {
-        m_parser.emplace();
-        m_parser->header_limit(16 * 1024);
-        m_parser->body_limit(m_server.options.bodyLimitBytes);
-        m_stream.expires_after(std::chrono::seconds(30));
-        http::async_read(m_stream, m_buffer, *m_parser, [self = shared_from_this()](error_code ec, std::size_t) { self->onRead(ec); });
+        m_self = self;
+        m_registered = true;
+        ++m_server.perClient[m_peer];
+        newRequest();
+        read();
+    }
+
+    const Core::IpAddress& peer() const { return m_peer; }
+    // Waiting for the client (its request, or for it to take the answer),
+    // not for the API: a connection that may be closed to make room.
+    bool evictable() const { return !m_busy; }
+
+    // Called by the sweeper: a header, a body or an answer late past its
+    // deadline (slowloris, a trickled body, a client that does not read).
+    void expireIfDue(Millis now)
+    {
+        if (m_deadline != 0 && now >= m_deadline)
+            close();
+    }
+
+    // The answer to the request in hand (I/O thread).
+    void answer(const AdminResponse& r)
+    {
+        m_busy = false;
+        write(r, m_keepAlive, m_head);
+    }
+
+    void close()
+    {
+        error_code ec;
+        m_socket.shutdown(tcp::socket::shutdown_both, ec);
+        m_socket.close(ec);
+        m_deadline = 0;
+        if (m_registered) {
+            m_registered = false;
+            auto keep = shared_from_this();  // erasing may drop the last owner
+            if (const auto it = m_server.perClient.find(m_peer); it != m_server.perClient.end() && --it->second == 0)
+                m_server.perClient.erase(it);
+            m_server.sessions.erase(m_self);
+        }
     }
 
 private:
-    void onRead(error_code ec)
+    const AdminOptions& opts() const { return m_server.options; }
+
+    void newRequest()
     {
-        if (ec == http::error::end_of_stream || ec == net::error::operation_aborted || ec == beast::error::timeout) {
-            close();
+        m_parser.emplace();
+        m_parser->header_limit(16 * 1024);
+        m_parser->body_limit(opts().bodyLimitBytes);
+        m_requestStarted = 0;
+    }
+
+    // One deadline model with the traffic listener: waiting for a request
+    // (idle), its header complete within headerTimeoutMs of its first byte,
+    // no gap longer than bodyTimeoutMs in its body. The bytes are read here
+    // and fed to the parser, so the first byte of a header is seen when it
+    // comes (Beast's own read would wait for the whole header).
+    void read()
+    {
+        const Millis now = steadyMs();
+        if (m_buffer.size() == 0 && !m_parser->got_some())
+            m_deadline = now + opts().idleTimeoutMs;
+        else if (!m_parser->is_header_done())
+            m_deadline = (m_requestStarted ? m_requestStarted : now) + opts().headerTimeoutMs;
+        else
+            m_deadline = now + opts().bodyTimeoutMs;
+        const std::size_t room = std::min<std::size_t>(16 * 1024, m_buffer.max_size() - m_buffer.size());
+        if (room == 0) {
+            write(jsonError(431, "request: the request header is too large"), false);
             return;
         }
-        if (ec) {
-            const int status = ec == http::error::body_limit ? 413 : (ec == http::error::header_limit ? 431 : 400);
-            AdminResponse r;
-            r.status = status;
-            r.contentType = "application/json";
-            r.body = status == 413 ? "{\"error\":\"body: the request body is too large\"}\n"
-                                   : "{\"error\":\"request: malformed HTTP request\"}\n";
-            write(r, false);
+        m_socket.async_read_some(m_buffer.prepare(room), [self = shared_from_this()](error_code ec, std::size_t n) { self->onRead(ec, n); });
+    }
+
+    void onRead(error_code ec, std::size_t n)
+    {
+        if (ec || !m_registered) {
+            close();  // the client left, or the connection was closed meanwhile (a deadline, an eviction, the stop)
             return;
         }
-        const auto& req = m_parser->get();
+        m_buffer.commit(n);
+        parse();
+    }
+
+    // Feeds what is buffered to the parser: the request is dispatched once
+    // complete, otherwise more is read.
+    void parse()
+    {
+        if (m_requestStarted == 0 && m_buffer.size() > 0)
+            m_requestStarted = steadyMs();
+        while (!m_parser->is_done() && m_buffer.size() > 0) {
+            error_code ec;
+            const std::size_t used = m_parser->put(m_buffer.data(), ec);
+            m_buffer.consume(used);
+            if (ec == http::error::need_more)
+                break;
+            if (ec) {
+                const bool large = ec == http::error::body_limit;
+                write(jsonError(large ? 413 : (ec == http::error::header_limit ? 431 : 400),
+                                large ? "body: the request body is too large" : "request: malformed HTTP request"),
+                      false);
+                return;
+            }
+            if (used == 0)
+                break;
+        }
+        if (m_parser->is_done())
+            dispatch();
+        else
+            read();
+    }
+
+    void dispatch()
+    {
+        auto& req = m_parser->get();
         AdminRequest ar;
         ar.method = std::string(req.method_string());
         ar.target = std::string(req.target());
@@ -89,32 +223,39 @@ private:
         ar.query = q == std::string::npos ? std::string() : ar.target.substr(q + 1);
         for (const auto& f : req)
             ar.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
-        ar.body = req.body();
-        error_code ignored;
-        const auto ep = m_stream.socket().remote_endpoint(ignored);
-        if (!ignored)
-            ar.peer = ep.address().is_v4() ? Core::IpAddress::fromV4(ep.address().to_v4().to_uint()) : [&] {
-                const auto b = ep.address().to_v6().to_bytes();
-                Core::IpAddress::Bytes bytes;
-                std::copy(b.begin(), b.end(), bytes.begin());
-                return Core::IpAddress(bytes);
-            }();
-        AdminResponse r;
+        ar.body = std::move(req.body());
+        ar.peer = m_peer;
+        m_keepAlive = req.keep_alive();
+        m_head = req.method() == http::verb::head;
+        m_busy = true;
+        m_deadline = 0;  // the API's time; the store bounds its own waits
+        std::optional<AdminResponse> now;
         try {
-            r = m_server.handler(ar);
+            if (m_server.handlers.atOnce)
+                now = m_server.handlers.atOnce(ar);
         } catch (const std::exception& e) {
-            r.status = 500;
-            r.contentType = "application/json";
-            r.body = "{\"error\":";
-            Core::appendJsonString(r.body, std::string("internal: ") + e.what());
-            r.body += "}\n";
+            now = jsonError(500, std::string("internal: ") + e.what());
         }
-        write(r, req.keep_alive(), req.method() == http::verb::head);
+        if (now) {
+            answer(*now);
+            return;
+        }
+        // To the worker; the answer comes back through the reply, perhaps
+        // from the store's writer thread after COMMIT.
+        net::post(m_server.work, [handle = &m_server.handlers.handle, ar = std::move(ar), reply = m_server.replyTo(shared_from_this())] {
+            try {
+                (*handle)(ar, reply);
+            } catch (const std::exception& e) {
+                reply(jsonError(500, std::string("internal: ") + e.what()));
+            }
+        });
     }
 
     // HEAD: the same headers (Content-Length included), no body.
     void write(const AdminResponse& r, bool keepAlive, bool head = false)
     {
+        if (!m_registered)
+            return;
         m_out.clear();
         m_out += "HTTP/1.1 ";
         m_out += std::to_string(r.status);
@@ -141,61 +282,137 @@ private:
         if (r.status != 204 && !head)
             m_out += r.body;
         m_keepAlive = keepAlive;
-        m_stream.expires_after(std::chrono::seconds(30));
-        net::async_write(m_stream, net::buffer(m_out), [self = shared_from_this()](error_code ec, std::size_t) {
+        m_deadline = steadyMs() + opts().writeTimeoutMs;
+        net::async_write(m_socket, net::buffer(m_out), [self = shared_from_this()](error_code ec, std::size_t) {
             if (ec || !self->m_keepAlive) {
                 self->close();
                 return;
             }
-            self->read();
+            self->newRequest();
+            self->parse();  // a pipelined request may be buffered already
         });
     }
 
-    void close()
-    {
-        error_code ec;
-        m_stream.socket().shutdown(tcp::socket::shutdown_both, ec);
-        m_stream.close();
-    }
-
     AdminServer::Impl& m_server;
-    beast::tcp_stream m_stream;
-    beast::flat_buffer m_buffer;
+    tcp::socket m_socket;
+    Core::IpAddress m_peer;
+    beast::flat_buffer m_buffer{16 * 1024 + 16 * 1024};  // a whole header (16 KiB) and a read's worth more
     std::optional<http::request_parser<http::string_body>> m_parser;
     std::string m_out;
+    Millis m_deadline = 0;        // steady ms; 0 = none
+    Millis m_requestStarted = 0;  // the first byte of the request in progress
     bool m_keepAlive = true;
+    bool m_head = false;
+    bool m_busy = false;  // the API has the request
+    std::list<std::shared_ptr<AdminSession>>::iterator m_self;
+    bool m_registered = false;
 };
 
 } // namespace
 
+AdminReply AdminServer::Impl::replyTo(const std::shared_ptr<AdminSession>& session)
+{
+    return [gate = gate, weak = std::weak_ptr<AdminSession>(session)](AdminResponse r) {
+        std::lock_guard lock(gate->mutex);
+        if (!gate->ioc)
+            return;  // stopped: nobody is waiting any more
+        net::post(*gate->ioc, [weak, r = std::move(r)] {
+            if (const auto s = weak.lock())
+                s->answer(r);
+        });
+    };
+}
+
+// A connection that would pass a cap closes the oldest one that is only
+// waiting for its client (a slow or idle one) — of the same client at the
+// per-client cap, of the client holding the most at the total cap — so
+// slow connections cannot lock /healthz, /metrics and the API out.
+bool AdminServer::Impl::evictFor(const Core::IpAddress* client)
+{
+    Core::IpAddress target;
+    if (client) {
+        target = *client;
+    } else {
+        std::size_t most = 0;
+        for (const auto& [address, count] : perClient) {
+            if (count > most) {
+                most = count;
+                target = address;
+            }
+        }
+    }
+    for (const auto& s : sessions) {
+        if (s->peer() == target && s->evictable()) {
+            s->close();
+            return true;
+        }
+    }
+    if (client)
+        return false;
+    for (const auto& s : sessions) {
+        if (s->evictable()) {
+            s->close();
+            return true;
+        }
+    }
+    return false;
+}
+
+void AdminServer::Impl::admit(tcp::socket socket)
+{
+    error_code ec;
+    const auto endpoint = socket.remote_endpoint(ec);
+    if (ec)
+        return;  // already gone
+    const Core::IpAddress peer = toIp(endpoint.address());
+    const auto held = perClient.find(peer);
+    const bool clientFull = held != perClient.end() && held->second >= options.maxConnectionsPerClient;
+    if ((clientFull && !evictFor(&peer)) || (sessions.size() >= options.maxConnections && !evictFor(nullptr))) {
+        socket.close(ec);  // every connection is busy with the API: refuse this one
+        return;
+    }
+    auto s = std::make_shared<AdminSession>(*this, std::move(socket), peer);
+    sessions.push_back(s);
+    s->start(std::prev(sessions.end()));
+}
+
 void AdminServer::Impl::accept()
 {
     acceptor.async_accept(ioc, [this](error_code ec, tcp::socket socket) {
-        if (ec == net::error::operation_aborted)
+        if (ec == net::error::operation_aborted || !acceptor.is_open())
             return;
         if (!ec) {
-            if (std::size_t(connections.load()) >= options.maxConnections) {
-                error_code ignored;
-                socket.close(ignored);
-            } else {
-                std::make_shared<AdminSession>(*this, std::move(socket))->read();
-            }
+            admit(std::move(socket));
             accept();
             return;
         }
         // Out of descriptors or similar: try again shortly, keep the port.
-        auto timer = std::make_shared<net::steady_timer>(ioc, std::chrono::milliseconds(100));
-        timer->async_wait([this, timer](error_code e) {
+        acceptRetry.expires_after(std::chrono::milliseconds(100));
+        acceptRetry.async_wait([this](error_code e) {
             if (!e)
                 accept();
         });
     });
 }
 
-AdminServer::AdminServer(AdminOptions options, Handler handler) : m(std::make_unique<Impl>())
+void AdminServer::Impl::sweep()
+{
+    sweeper.expires_after(std::chrono::milliseconds(Core::Tuning::sweepIntervalMs));
+    sweeper.async_wait([this](error_code ec) {
+        if (ec)
+            return;
+        const Millis now = steadyMs();
+        const auto open = sessions;  // expiring closes, and closing erases from the list
+        for (const auto& s : open)
+            s->expireIfDue(now);
+        sweep();
+    });
+}
+
+AdminServer::AdminServer(AdminOptions options, AdminHandlers handlers) : m(std::make_unique<Impl>())
 {
     m->options = std::move(options);
-    m->handler = std::move(handler);
+    m->handlers = std::move(handlers);
 }
 
 AdminServer::~AdminServer()
@@ -227,7 +444,14 @@ bool AdminServer::start(std::string* error)
         return false;
     }
     m->port = m->acceptor.local_endpoint().port();
+    {
+        std::lock_guard lock(m->gate->mutex);
+        m->gate->ioc = &m->ioc;
+    }
     m->accept();
+    m->sweep();
+    m->workGuard.emplace(m->work.get_executor());
+    m->worker = std::thread([this] { m->work.run(); });
     m->thread = std::thread([this] { m->ioc.run(); });
     m->started = true;
     return true;
@@ -237,12 +461,29 @@ void AdminServer::stop()
 {
     if (!m->started)
         return;
-    m->ioc.stop();
+    m->started = false;
+    {
+        // Answers still to come (a write waiting for its COMMIT) are dropped.
+        std::lock_guard lock(m->gate->mutex);
+        m->gate->ioc = nullptr;
+    }
+    // Close everything on the I/O thread; it runs out of work and returns.
+    net::post(m->ioc, [impl = m.get()] {
+        error_code ec;
+        impl->acceptor.close(ec);
+        impl->acceptRetry.cancel();
+        impl->sweeper.cancel();
+        const auto open = impl->sessions;  // close() erases from the list
+        for (const auto& s : open)
+            s->close();
+    });
     if (m->thread.joinable())
         m->thread.join();
-    error_code ec;
-    m->acceptor.close(ec);
-    m->started = false;
+    // Requests queued for the worker and not started are dropped with it.
+    m->workGuard.reset();
+    m->work.stop();
+    if (m->worker.joinable())
+        m->worker.join();
 }
 
 std::uint16_t AdminServer::port() const

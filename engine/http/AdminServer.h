@@ -1,14 +1,22 @@
 // SPDX-License-Identifier: MIT
 // The admin listener (its own port): /healthz, /metrics and the admin API.
-// A small Beast server on one thread; routing is a plain function so the API
-// lives in ordinary C++ without Boost.
+// A small Beast server: one I/O thread carries the bytes and answers what
+// never waits (health checks, metrics) at once; everything else runs on a
+// worker thread and may answer later from any thread (a write answers after
+// its COMMIT, from the store's writer), so a request that waits on storage
+// never holds up the others. Header, body and write deadlines and caps on
+// connections (in all and per client) keep slow clients from taking the port. Routing is plain functions so the API lives in
+// ordinary C++ without Boost.
 #pragma once
 
 #include "Address.h"
+#include "Time.h"
+#include "Tuning.h"
 
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,22 +41,41 @@ struct AdminResponse {
     std::vector<std::pair<std::string, std::string>> headers;
 };
 
+// Sends the answer to one request: call it once, from any thread, now or
+// later. After the server stopped it does nothing.
+using AdminReply = std::function<void(AdminResponse)>;
+
+struct AdminHandlers {
+    // On the I/O thread, for every request first: an answer that needs no
+    // waiting (a health check, the metrics, a refusal), or nullopt to pass
+    // the request to `handle`. Must never block.
+    std::function<std::optional<AdminResponse>(const AdminRequest&)> atOnce;
+    // On the worker thread; replies through the AdminReply.
+    std::function<void(const AdminRequest&, AdminReply)> handle;
+};
+
 struct AdminOptions {
     std::string address = "127.0.0.1";
     std::uint16_t port = 9090;  // 0 = any free port
     std::size_t bodyLimitBytes = 1024 * 1024;
-    std::size_t maxConnections = 256;
+    // Caps and deadlines (Tuning.h says why): slow clients cannot take the port.
+    std::size_t maxConnections = Core::Tuning::adminMaxConnections;
+    std::size_t maxConnectionsPerClient = Core::Tuning::adminMaxConnectionsPerClient;
+    Core::Millis idleTimeoutMs = Core::Tuning::idleTimeoutMs;
+    Core::Millis headerTimeoutMs = Core::Tuning::headerTimeoutMs;
+    Core::Millis bodyTimeoutMs = Core::Tuning::bodyTimeoutMs;
+    Core::Millis writeTimeoutMs = Core::Tuning::writeTimeoutMs;
 };
 
 class AdminServer {
 public:
-    using Handler = std::function<AdminResponse(const AdminRequest&)>;
-    AdminServer(AdminOptions options, Handler handler);
+    AdminServer(AdminOptions options, AdminHandlers handlers);
     ~AdminServer();
     AdminServer(const AdminServer&) = delete;
     AdminServer& operator=(const AdminServer&) = delete;
 
     bool start(std::string* error);
+    // Closes every connection, drops the answers still to come and joins the threads.
     void stop();
     std::uint16_t port() const;
     bool loopbackOnly() const;  // bound to a loopback address

@@ -12,6 +12,7 @@
 #include "Engine.h"
 #include "LimiterLog.h"
 #include "Metrics.h"
+#include "Peer.h"
 #include "RequestSamples.h"
 #include "Responses.h"
 #include "Rules.h"
@@ -41,24 +42,9 @@ using Core::Millis;
 
 namespace {
 
-Millis steadyMs()
-{
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
 Millis wallMs()
 {
     return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-Core::IpAddress toIp(const net::ip::address& a)
-{
-    if (a.is_v4())
-        return Core::IpAddress::fromV4(a.to_v4().to_uint());
-    const auto b = a.to_v6().to_bytes();
-    Core::IpAddress::Bytes bytes;
-    std::copy(b.begin(), b.end(), bytes.begin());
-    return Core::IpAddress(bytes);
 }
 
 std::string_view trimView(std::string_view s)
@@ -1190,7 +1176,7 @@ void Listener::Impl::accept(ThreadContext& t)
 
 void Listener::Impl::sweep(ThreadContext& t)
 {
-    t.sweeper.expires_after(std::chrono::milliseconds(250));
+    t.sweeper.expires_after(std::chrono::milliseconds(Core::Tuning::sweepIntervalMs));
     t.sweeper.async_wait([this, &t](error_code ec) {
         if (ec)
             return;

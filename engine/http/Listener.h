@@ -7,6 +7,7 @@
 
 #include "ClientIdentity.h"
 #include "Time.h"
+#include "Tuning.h"
 
 #include <cstdint>
 #include <memory>
@@ -44,10 +45,11 @@ struct ListenerOptions {
     std::size_t maxHeaderFields = 100;         // 431 beyond
     std::size_t bodyLimitBytes = 8 * 1024 * 1024;  // 413 beyond
     std::size_t pipelineDepth = 16;            // requests answered per write when pipelined
-    Core::Millis headerTimeoutMs = 10'000;     // slowloris: the header must arrive within this
-    Core::Millis idleTimeoutMs = 60'000;       // keep-alive connections idle this long are closed
-    Core::Millis bodyTimeoutMs = 30'000;       // between body reads
-    Core::Millis writeTimeoutMs = 30'000;
+    // The deadlines of Tuning.h, shared with the admin server.
+    Core::Millis headerTimeoutMs = Core::Tuning::headerTimeoutMs;  // slowloris: the header must arrive within this
+    Core::Millis idleTimeoutMs = Core::Tuning::idleTimeoutMs;      // keep-alive connections idle this long are closed
+    Core::Millis bodyTimeoutMs = Core::Tuning::bodyTimeoutMs;      // between body reads
+    Core::Millis writeTimeoutMs = Core::Tuning::writeTimeoutMs;
     Core::Millis upstreamConnectTimeoutMs = 3'000;   // 502 when the upstream cannot be reached in time
     Core::Millis upstreamResponseTimeoutMs = 30'000; // 504 when it does not answer in time
     std::size_t upstreamPoolPerThread = 64;    // idle keep-alive upstream connections kept per thread

@@ -48,24 +48,24 @@ private Q_SLOTS:
     {
         QTest::addColumn<QByteArray>("text");
         QTest::addColumn<QString>("error");
-        QTest::newRow("empty") << QByteArray("") << QStringLiteral("unexpected end of input at offset 0");
-        QTest::newRow("trailing comma") << QByteArray("{\"a\":1,}") << QStringLiteral("expected a string key at offset 7");
-        QTest::newRow("missing colon") << QByteArray("{\"a\" 1}") << QStringLiteral("expected ':' at offset 5");
-        QTest::newRow("single quotes") << QByteArray("{'a':1}") << QStringLiteral("expected a string key at offset 1");
-        QTest::newRow("trailing text") << QByteArray("{} x") << QStringLiteral("unexpected text after the JSON value at offset 3");
-        QTest::newRow("leading zero") << QByteArray("01") << QStringLiteral("unexpected text after the JSON value at offset 1");
-        QTest::newRow("bare minus") << QByteArray("-") << QStringLiteral("invalid number at offset 1");
-        QTest::newRow("dot without digits") << QByteArray("1.") << QStringLiteral("invalid number at offset 2");
-        QTest::newRow("huge exponent") << QByteArray("1e999") << QStringLiteral("number out of range at offset 0");
-        QTest::newRow("unterminated") << QByteArray("\"abc") << QStringLiteral("unterminated string at offset 4");
-        QTest::newRow("raw newline") << QByteArray("\"a\nb\"") << QStringLiteral("control character in a string at offset 2");
-        QTest::newRow("bad escape") << QByteArray("\"\\x\"") << QStringLiteral("invalid escape at offset 2");
-        QTest::newRow("lone surrogate") << QByteArray("\"\\ud800\"") << QStringLiteral("unpaired surrogate in \\u escape at offset 7");
-        QTest::newRow("bad utf-8") << QByteArray("\"\xc3(\"") << QStringLiteral("invalid UTF-8 at offset 1");
-        QTest::newRow("overlong utf-8") << QByteArray("\"\xe0\x80\xaf\"") << QStringLiteral("invalid UTF-8 at offset 1");
-        QTest::newRow("truncated utf-8") << QByteArray("\"\xe2\x82") << QStringLiteral("invalid UTF-8 at offset 1");
-        QTest::newRow("duplicate key") << QByteArray("{\"a\":1,\"a\":2}") << QStringLiteral("duplicate key \"a\" at offset 12");
-        QTest::newRow("bad literal") << QByteArray("nul") << QStringLiteral("invalid literal at offset 0");
+        QTest::newRow("empty") << QByteArray("") << QStringLiteral("malformed JSON: unexpected end of input at offset 0");
+        QTest::newRow("trailing comma") << QByteArray("{\"a\":1,}") << QStringLiteral("malformed JSON: expected a string key at offset 7");
+        QTest::newRow("missing colon") << QByteArray("{\"a\" 1}") << QStringLiteral("malformed JSON: expected ':' at offset 5");
+        QTest::newRow("single quotes") << QByteArray("{'a':1}") << QStringLiteral("malformed JSON: expected a string key at offset 1");
+        QTest::newRow("trailing text") << QByteArray("{} x") << QStringLiteral("malformed JSON: unexpected text after the JSON value at offset 3");
+        QTest::newRow("leading zero") << QByteArray("01") << QStringLiteral("malformed JSON: unexpected text after the JSON value at offset 1");
+        QTest::newRow("bare minus") << QByteArray("-") << QStringLiteral("malformed JSON: invalid number at offset 1");
+        QTest::newRow("dot without digits") << QByteArray("1.") << QStringLiteral("malformed JSON: invalid number at offset 2");
+        QTest::newRow("huge exponent") << QByteArray("1e999") << QStringLiteral("malformed JSON: number out of range at offset 0");
+        QTest::newRow("unterminated") << QByteArray("\"abc") << QStringLiteral("malformed JSON: unterminated string at offset 4");
+        QTest::newRow("raw newline") << QByteArray("\"a\nb\"") << QStringLiteral("malformed JSON: control character in a string at offset 2");
+        QTest::newRow("bad escape") << QByteArray("\"\\x\"") << QStringLiteral("malformed JSON: invalid escape at offset 2");
+        QTest::newRow("lone surrogate") << QByteArray("\"\\ud800\"") << QStringLiteral("malformed JSON: unpaired surrogate in \\u escape at offset 7");
+        QTest::newRow("bad utf-8") << QByteArray("\"\xc3(\"") << QStringLiteral("malformed JSON: invalid UTF-8 at offset 1");
+        QTest::newRow("overlong utf-8") << QByteArray("\"\xe0\x80\xaf\"") << QStringLiteral("malformed JSON: invalid UTF-8 at offset 1");
+        QTest::newRow("truncated utf-8") << QByteArray("\"\xe2\x82") << QStringLiteral("malformed JSON: invalid UTF-8 at offset 1");
+        QTest::newRow("duplicate key") << QByteArray("{\"a\":1,\"a\":2}") << QStringLiteral("malformed JSON: duplicate key \"a\" at offset 12");
+        QTest::newRow("bad literal") << QByteArray("nul") << QStringLiteral("malformed JSON: invalid literal at offset 0");
     }
     void rejects()
     {
@@ -78,13 +78,50 @@ private Q_SLOTS:
 
     void depthIsBounded()
     {
+        Json::Limits ten;
+        ten.maxDepth = 10;
         const std::string deep = std::string(10, '[') + std::string(10, ']');
-        QVERIFY(Json::parse(deep, nullptr, 10).has_value());
+        QVERIFY(Json::parse(deep, nullptr, ten).has_value());
         std::string why;
-        QVERIFY(!Json::parse(std::string(11, '[') + std::string(11, ']'), &why, 10).has_value());
-        QVERIFY2(why.find("nested deeper than 10 levels") == 0, why.c_str());
+        QVERIFY(!Json::parse(std::string(11, '[') + std::string(11, ']'), &why, ten).has_value());
+        QCOMPARE(QString::fromStdString(why), QStringLiteral("nested deeper than 10 levels (the limit) at offset 10"));
         // A hostile body of a million brackets fails fast instead of overflowing the stack.
         QVERIFY(!Json::parse(std::string(1'000'000, '['), &why).has_value());
+        QCOMPARE(QString::fromStdString(why), QStringLiteral("nested deeper than 64 levels (the limit) at offset 64"));
+    }
+
+    void keysAndValuesAreBounded()
+    {
+        auto object = [](std::size_t keys, const char* last = nullptr) {
+            std::string text = "{";
+            for (std::size_t i = 0; i < keys; ++i)
+                text += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":" + std::to_string(i);
+            if (last)
+                text += std::string(",\"") + last + "\":0";
+            return text + "}";
+        };
+        Json::Limits limits;
+        limits.maxKeysPerObject = 100'000;
+        limits.maxValues = 1'000'000;
+        // Many keys: the duplicate check is linear (it was quadratic: 80,000
+        // keys took seconds), whatever the order of the keys.
+        const auto many = Json::parse(object(80'000), nullptr, limits);
+        QVERIFY(many.has_value());
+        QCOMPARE(many->asObject().size(), std::size_t(80'000));
+        std::string why;
+        QVERIFY(!Json::parse(object(80'000, "k0"), &why, limits).has_value());
+        QVERIFY2(why.rfind("malformed JSON: duplicate key \"k0\" at offset ", 0) == 0, why.c_str());
+
+        // The default bounds, named in the error.
+        QVERIFY(Json::parse(object(Tuning::jsonMaxKeysPerObject)).has_value());
+        QVERIFY(!Json::parse(object(Tuning::jsonMaxKeysPerObject + 1), &why).has_value());
+        QVERIFY2(why.rfind("more than 1000 keys in one object (the limit) at offset ", 0) == 0, why.c_str());
+        std::string values = "[0";
+        for (std::size_t i = 2; i < Tuning::jsonMaxValues; ++i)
+            values += ",0";
+        QVERIFY(Json::parse(values + "]").has_value());  // with the array itself: at the bound
+        QVERIFY(!Json::parse(values + ",0]", &why).has_value());
+        QVERIFY2(why.rfind("more than 250000 values (the limit) at offset ", 0) == 0, why.c_str());
     }
 
     void accessors()

@@ -11,6 +11,7 @@
 
 #include <csignal>
 #include <cstdint>
+#include <string>
 
 namespace FloodgateTest {
 
@@ -83,6 +84,16 @@ inline int runToEnd(const QStringList& args, QString* err, QString* out = nullpt
     if (out)
         *out = QString::fromUtf8(p.readAllStandardOutput());
     return p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+}
+
+// The admin API's token of a database, read as scripts read it:
+// `floodgate token --db PATH`. Empty when the command fails.
+inline std::string adminToken(const QString& db)
+{
+    QString out;
+    if (runToEnd({QStringLiteral("token"), QStringLiteral("--db"), db}, nullptr, &out) != 0)
+        return {};
+    return out.trimmed().toStdString();
 }
 
 } // namespace FloodgateTest

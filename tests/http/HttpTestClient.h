@@ -157,6 +157,16 @@ public:
 
     std::string& pending() { return m_buffer; }
 
+    // True when something has arrived (bytes or the peer's close) and not
+    // been read yet; waits at most timeoutMs.
+    bool readable(int timeoutMs = 0)
+    {
+        if (!m_buffer.empty())
+            return true;
+        pollfd p{m_fd, POLLIN, 0};
+        return ::poll(&p, 1, timeoutMs) > 0;
+    }
+
 private:
     bool fill(std::chrono::steady_clock::time_point deadline)
     {
@@ -196,6 +206,12 @@ inline std::string withBody(const std::string& method, const std::string& target
 // character, a dot segment, a path parameter).
 inline const std::string bypassSpellings[] = {"http://127.0.0.1/comments", "//comments", "/comments/",
                                               "/%63omments", "/./comments", "/comments;jsessionid=1"};
+
+// The header line that carries the admin API's token.
+inline std::string bearer(const std::string& token)
+{
+    return "Authorization: Bearer " + token + "\r\n";
+}
 
 // One request on a fresh connection.
 inline std::optional<Response> fetch(std::uint16_t port, const std::string& request, int timeoutMs = 3000, const char* source = nullptr)

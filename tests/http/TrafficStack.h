@@ -22,12 +22,14 @@
 namespace FloodgateTest {
 
 struct TrafficStack {
-    explicit TrafficStack(const std::string& dbPath)
+    // busyTimeoutMs: how long a write waits for another connection's lock.
+    explicit TrafficStack(const std::string& dbPath, int busyTimeoutMs = Floodgate::Storage::StoreOptions{}.busyTimeoutMs)
     {
         using namespace Floodgate;
         Storage::StoreOptions so;
         so.path = dbPath;
         so.pollIntervalMs = 50;
+        so.busyTimeoutMs = busyTimeoutMs;
         Storage::OpenFailure failure;
         store = Storage::Store::open(so, clock, &failure);
         if (!store)

@@ -25,9 +25,9 @@ int expiresInOf(const std::string& body)
 }
 
 // The audit trail holds an escalation ban (its row is written by the store's writer thread).
-bool autobanAudited(std::uint16_t adminPort)
+bool autobanAudited(std::uint16_t adminPort, const std::string& token)
 {
-    return fetch(adminPort, get("/api/v1/audit")).value_or(Response{}).body.find("list.autoban") != std::string::npos;
+    return fetch(adminPort, get("/api/v1/audit", bearer(token))).value_or(Response{}).body.find("list.autoban") != std::string::npos;
 }
 
 QStringList serveArgs(const QString& db, const QStringList& more = {})
@@ -59,7 +59,7 @@ private Q_SLOTS:
             QCOMPARE(fetch(c.port, get("/"), 3000, "127.0.0.7")->status, 200);
             const auto r = fetch(c.adminPort, withBody("POST", "/api/v1/lists/blocklist",
                                                        "{\"address\":\"127.0.0.7\",\"ttl\":\"7d\",\"reason\":\"scraper\"}",
-                                                       "Content-Type: application/json\r\n"));
+                                                       "Content-Type: application/json\r\n" + bearer(adminToken(db))));
             QVERIFY(r);
             QCOMPARE(r->status, 201);
             c.kill();  // no shutdown code runs: only what was committed is there
@@ -70,7 +70,7 @@ private Q_SLOTS:
         QVERIFY(refused);
         QCOMPARE(refused->status, 403);
         QCOMPARE(fetch(again.port, get("/"), 3000, "127.0.0.8")->status, 200);  // only that address
-        const auto list = fetch(again.adminPort, get("/api/v1/lists/blocklist"));
+        const auto list = fetch(again.adminPort, get("/api/v1/lists/blocklist", bearer(adminToken(db))));
         QVERIFY(list);
         QVERIFY2(list->body.find("\"address\":\"127.0.0.7/32\"") != std::string::npos, list->body.c_str());
         QVERIFY(list->body.find("\"reason\":\"scraper\"") != std::string::npos);
@@ -141,7 +141,7 @@ private Q_SLOTS:
             const auto at = body.find("\"expires_at\":\"");
             return at == std::string::npos ? std::string() : body.substr(at + 14, 24);
         };
-        std::string expiresAt;
+        std::string expiresAt, token;
         QTemporaryDir dir;
         const QString db = dir.filePath(QStringLiteral("floodgate.db"));
         {
@@ -158,9 +158,10 @@ private Q_SLOTS:
                 lastStatus = r->status;
             }
             QCOMPARE(lastStatus, 403);
+            token = adminToken(db);
             // The ban is written by the store's writer thread; wait until the API shows it stored.
-            QTRY_VERIFY_WITH_TIMEOUT(autobanAudited(c.adminPort), 3000);
-            expiresAt = expiresAtOf(fetch(c.adminPort, get("/api/v1/lists/blocklist")).value_or(Response{}).body);
+            QTRY_VERIFY_WITH_TIMEOUT(autobanAudited(c.adminPort, token), 3000);
+            expiresAt = expiresAtOf(fetch(c.adminPort, get("/api/v1/lists/blocklist", bearer(token))).value_or(Response{}).body);
             QVERIFY(!expiresAt.empty());
             QCOMPARE(c.stop(), 0);
         }
@@ -170,7 +171,7 @@ private Q_SLOTS:
         const auto r = fetch(again.port, get("/"), 3000, "127.0.0.66");
         QVERIFY(r);
         QCOMPARE(r->status, 403);
-        const auto list = fetch(again.adminPort, get("/api/v1/lists/blocklist"));
+        const auto list = fetch(again.adminPort, get("/api/v1/lists/blocklist", bearer(token)));
         QVERIFY(list);
         QVERIFY2(list->body.find("\"address\":\"127.0.0.66/32\"") != std::string::npos, list->body.c_str());
         QVERIFY(list->body.find("\"source\":\"automatic\"") != std::string::npos);
@@ -196,17 +197,19 @@ private Q_SLOTS:
             }
             return status;
         };
-        auto banSeconds = [](std::uint16_t adminPort) {
-            return expiresInOf(fetch(adminPort, get("/api/v1/lists/blocklist")).value_or(Response{}).body);
+        std::string token;
+        auto banSeconds = [&token](std::uint16_t adminPort) {
+            return expiresInOf(fetch(adminPort, get("/api/v1/lists/blocklist", bearer(token))).value_or(Response{}).body);
         };
         {
             Child c;
             QVERIFY(c.start(serveArgs(db)));
+            token = adminToken(db);
             QCOMPARE(floodUntilBanned(c.port), 403);
             QVERIFY(banSeconds(c.adminPort) > 890);  // ban #1: 15 minutes
-            QTRY_VERIFY_WITH_TIMEOUT(autobanAudited(c.adminPort), 3000);
+            QTRY_VERIFY_WITH_TIMEOUT(autobanAudited(c.adminPort, token), 3000);
             // The operator lifts it early; the client is let in again.
-            QCOMPARE(fetch(c.adminPort, withBody("DELETE", "/api/v1/lists/blocklist/127.0.0.67"))->status, 204);
+            QCOMPARE(fetch(c.adminPort, withBody("DELETE", "/api/v1/lists/blocklist/127.0.0.67", {}, bearer(token)))->status, 204);
             QCOMPARE(c.stop(), 0);
         }
         Child again;
@@ -271,20 +274,21 @@ private Q_SLOTS:
         Child c;
         QVERIFY(c.start({QStringLiteral("--headless"), QStringLiteral("--listen"), QStringLiteral("127.0.0.1:0"), QStringLiteral("--admin"),
                          QStringLiteral("0.0.0.0:0"), QStringLiteral("--db"), db}));
-        QVERIFY2(c.startup.contains(QStringLiteral("Authorization: Bearer TOKEN")), qPrintable(c.startup));
-        QCOMPARE(fetch(c.adminPort, get("/healthz"))->status, 200);  // health checks need no token
+        QVERIFY2(c.startup.contains(QStringLiteral("Authorization: Bearer TOKEN\" (beyond loopback /healthz and /metrics too)")),
+                 qPrintable(c.startup));
+        // Beyond loopback everything wants the token, health checks and metrics too.
+        QCOMPARE(fetch(c.adminPort, get("/healthz"))->status, 401);
         const auto refused = fetch(c.adminPort, get("/api/v1/lists/blocklist"));
         QCOMPARE(refused->status, 401);
         QCOMPARE(QString::fromStdString(refused->header("www-authenticate")), QStringLiteral("Bearer realm=\"floodgate\""));
         QCOMPARE(fetch(c.adminPort, get("/metrics"))->status, 401);
         QCOMPARE(fetch(c.adminPort, get("/api/v1/rules", "Authorization: Bearer wrong\r\n"))->status, 401);
 
-        QString err, token;
-        QCOMPARE(runToEnd({QStringLiteral("token"), QStringLiteral("--db"), db}, &err, &token), 0);
-        token = token.trimmed();
-        QCOMPARE(token.size(), 64);
-        const auto ok = fetch(c.adminPort, get("/api/v1/lists/blocklist", "Authorization: Bearer " + token.toStdString() + "\r\n"));
-        QCOMPARE(ok->status, 200);
+        const std::string token = adminToken(db);
+        QCOMPARE(token.size(), std::size_t(64));
+        QCOMPARE(fetch(c.adminPort, get("/api/v1/lists/blocklist", bearer(token)))->status, 200);
+        QCOMPARE(fetch(c.adminPort, get("/healthz", bearer(token)))->status, 200);
+        QCOMPARE(fetch(c.adminPort, get("/metrics", bearer(token)))->status, 200);
         QCOMPARE(c.stop(), 0);
     }
 };

@@ -58,6 +58,34 @@ private Q_SLOTS:
         QVERIFY(lines[1].contains(",throttle,ip-3s,127.0.0.1,6,GET,/,"));
     }
 
+    void theAdminApiWantsTheTokenOnLoopbackToo()
+    {
+        // As the README shows it: curl -H "Authorization: Bearer $(floodgate token)" localhost:9090/api/v1/clients?limit=5
+        QTemporaryDir dir;
+        const QString db = dir.filePath(QStringLiteral("floodgate.db"));
+        Child c;
+        QVERIFY(c.start({QStringLiteral("--headless"), QStringLiteral("--listen"), QStringLiteral("127.0.0.1:0"), QStringLiteral("--admin"),
+                         QStringLiteral("127.0.0.1:0"), QStringLiteral("--db"), db}));
+        QVERIFY2(c.startup.contains(QStringLiteral("admin API wants \"Authorization: Bearer TOKEN\"; `floodgate token --db %1` prints it").arg(db)),
+                 qPrintable(c.startup));
+        const auto refused = fetch(c.adminPort, get("/api/v1/clients?limit=5"));
+        QVERIFY(refused);
+        QCOMPARE(refused->status, 401);
+        QCOMPARE(QString::fromStdString(refused->header("www-authenticate")), QStringLiteral("Bearer realm=\"floodgate\""));
+        const auto forged = fetch(c.adminPort, withBody("POST", "/api/v1/lists/safelist", "{\"address\":\"127.0.0.9\"}"));
+        QVERIFY(forged);
+        QCOMPARE(forged->status, 401);
+        const std::string token = adminToken(db);
+        const auto clients = fetch(c.adminPort, get("/api/v1/clients?limit=5", bearer(token)));
+        QVERIFY(clients);
+        QCOMPARE(clients->status, 200);
+        const auto safelist = fetch(c.adminPort, get("/api/v1/lists/safelist", bearer(token)));
+        QVERIFY2(safelist && safelist->body.find("\"count\":0") != std::string::npos, safelist ? safelist->body.c_str() : "");
+        QCOMPARE(fetch(c.adminPort, get("/healthz"))->status, 200);  // health checks and metrics stay open on loopback
+        QCOMPARE(fetch(c.adminPort, get("/metrics"))->status, 200);
+        QCOMPARE(c.stop(), 0);
+    }
+
     void proxyModeSaysSo()
     {
         QTemporaryDir dir;
