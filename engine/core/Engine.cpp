@@ -206,7 +206,7 @@ std::shared_ptr<const Compiled> compile(std::shared_ptr<const EngineConfig> cfg)
         cc.actionHash = keyedHash64(cd.name);
         c->cooldowns.push_back(std::move(cc));
     }
-    c->excluded = PatternSet(cfg->bot.excludedPaths);
+    c->excluded = PatternSet(cfg->bot.excludedPaths, true);  // "/LOGO.PNG" is an image too
     c->safeAgents = PatternSet(cfg->bot.safeUserAgents, true, true);
     c->cookielessOnly = cfg->bot.cookielessOnly;
     c->escalation = cfg->escalation;

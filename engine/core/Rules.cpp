@@ -131,7 +131,13 @@ EngineConfig defaultConfig()
         Tier{"Pro", {level(100, MINUTE), level(5000, HOUR)}},
         Tier{"Enterprise", {level(200, MINUTE), level(10000, HOUR)}},
     };
-    c.bot.excludedPaths = {"*.css", "*.js", "*.png", "*.jpg", "*.gif", "*.svg", "*.ico", "*.woff2"};
+    // Every static type a browser fetches for one page (styles, scripts and
+    // modules, images, web fonts, source maps), so loading a page and
+    // reloading it costs two counted requests, not twenty. Matched without
+    // regard to case ("/LOGO.PNG" too).
+    c.bot.excludedPaths = {"*.css",  "*.js",   "*.mjs",  "*.map",   "*.png",  "*.jpg",
+                           "*.jpeg", "*.gif",  "*.svg",  "*.ico",   "*.webp", "*.avif",
+                           "*.bmp",  "*.woff", "*.woff2", "*.ttf",  "*.otf",  "*.eot"};
     return c;
 }
 

@@ -600,6 +600,19 @@ void TestEngine::excludedPathsAreNotCounted_data()
     QTest::newRow("png") << QByteArray("/img/logo.png");
     QTest::newRow("ico") << QByteArray("/favicon.ico");
     QTest::newRow("woff2") << QByteArray("/fonts/inter.woff2");
+    // Everything else a page pulls in, in any case.
+    QTest::newRow("woff") << QByteArray("/fonts/inter.woff");
+    QTest::newRow("ttf") << QByteArray("/fonts/Roboto-Regular.ttf");
+    QTest::newRow("otf") << QByteArray("/fonts/a.otf");
+    QTest::newRow("eot") << QByteArray("/fonts/a.eot");
+    QTest::newRow("jpeg") << QByteArray("/photos/2024/beach.jpeg");
+    QTest::newRow("webp") << QByteArray("/img/hero.webp");
+    QTest::newRow("avif") << QByteArray("/img/hero.avif");
+    QTest::newRow("bmp") << QByteArray("/img/old.bmp");
+    QTest::newRow("module") << QByteArray("/js/app.mjs");
+    QTest::newRow("source map") << QByteArray("/js/app.js.map");
+    QTest::newRow("upper case") << QByteArray("/A.PNG");
+    QTest::newRow("mixed case") << QByteArray("/Fonts/Inter.Woff2");
 }
 
 void TestEngine::excludedPathsAreNotCounted()
@@ -624,7 +637,7 @@ void TestEngine::excludedPathsAreNotCounted()
 void TestEngine::lookalikePathIsCounted()
 {
     Engine engine;
-    const Decision first = decide(engine, Request().at("/style.css.map"), T0);
+    const Decision first = decide(engine, Request().at("/style.css.php"), T0);  // (.map is a source map: excluded)
     QCOMPARE(label(first.reason), label(Reason::Counted));
     QCOMPARE(first.remaining, 5u);
     for (int i = 1; i < 6; ++i)

@@ -240,8 +240,10 @@ void TestRules::defaultConfigMatchesInterface()
     QCOMPARE(levelsText(c.tiers[2].levels), QStringLiteral("200/1m,10000/1h"));
     QVERIFY(c.customers.empty());
 
-    // Excluded from counting: static assets.
-    const std::vector<std::string> assets{"*.css", "*.js", "*.png", "*.jpg", "*.gif", "*.svg", "*.ico", "*.woff2"};
+    // Excluded from counting: every static type a browser fetches for a page.
+    const std::vector<std::string> assets{"*.css",  "*.js",   "*.mjs",   "*.map", "*.png", "*.jpg",
+                                          "*.jpeg", "*.gif",  "*.svg",   "*.ico", "*.webp", "*.avif",
+                                          "*.bmp",  "*.woff", "*.woff2", "*.ttf", "*.otf", "*.eot"};
     QVERIFY(c.bot.excludedPaths == assets);
     QVERIFY(!c.bot.cookielessOnly);
     QVERIFY(c.bot.safeUserAgents.empty());
