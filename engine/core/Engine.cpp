@@ -20,9 +20,10 @@ namespace Floodgate::Core {
 namespace {
 
 constexpr std::uint32_t CLIENT_SPACE = 0;
-// Rules that key on something other than the client address, and customers,
-// keep their own entries; a decision touches at most this many of them.
-constexpr std::size_t MAX_SECONDARY = 16;
+// Rules that key on something other than the client address, or a customer,
+// keep their own entries; a decision touches the customer's or those rules'
+// (never both), so validate()'s cap on keyed rules bounds them.
+constexpr std::size_t MAX_SECONDARY = std::max<std::size_t>(Tuning::maxKeyedRules, 1);
 
 std::uint32_t foldSignature(std::uint64_t h)
 {
@@ -188,7 +189,8 @@ std::shared_ptr<const Compiled> compile(std::shared_ptr<const EngineConfig> cfg)
         std::uint16_t own = 0;
         cc.levels = compileLevels(named, own, cc.keepMs);
         cc.signature = signatureOf(cc.levels, 0xc0ffee);
-        cc.key = TableKey{hashString(cu.id, 1), hashString(cu.id, 2), 0, 0, 0};
+        const Hash128 idHash = keyedHash128(cu.id);
+        cc.key = TableKey{idHash.lo, idHash.hi, 0, 0, 0};
         cc.tag = foldSignature(cc.key.a);
         c->customerByTag.emplace(cc.tag, cu.id);
         c->customerStride = std::max(c->customerStride, own);
@@ -201,10 +203,10 @@ std::shared_ptr<const Compiled> compile(std::shared_ptr<const EngineConfig> cfg)
         cc.path = PatternSet({cd.pathGlob});
         cc.durationMs = cd.durationMs;
         cc.userHeader = cd.userHeader;
-        cc.actionHash = hashString(cd.name, 7);
+        cc.actionHash = keyedHash64(cd.name);
         c->cooldowns.push_back(std::move(cc));
     }
-    c->excluded = PatternSet(cfg->bot.excludedPaths);
+    c->excluded = PatternSet(cfg->bot.excludedPaths, true);  // "/LOGO.PNG" is an image too
     c->safeAgents = PatternSet(cfg->bot.safeUserAgents, true, true);
     c->cookielessOnly = cfg->bot.cookielessOnly;
     c->escalation = cfg->escalation;
@@ -263,14 +265,27 @@ private:
     std::array<Shard, 16> m_shards;
 };
 
+// Who is cooling down from which action: the user id's 128-bit keyed hash,
+// or (no user header) the counting key's own address words; the two kinds
+// never share an entry.
 struct CooldownKey {
-    std::uint64_t user = 0;
+    std::uint64_t a = 0;
+    std::uint64_t b = 0;
     std::uint64_t action = 0;
+    bool byAddress = false;
     friend bool operator==(const CooldownKey&, const CooldownKey&) = default;
 };
 struct CooldownKeyHash {
-    std::size_t operator()(const CooldownKey& k) const { return hashWords(k.user, k.action); }
+    std::size_t operator()(const CooldownKey& k) const { return hashWords(k.a ^ k.action, k.b, k.byAddress); }
 };
+
+CooldownKey cooldownKey(std::string_view user, const IpAddress& key, std::uint64_t action)
+{
+    if (user.empty())
+        return CooldownKey{key.hi(), key.lo(), action, true};
+    const Hash128 h = keyedHash128(user);
+    return CooldownKey{h.lo, h.hi, action, false};
+}
 struct AddressHash {
     std::size_t operator()(const IpAddress& a) const { return hashAddress(a); }
 };
@@ -362,15 +377,17 @@ struct Binding {
     }
 };
 
-// Levels that share one entry's cells, gathered for one decision.
+// Levels that share one entry's cells, gathered for one decision. validate()
+// refuses a configuration with more than Tuning::maxLevelsPerEntry levels on
+// one entry, so none is ever left out here.
 struct LevelGroup {
-    std::array<const LevelSpec*, 64> specs;
+    std::array<const LevelSpec*, Tuning::maxLevelsPerEntry> specs;
     std::size_t size = 0;
 
     void add(const std::vector<LevelSpec>& levels)
     {
         for (const LevelSpec& l : levels)
-            if (size < specs.size())
+            if (size < specs.size())  // unreachable past the cap; never write past the array
                 specs[size++] = &l;
     }
 };
@@ -381,7 +398,7 @@ struct LevelGroup {
 // ones count it. Returns true when this group refused.
 bool runLevels(const LevelGroup& group, std::uint32_t* cells, Millis now, bool refusedBefore, Binding& binding)
 {
-    std::array<Verdict, 64> verdicts;
+    std::array<Verdict, Tuning::maxLevelsPerEntry> verdicts;
     bool refused = false;
     for (std::size_t i = 0; i < group.size; ++i) {
         verdicts[i] = evaluate(*group.specs[i], cells + group.specs[i]->offset, now);
@@ -793,8 +810,7 @@ Decision Engine::decide(const RequestFacts& f, Millis now)
     for (const CompiledCooldown& cd : c.cooldowns) {
         if (!cd.applies(f))
             continue;
-        const std::string_view user = headerValue(f, cd.userHeader);
-        const CooldownKey ck{user.empty() ? hashAddress(key) : hashString(user, 3), cd.actionHash};
+        const CooldownKey ck = cooldownKey(headerValue(f, cd.userHeader), key, cd.actionHash);
         const Millis until = m->cooldowns.with(ck, [&](auto& map, auto it) { return it == map.end() ? Millis(0) : it->second; });
         if (until > now && until - now > cooldownRetry) {
             cooldownRetry = until - now;
@@ -824,7 +840,7 @@ Decision Engine::decide(const RequestFacts& f, Millis now)
         table.with(k, sig, now, keep, [&](KeyTable::Header&, std::uint32_t* cells, bool) {
             groupRefused = runLevels(group, cells, now, refused, binding);
         });
-        if (secondaryCount < MAX_SECONDARY)
+        if (secondaryCount < MAX_SECONDARY)  // always: validate() caps the keyed rules
             secondary[secondaryCount++] = {&table, k, &levels, sig, keep, !groupRefused && !refused};
         refused = refused || groupRefused;
     };
@@ -843,9 +859,10 @@ Decision Engine::decide(const RequestFacts& f, Millis now)
         for (const CompiledRule& r : c.rules) {
             if (r.space == CLIENT_SPACE || !r.applies(f))
                 continue;
-            std::uint64_t extra = 0;
+            TableKey k;
             if (r.discriminator == Discriminator::AddressAndUserAgent) {
-                extra = hashString(f.userAgent, 5);
+                // The address is exact; the user agent adds a keyed 64-bit hash.
+                k = TableKey{key.hi(), key.lo(), keyedHash64(f.userAgent), r.space, 0};
             } else {
                 // No value, no key: a request without the header is not
                 // counted by this rule (rack-attack's nil discriminator),
@@ -853,10 +870,11 @@ Decision Engine::decide(const RequestFacts& f, Millis now)
                 const std::string_view value = headerValue(f, r.header);
                 if (value.empty())
                     continue;
-                extra = hashString(value, 6);
+                // The value is the whole key: 128 keyed bits, so no one can
+                // make two API keys share a counter.
+                const Hash128 h = keyedHash128(value);
+                k = TableKey{h.lo, h.hi, 0, r.space, 0};
             }
-            const TableKey k = r.discriminator == Discriminator::Header ? TableKey{0, 0, extra, r.space, 0}
-                                                                        : TableKey{key.hi(), key.lo(), extra, r.space, 0};
             runSecondary(*p.clients, k, r.levels, r.signature, r.keepMs);
         }
     }
@@ -945,8 +963,7 @@ void Engine::reportSuccess(const RequestFacts& f, Millis now)
     for (const CompiledCooldown& cd : c.cooldowns) {
         if (!cd.applies(f))
             continue;
-        const std::string_view user = headerValue(f, cd.userHeader);
-        const CooldownKey ck{user.empty() ? hashAddress(key) : hashString(user, 3), cd.actionHash};
+        const CooldownKey ck = cooldownKey(headerValue(f, cd.userHeader), key, cd.actionHash);
         m->cooldowns.with(ck, [&](auto& map, auto) { map[ck] = now + cd.durationMs; });
     }
 }

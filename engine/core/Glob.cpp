@@ -63,19 +63,42 @@ PatternSet::PatternSet(const std::vector<std::string>& patterns, bool ignoreCase
         if (!hasWildcard(p)) {
             (substringWhenPlain ? m_substrings : m_exact).push_back(p);
         } else if (p.size() > 1 && p.front() == '*' && !hasWildcard(p, 1)) {
-            m_suffixes.push_back(p.substr(1));
+            std::string suffix = p.substr(1);
+            if (suffix.size() >= 2 && suffix.size() <= MaxExtension + 1 && suffix.front() == '.'
+                && suffix.find_first_of("./", 1) == std::string::npos) {
+                for (char& ch : suffix)
+                    ch = fold(ch, m_ignoreCase);
+                m_extensions.push_back(std::move(suffix));
+            } else {
+                m_suffixes.push_back(std::move(suffix));
+            }
         } else if (p.size() > 1 && p.back() == '*' && !hasWildcard(p, 0, p.size() - 1)) {
             m_prefixes.push_back(p.substr(0, p.size() - 1));
         } else {
             m_globs.push_back(p);
         }
     }
+    std::sort(m_extensions.begin(), m_extensions.end());
+    m_extensions.erase(std::unique(m_extensions.begin(), m_extensions.end()), m_extensions.end());
     m_suffixesAreExtensions = std::all_of(m_suffixes.begin(), m_suffixes.end(),
                                           [](const std::string& s) { return s.find('.') == 0 && s.find('/') == std::string::npos; });
 }
 
 bool PatternSet::matches(std::string_view text) const
 {
+    if (!m_extensions.empty()) {
+        const auto dot = text.rfind('.');
+        if (dot != std::string_view::npos && text.size() - dot <= MaxExtension + 1
+            && text.find('/', dot) == std::string_view::npos) {
+            char folded[MaxExtension + 1];
+            const std::size_t n = text.size() - dot;
+            for (std::size_t i = 0; i < n; ++i)
+                folded[i] = fold(text[dot + i], m_ignoreCase);
+            if (std::binary_search(m_extensions.begin(), m_extensions.end(), std::string_view(folded, n),
+                                   [](std::string_view a, std::string_view b) { return a < b; }))
+                return true;
+        }
+    }
     bool trySuffixes = !m_suffixes.empty();
     if (trySuffixes && m_suffixesAreExtensions) {
         const auto dot = text.rfind('.');

@@ -2,7 +2,8 @@
 // Glob patterns for paths and user agents: '*' matches any run of characters
 // (including '/'), '?' one character. A set of patterns is compiled so the
 // common shapes ("*.css", "/static/*", "/login") cost a comparison, not a
-// backtracking match.
+// backtracking match; file extensions ("*.css", "*.woff2") are one binary
+// search over the path's own extension, however many there are.
 #pragma once
 
 #include <string>
@@ -21,12 +22,20 @@ public:
     explicit PatternSet(const std::vector<std::string>& patterns, bool ignoreCase = false, bool substringWhenPlain = false);
 
     bool matches(std::string_view text) const;
-    bool empty() const { return m_suffixes.empty() && m_prefixes.empty() && m_exact.empty() && m_globs.empty() && m_substrings.empty(); }
+    bool empty() const
+    {
+        return m_extensions.empty() && m_suffixes.empty() && m_prefixes.empty() && m_exact.empty() && m_globs.empty()
+            && m_substrings.empty();
+    }
 
 private:
+    // "*.css" and the like: a dot, then up to this many characters with no dot, '/' or wildcard.
+    static constexpr std::size_t MaxExtension = 15;
+
     bool m_ignoreCase = false;
-    bool m_suffixesAreExtensions = false;  // every suffix starts with '.': skip them for paths with no extension
-    std::vector<std::string> m_suffixes;    // "*.css" -> ".css"
+    bool m_suffixesAreExtensions = false;  // every other suffix starts with '.': skip them for paths with no extension
+    std::vector<std::string> m_extensions;  // "*.css" -> ".css" (lower case when ignoring case), sorted
+    std::vector<std::string> m_suffixes;    // "*.min.js" -> ".min.js"
     std::vector<std::string> m_prefixes;    // "/static/*" -> "/static/"
     std::vector<std::string> m_exact;
     std::vector<std::string> m_substrings;

@@ -1,19 +1,144 @@
 // SPDX-License-Identifier: MIT
 #include "Hash.h"
 
+#include <array>
+#include <bit>
 #include <chrono>
 #include <random>
 
+#if __has_include(<sys/random.h>)
+#include <sys/random.h>
+#define FLOODGATE_HAVE_GETRANDOM 1
+#endif
+
 namespace Floodgate::Core {
+
+namespace {
+
+// 16 bytes from the operating system: getrandom(2) where there is one,
+// std::random_device otherwise (or if getrandom fails, which it should not).
+std::array<std::uint64_t, 2> osRandom128()
+{
+    std::array<std::uint64_t, 2> out{};
+#ifdef FLOODGATE_HAVE_GETRANDOM
+    std::size_t got = 0;
+    auto* bytes = reinterpret_cast<unsigned char*>(out.data());
+    while (got < sizeof out) {
+        const ssize_t n = getrandom(bytes + got, sizeof out - got, 0);
+        if (n <= 0)
+            break;
+        got += std::size_t(n);
+    }
+    if (got == sizeof out)
+        return out;
+#endif
+    std::random_device rd;
+    for (auto& w : out)
+        w = (std::uint64_t(rd()) << 32) ^ rd();
+    return out;
+}
+
+std::uint64_t load64le(const unsigned char* p)
+{
+    std::uint64_t v = 0;
+    for (int i = 7; i >= 0; --i)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+struct SipState {
+    std::uint64_t v0, v1, v2, v3;
+
+    void round()
+    {
+        v0 += v1;
+        v1 = std::rotl(v1, 13);
+        v1 ^= v0;
+        v0 = std::rotl(v0, 32);
+        v2 += v3;
+        v3 = std::rotl(v3, 16);
+        v3 ^= v2;
+        v0 += v3;
+        v3 = std::rotl(v3, 21);
+        v3 ^= v0;
+        v2 += v1;
+        v1 = std::rotl(v1, 17);
+        v1 ^= v2;
+        v2 = std::rotl(v2, 32);
+    }
+    void compress(std::uint64_t m)
+    {
+        v3 ^= m;
+        round();  // c = 2
+        round();
+        v0 ^= m;
+    }
+    void finalRounds()
+    {
+        round();  // d = 4
+        round();
+        round();
+        round();
+    }
+    std::uint64_t word() const { return v0 ^ v1 ^ v2 ^ v3; }
+};
+
+// Initialisation and message compression, shared by both output widths.
+SipState absorb(const SipKey& key, std::string_view data, bool wide)
+{
+    SipState s{key.k0 ^ 0x736f6d6570736575ULL, key.k1 ^ 0x646f72616e646f6dULL, key.k0 ^ 0x6c7967656e657261ULL,
+               key.k1 ^ 0x7465646279746573ULL};
+    if (wide)
+        s.v1 ^= 0xee;
+    const auto* p = reinterpret_cast<const unsigned char*>(data.data());
+    const std::size_t n = data.size();
+    const std::size_t whole = n & ~std::size_t(7);
+    for (std::size_t i = 0; i < whole; i += 8)
+        s.compress(load64le(p + i));
+    // The last block: the remaining bytes, and the length's low byte on top.
+    std::uint64_t last = std::uint64_t(n & 0xff) << 56;
+    for (std::size_t i = whole; i < n; ++i)
+        last |= std::uint64_t(p[i]) << (8 * (i - whole));
+    s.compress(last);
+    s.v2 ^= wide ? 0xee : 0xff;
+    s.finalRounds();
+    return s;
+}
+
+} // namespace
+
+std::uint64_t sipHash64(const SipKey& key, std::string_view data)
+{
+    return absorb(key, data, false).word();
+}
+
+Hash128 sipHash128(const SipKey& key, std::string_view data)
+{
+    SipState s = absorb(key, data, true);
+    Hash128 out;
+    out.lo = s.word();
+    s.v1 ^= 0xdd;
+    s.finalRounds();
+    out.hi = s.word();
+    return out;
+}
+
+const SipKey& processSipKey()
+{
+    static const SipKey key = [] {
+        const auto r = osRandom128();
+        return SipKey{r[0], r[1]};
+    }();
+    return key;
+}
 
 std::uint64_t processHashSeed()
 {
-    // Per process, so an attacker cannot precompute keys that collide in our
-    // tables from reading the source.
+    // Per process, so an attacker cannot precompute keys that crowd one
+    // index position in our tables from reading the source.
     static const std::uint64_t seed = [] {
-        std::random_device rd;
-        const std::uint64_t a = (std::uint64_t(rd()) << 32) ^ rd();
-        return mix64(a ^ std::uint64_t(std::chrono::steady_clock::now().time_since_epoch().count()));
+        const auto r = osRandom128();
+        return mix64(r[0] ^ std::uint64_t(std::chrono::steady_clock::now().time_since_epoch().count())) ^ r[1];
     }();
     return seed;
 }

@@ -1,7 +1,17 @@
 // SPDX-License-Identifier: MIT
-// Small, fast, well-mixed hashes for the engine's tables (not for security:
-// keys are attacker-chosen, so every table also bounds its probe work by its
-// load factor, and the seed is per process).
+// Hashes for the engine's tables.
+//
+// Two kinds, for two jobs:
+// - mix64 / hashWords / hashAddress: a cheap mixer that only places keys in
+//   a table's index. The keys themselves are compared whole (an address is
+//   its exact 16 bytes), so a collision here costs a probe, never a merge;
+//   every table bounds its probe work by its load factor, and the seed is
+//   per process.
+// - sipHash64 / sipHash128: SipHash-2-4, a keyed pseudo-random function, for
+//   strings that become keys themselves (API keys and other header values,
+//   user ids, user agents, paths). Without the per-process secret key an
+//   attacker cannot construct two strings that share a counter; with the
+//   128-bit output, even a blind search needs about 2^64 tries.
 #pragma once
 
 #include "Address.h"
@@ -48,15 +58,38 @@ struct CidrHash {
     }
 };
 
-// FNV-1a over the bytes, then mixed; for strings (customer ids, user keys, header values).
-inline std::uint64_t hashString(std::string_view s, std::uint64_t salt = 0)
+// ---- SipHash-2-4 (Aumasson and Bernstein, 2012) ----------------------------
+
+// A 128-bit SipHash key: k0 is bytes 0-7 of the key read little-endian, k1 bytes 8-15.
+struct SipKey {
+    std::uint64_t k0 = 0;
+    std::uint64_t k1 = 0;
+};
+
+// The two halves of a 128-bit SipHash output: `lo` is bytes 0-7 of the
+// output read little-endian, `hi` bytes 8-15.
+struct Hash128 {
+    std::uint64_t lo = 0;
+    std::uint64_t hi = 0;
+    friend bool operator==(const Hash128&, const Hash128&) = default;
+};
+
+std::uint64_t sipHash64(const SipKey& key, std::string_view data);
+Hash128 sipHash128(const SipKey& key, std::string_view data);
+
+// The secret key of this process: 128 bits from the operating system's
+// random source, drawn once. Never written anywhere, so counters keyed by it
+// do not outlive the process (they do not: the key table is in memory).
+const SipKey& processSipKey();
+
+// The keyed hashes of this process.
+inline std::uint64_t keyedHash64(std::string_view s)
 {
-    std::uint64_t h = 0xcbf29ce484222325ULL ^ salt;
-    for (unsigned char c : s) {
-        h ^= c;
-        h *= 0x100000001b3ULL;
-    }
-    return mix64(h ^ processHashSeed());
+    return sipHash64(processSipKey(), s);
+}
+inline Hash128 keyedHash128(std::string_view s)
+{
+    return sipHash128(processSipKey(), s);
 }
 
 } // namespace Floodgate::Core

@@ -31,6 +31,8 @@ std::optional<std::string> checkLevels(const std::vector<Level>& levels, const s
 {
     if (levels.empty() && !allowEmpty)
         return field + " must have at least one level";
+    if (levels.size() > Tuning::maxLevelsPerEntry)
+        return field + " has " + std::to_string(levels.size()) + " levels: at most " + std::to_string(Tuning::maxLevelsPerEntry);
     std::set<Millis> periods;
     for (std::size_t i = 0; i < levels.size(); ++i) {
         const Level& l = levels[i];
@@ -129,7 +131,13 @@ EngineConfig defaultConfig()
         Tier{"Pro", {level(100, MINUTE), level(5000, HOUR)}},
         Tier{"Enterprise", {level(200, MINUTE), level(10000, HOUR)}},
     };
-    c.bot.excludedPaths = {"*.css", "*.js", "*.png", "*.jpg", "*.gif", "*.svg", "*.ico", "*.woff2"};
+    // Every static type a browser fetches for one page (styles, scripts and
+    // modules, images, web fonts, source maps), so loading a page and
+    // reloading it costs two counted requests, not twenty. Matched without
+    // regard to case ("/LOGO.PNG" too).
+    c.bot.excludedPaths = {"*.css",  "*.js",   "*.mjs",  "*.map",   "*.png",  "*.jpg",
+                           "*.jpeg", "*.gif",  "*.svg",  "*.ico",   "*.webp", "*.avif",
+                           "*.bmp",  "*.woff", "*.woff2", "*.ttf",  "*.otf",  "*.eot"};
     return c;
 }
 
@@ -149,6 +157,8 @@ std::vector<Level> effectiveLevels(const Tier& tier, const Customer& customer)
 std::optional<std::string> validate(const EngineConfig& c)
 {
     std::set<std::string> names;
+    std::size_t addressLevels = 0;  // every rule counted by address shares the client's entry
+    std::size_t keyedRules = 0;
     for (std::size_t i = 0; i < c.rules.size(); ++i) {
         const ThrottleRule& r = c.rules[i];
         const std::string f = "rules[" + std::to_string(i) + "]";
@@ -160,6 +170,15 @@ std::optional<std::string> validate(const EngineConfig& c)
             return f + ".header must name a header for a header discriminator";
         if (auto e = checkLevels(r.levels, f + ".levels", false))
             return e;
+        if (r.discriminator == Discriminator::ClientAddress) {
+            addressLevels += r.levels.size();
+            if (addressLevels > Tuning::maxLevelsPerEntry)
+                return f + ".levels: the rules counted by address have " + std::to_string(addressLevels)
+                    + " levels together: at most " + std::to_string(Tuning::maxLevelsPerEntry);
+        } else if (++keyedRules > Tuning::maxKeyedRules) {
+            return f + ".key: at most " + std::to_string(Tuning::maxKeyedRules)
+                + " rules may count by a header or by address and user agent";
+        }
     }
     std::set<std::string> cooldownNames;
     for (std::size_t i = 0; i < c.cooldowns.size(); ++i) {
@@ -197,6 +216,10 @@ std::optional<std::string> validate(const EngineConfig& c)
             return f + ".tier \"" + cu.tier + "\" is not a known tier";
         if (auto e = checkLevels(cu.overrides, f + ".overrides", true))
             return e;
+        const Tier& tier = *std::find_if(c.tiers.begin(), c.tiers.end(), [&](const Tier& t) { return t.name == cu.tier; });
+        if (const std::size_t n = effectiveLevels(tier, cu).size(); n > Tuning::maxLevelsPerEntry)
+            return f + ".overrides: with tier \"" + cu.tier + "\" they make " + std::to_string(n) + " levels: at most "
+                + std::to_string(Tuning::maxLevelsPerEntry);
     }
     const Escalation& e = c.escalation;
     if (e.enabled) {

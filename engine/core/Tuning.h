@@ -19,6 +19,17 @@ inline constexpr std::uint32_t defaultSlidingBuckets = 10;
 // A level may not ask for more buckets than this (memory per key is bounded).
 inline constexpr std::uint32_t maxSlidingBuckets = 120;
 
+// Levels one decision evaluates over one entry: the client's entry holds the
+// levels of every rule counted by address, a customer's entry its effective
+// levels (tier and overrides), a keyed rule's entry its own. validate()
+// refuses a configuration past it, naming the field.
+inline constexpr std::size_t maxLevelsPerEntry = 64;
+// Rules counted by something other than the client address (a header, or the
+// address with the user agent). Each is one more entry a decision reserves a
+// count in and gives it back from when the decision ends in a refusal.
+// validate() refuses a configuration past it, naming the field.
+inline constexpr std::size_t maxKeyedRules = 16;
+
 // Tracked keys across all shards before least-recently-used eviction.
 inline constexpr std::size_t defaultMaxTrackedKeys = 1'000'000;
 // Shards of the key table; a power of two. Each has its own lock and is

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: MIT
 #include "Schema.h"
 
+#include "Json.h"
+#include "Rules.h"
 #include "Sqlite.h"
 
 #include <string>
+#include <vector>
 
 namespace Floodgate::Storage::Schema {
 
@@ -140,14 +143,56 @@ CREATE TABLE offenders (
 ) WITHOUT ROWID;
 )SQL";
 
+// Schema 3 changes no table. 0.3 wrote too short a list of excluded paths
+// on a new database (no .woff, .ttf, .jpeg, .webp, .mjs, ...), so one page
+// load counted many times. A database still holding exactly that list gets
+// today's default; a list the operator changed in any way (added, removed,
+// reordered, emptied) is theirs and stays as it is. The change is audited.
+// Its own SQL, not Tables': a migration works on the schema of its version.
+void migrateDefaultExclusions(Connection& db)
+{
+    const std::vector<std::string> old03 = {"*.css", "*.js", "*.png", "*.jpg", "*.gif", "*.svg", "*.ico", "*.woff2"};
+    std::vector<std::string> stored;
+    {
+        Statement read = db.prepare("SELECT pattern FROM patterns WHERE kind = 'excluded_path' ORDER BY position");
+        while (read.step())
+            stored.push_back(read.text(0));
+    }
+    if (stored != old03)
+        return;
+    const std::vector<std::string>& now = Core::defaultConfig().bot.excludedPaths;
+    db.exec("DELETE FROM patterns WHERE kind = 'excluded_path'");
+    Statement insert = db.prepare("INSERT INTO patterns (kind, position, pattern) VALUES ('excluded_path', ?, ?)");
+    for (std::size_t i = 0; i < now.size(); ++i) {
+        insert.reset();
+        insert.bind(1, std::int64_t(i)).bind(2, now[i]).run();
+    }
+    const auto listJson = [](const std::vector<std::string>& patterns) {
+        std::string out = "{\"excluded_paths\":[";
+        for (std::size_t i = 0; i < patterns.size(); ++i) {
+            if (i > 0)
+                out += ',';
+            Core::appendJsonString(out, patterns[i]);
+        }
+        return out + "]}";
+    };
+    // The migration has no clock of its own: SQLite's is the wall clock.
+    Statement audit = db.prepare("INSERT INTO audit (at, actor, action, subject, before, after) VALUES "
+                                 "(CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER), 'floodgate', "
+                                 "'rules.migrate', 'excluded paths: the default of schema 3', ?, ?)");
+    audit.bind(1, listJson(stored)).bind(2, listJson(now)).run();
+}
+
 struct Migration {
     int version;
-    const char* sql;
+    const char* sql;                 // the schema change
+    void (*data)(Connection& db);    // then the data change, if any
 };
 
 constexpr Migration MIGRATIONS[] = {
-    {1, MIGRATION_1},
-    {2, MIGRATION_2},
+    {1, MIGRATION_1, nullptr},
+    {2, MIGRATION_2, nullptr},
+    {3, "", migrateDefaultExclusions},
 };
 
 } // namespace
@@ -165,6 +210,8 @@ void migrate(Connection& db, int from)
         if (m.version <= from)
             continue;
         db.exec(m.sql);
+        if (m.data)
+            m.data(db);
         db.exec("PRAGMA user_version = " + std::to_string(m.version));
     }
     db.exec("PRAGMA application_id = " + std::to_string(ApplicationId));

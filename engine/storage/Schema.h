@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The database schema: a version in PRAGMA user_version, ordered migrations
-// applied inside the caller's write transaction, and the application id that
-// tells a Floodgate database from any other SQLite file.
+// (schema changes, and the data changes that go with them) applied inside
+// the caller's write transaction, and the application id that tells a
+// Floodgate database from any other SQLite file.
 #pragma once
 
 namespace Floodgate::Storage {
@@ -10,7 +11,7 @@ class Connection;
 
 namespace Schema {
 
-inline constexpr int CurrentVersion = 2;
+inline constexpr int CurrentVersion = 3;
 // PRAGMA application_id of a Floodgate database ("FLDG").
 inline constexpr int ApplicationId = 0x464c4447;
 

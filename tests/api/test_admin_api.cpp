@@ -217,6 +217,18 @@ private Q_SLOTS:
                                            << "settings.trusted_proxies[0]: prefix length /33 is out of range (0-32 for IPv4)";
         QTest::newRow("bad algorithm") << "PUT" << "/api/v1/rules" << "{\"rules\":[{\"name\":\"ip\",\"levels\":[{\"limit\":5,\"period\":1,\"algorithm\":\"leaky\"}]}]}"
                                        << "rules[0].levels[0].algorithm must be \"sliding\", \"fixed\" or \"lockout\"";
+        // The engine's caps (Tuning.h) are refused by name, never silently cut.
+        QString keyed = QStringLiteral("{\"rules\":[{\"name\":\"ip\",\"levels\":[{\"limit\":6,\"period\":3}]}");
+        for (int i = 0; i < 17; ++i)
+            keyed += QStringLiteral(",{\"name\":\"key%1\",\"key\":\"header\",\"header\":\"X-Api-Key\",\"levels\":[{\"limit\":5,\"period\":60}]}").arg(i);
+        keyed += QStringLiteral("]}");
+        QTest::newRow("17 rules counted by a header") << "PUT" << "/api/v1/rules" << keyed
+                                                    << "rules[17].key: at most 16 rules may count by a header or by address and user agent";
+        QString levels = QStringLiteral("{\"levels\":[");
+        for (int i = 1; i <= 65; ++i)
+            levels += QStringLiteral("%1{\"limit\":10,\"period\":%2}").arg(i > 1 ? QStringLiteral(",") : QString()).arg(i);
+        levels += QStringLiteral("]}");
+        QTest::newRow("a tier with 65 levels") << "PUT" << "/api/v1/tiers/Pro" << levels << "levels has 65 levels: at most 64";
     }
     void badInputIs400NamingTheFieldAndChangesNothing()
     {

@@ -9,6 +9,12 @@
 
 #include "Engine.h"
 #include "TestSupport.h"
+#include "Tuning.h"
+
+#include <algorithm>
+#include <array>
+#include <functional>
+#include <numeric>
 
 using namespace Floodgate::Core;
 using namespace Floodgate::Core::Test;
@@ -54,6 +60,114 @@ QList<uint> levelLimits(const ClientDetail& detail)
     for (const LevelUsage& u : detail.levels)
         out << u.limit;
     return out;
+}
+
+// ---- FNV-1a collisions -------------------------------------------------------
+// How the engine used to key header values (salt 6) and cooldown users
+// (salt 3): FNV-1a 64 from the offset basis xor the salt, the process seed
+// mixed in only after the loop, so two strings whose loop states collide
+// shared one counter whatever the seed.
+constexpr std::uint64_t FNV_PRIME = 0x100000001b3ULL;
+
+std::uint64_t oldFnvState(std::string_view s, std::uint64_t salt)
+{
+    std::uint64_t h = 0xcbf29ce484222325ULL ^ salt;
+    for (unsigned char c : s) {
+        h ^= c;
+        h *= FNV_PRIME;
+    }
+    return h;
+}
+
+// Two different 32-byte strings with the same FNV-1a state from `salt`.
+//
+// XOR with a byte changes only the state's low byte, so after it the state
+// is y + e for a small integer e (-255..255) the byte can choose given y's
+// low byte. For two strings, the difference of their states after the last
+// byte is then sum_i d_i * P^(31-i) mod 2^64 with d_i = e_i - e'_i: a
+// collision is a choice of small d_i whose weighted sum is 0 mod 2^64.
+// Wagner's generalised birthday algorithm ("A Generalized Birthday
+// Problem", CRYPTO 2002) finds one from 16 lists of the 2^15 pairs
+// (d_2j, d_2j+1), each merge zeroing 15 more low bits; the bytes are then
+// chosen position by position to make each difference.
+std::pair<std::string, std::string> fnvCollision(std::uint64_t salt)
+{
+    constexpr int N = 32, R = 90, LISTS = N / 2;
+    std::array<std::uint64_t, N> weight{};
+    std::uint64_t w = 1;
+    for (int i = N - 1; i >= 0; --i) {
+        weight[std::size_t(i)] = w;
+        w *= FNV_PRIME;
+    }
+    struct Node {
+        std::uint64_t sum;
+        std::uint32_t left, right;  // level 0: d + R of the two positions; above: indexes one level down
+    };
+    std::vector<std::vector<std::vector<Node>>> levels(1);
+    for (int j = 0; j < LISTS; ++j) {
+        std::vector<Node> list;
+        for (int a = -R; a <= R; ++a)
+            for (int b = -R; b <= R; ++b)
+                list.push_back({std::uint64_t(std::int64_t(a)) * weight[std::size_t(2 * j)]
+                                    + std::uint64_t(std::int64_t(b)) * weight[std::size_t(2 * j + 1)],
+                                std::uint32_t(a + R), std::uint32_t(b + R)});
+        levels[0].push_back(std::move(list));
+    }
+    const std::uint64_t masks[] = {(1ULL << 15) - 1, (1ULL << 30) - 1, (1ULL << 45) - 1, ~0ULL};
+    for (std::uint64_t mask : masks) {
+        const auto& below = levels.back();
+        std::vector<std::vector<Node>> next;
+        for (std::size_t j = 0; j + 1 < below.size(); j += 2) {
+            const std::vector<Node>& A = below[j];
+            std::vector<std::uint32_t> order(below[j + 1].size());
+            std::iota(order.begin(), order.end(), 0u);
+            const std::vector<Node>& B = below[j + 1];
+            std::sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) { return (B[x].sum & mask) < (B[y].sum & mask); });
+            std::vector<Node> merged;
+            for (std::uint32_t ia = 0; ia < A.size() && merged.size() < (1u << 16); ++ia) {
+                const std::uint64_t want = (0 - A[ia].sum) & mask;
+                auto it = std::lower_bound(order.begin(), order.end(), want, [&](std::uint32_t x, std::uint64_t v) { return (B[x].sum & mask) < v; });
+                for (; it != order.end() && (B[*it].sum & mask) == want; ++it)
+                    merged.push_back({A[ia].sum + B[*it].sum, ia, *it});
+            }
+            next.push_back(std::move(merged));
+        }
+        levels.push_back(std::move(next));
+    }
+    // Every node of the last level sums to 0: read its differences back.
+    std::array<int, N> d{};
+    std::function<void(std::size_t, std::size_t, std::uint32_t)> unfold = [&](std::size_t level, std::size_t list, std::uint32_t index) {
+        const Node& n = levels[level][list][index];
+        if (level == 0) {
+            d[2 * list] = int(n.left) - R;
+            d[2 * list + 1] = int(n.right) - R;
+            return;
+        }
+        unfold(level - 1, 2 * list, n.left);
+        unfold(level - 1, 2 * list + 1, n.right);
+    };
+    for (std::uint32_t s = 0; s < levels.back()[0].size(); ++s) {
+        unfold(levels.size() - 1, 0, s);
+        if (std::all_of(d.begin(), d.end(), [](int x) { return x == 0; }))
+            continue;  // the trivial solution: two equal strings
+        std::string a, b;
+        std::uint64_t y = 0xcbf29ce484222325ULL ^ salt, z = y;
+        bool ok = true;
+        for (int i = 0; i < N && ok; ++i) {
+            const int L = int(y & 255), M = int(z & 255);
+            const int T = d[std::size_t(i)] + L - M;  // the low bytes after the XOR must differ by T
+            ok = T >= -255 && T <= 255;
+            const int v = T >= 0 ? T : 0, u = v - T;
+            const auto ca = static_cast<unsigned char>(L ^ v), cb = static_cast<unsigned char>(M ^ u);
+            a.push_back(char(ca));
+            b.push_back(char(cb));
+            y = (y ^ ca) * FNV_PRIME;
+            z = (z ^ cb) * FNV_PRIME;
+        }
+        if (ok && y == z && a != b)
+            return {a, b};
+    }
+    qFatal("no FNV-1a collision found");
 }
 
 } // namespace
@@ -106,10 +220,13 @@ private Q_SLOTS:
     void levelNameFromConfig();
     void methodAndPathRule();
     void reservationIsReturnedOnRefusal();
+    void everyKeyedRuleGivesItsReservationBack();
+    void headerValuesWithCollidingOldHashesKeepTheirCounters();
 
     void cooldownAfterSuccess();
     void cooldownNeedsASuccess();
     void cooldownFallsBackToClientAddress();
+    void cooldownUsersWithCollidingOldHashesAreApart();
 
     void customerIsDecidedByItsTier_data();
     void customerIsDecidedByItsTier();
@@ -483,6 +600,19 @@ void TestEngine::excludedPathsAreNotCounted_data()
     QTest::newRow("png") << QByteArray("/img/logo.png");
     QTest::newRow("ico") << QByteArray("/favicon.ico");
     QTest::newRow("woff2") << QByteArray("/fonts/inter.woff2");
+    // Everything else a page pulls in, in any case.
+    QTest::newRow("woff") << QByteArray("/fonts/inter.woff");
+    QTest::newRow("ttf") << QByteArray("/fonts/Roboto-Regular.ttf");
+    QTest::newRow("otf") << QByteArray("/fonts/a.otf");
+    QTest::newRow("eot") << QByteArray("/fonts/a.eot");
+    QTest::newRow("jpeg") << QByteArray("/photos/2024/beach.jpeg");
+    QTest::newRow("webp") << QByteArray("/img/hero.webp");
+    QTest::newRow("avif") << QByteArray("/img/hero.avif");
+    QTest::newRow("bmp") << QByteArray("/img/old.bmp");
+    QTest::newRow("module") << QByteArray("/js/app.mjs");
+    QTest::newRow("source map") << QByteArray("/js/app.js.map");
+    QTest::newRow("upper case") << QByteArray("/A.PNG");
+    QTest::newRow("mixed case") << QByteArray("/Fonts/Inter.Woff2");
 }
 
 void TestEngine::excludedPathsAreNotCounted()
@@ -507,7 +637,7 @@ void TestEngine::excludedPathsAreNotCounted()
 void TestEngine::lookalikePathIsCounted()
 {
     Engine engine;
-    const Decision first = decide(engine, Request().at("/style.css.map"), T0);
+    const Decision first = decide(engine, Request().at("/style.css.php"), T0);  // (.map is a source map: excluded)
     QCOMPARE(label(first.reason), label(Reason::Counted));
     QCOMPARE(first.remaining, 5u);
     for (int i = 1; i < 6; ++i)
@@ -728,6 +858,71 @@ void TestEngine::reservationIsReturnedOnRefusal()
     COMPARE_ACTION(decide(engine, Request().from("10.1.0.99").header("X-Api-Key", ""), T0 + 2 * SECOND), Action::Allow);
 }
 
+void TestEngine::everyKeyedRuleGivesItsReservationBack()
+{
+    // As many rules counted by a header as Tuning::maxKeyedRules allows
+    // (validate() refuses one more): when the address level refuses, every
+    // one of them gives its reserved count back.
+    EngineConfig cfg = defaultConfig();
+    cfg.rules[0].levels = {level(1, MINUTE)};
+    for (std::size_t i = 0; i < Tuning::maxKeyedRules; ++i) {
+        ThrottleRule key;
+        key.name = "key" + std::to_string(i);
+        key.discriminator = Discriminator::Header;
+        key.header = "X-Api-Key";
+        key.levels = {level(1, MINUTE)};
+        cfg.rules.push_back(key);
+    }
+    Engine engine(cfg);
+    COMPARE_ACTION(decide(engine, Request().from("10.0.0.1").header("X-Api-Key", "a"), T0), Action::Allow);
+    // The address is spent: this one is refused, and key "b" must not be charged.
+    Decision d = decide(engine, Request().from("10.0.0.1").header("X-Api-Key", "b"), T0 + 1);
+    COMPARE_ACTION(d, Action::Throttle);
+    QCOMPARE(ruleOf(d), QByteArray("ip-1m"));
+    // Key "b" from a fresh address: every key rule still has its one request.
+    COMPARE_ACTION(decide(engine, Request().from("10.0.0.2").header("X-Api-Key", "b"), T0 + 2), Action::Allow);
+    d = decide(engine, Request().from("10.0.0.3").header("X-Api-Key", "b"), T0 + 3);
+    COMPARE_ACTION(d, Action::Throttle);
+    QVERIFY2(ruleOf(d).startsWith("key"), describe(d).constData());
+
+    // One rule more is refused, naming the field, and nothing changes.
+    ThrottleRule extra = cfg.rules.back();
+    extra.name = "one-too-many";
+    cfg.rules.push_back(extra);
+    const auto error = engine.setConfig(cfg);
+    QVERIFY(error.has_value());
+    QCOMPARE(qs(*error), QStringLiteral("rules[17].key: at most 16 rules may count by a header or by address and user agent"));
+    QCOMPARE(engine.config()->rules.size(), Tuning::maxKeyedRules + 1);
+}
+
+void TestEngine::headerValuesWithCollidingOldHashesKeepTheirCounters()
+{
+    // Two API keys an attacker built to collide under the old FNV-1a key
+    // (constructed here, checked below): they shared one counter, so one
+    // client could spend another's quota. Now each has its own.
+    const auto [a, b] = fnvCollision(6);
+    QVERIFY(a != b);
+    QCOMPARE(oldFnvState(a, 6), oldFnvState(b, 6));
+
+    EngineConfig cfg = defaultConfig();
+    ThrottleRule key;
+    key.name = "key";
+    key.discriminator = Discriminator::Header;
+    key.header = "X-Api-Key";
+    key.levels = {level(3, MINUTE)};
+    cfg.rules.push_back(key);
+    Engine engine(cfg);
+    // A fresh address for each request keeps the per-IP levels out of it.
+    for (int i = 0; i < 3; ++i)
+        COMPARE_ACTION(decide(engine, Request().from("10.0.0." + std::to_string(i + 1)).header("X-Api-Key", a), T0 + i), Action::Allow);
+    const Decision spent = decide(engine, Request().from("10.0.0.9").header("X-Api-Key", a), T0 + 10);
+    COMPARE_ACTION(spent, Action::Throttle);
+    QCOMPARE(ruleOf(spent), QByteArray("key-1m"));
+    for (int i = 0; i < 3; ++i)
+        COMPARE_ACTION(decide(engine, Request().from("10.0.1." + std::to_string(i + 1)).header("X-Api-Key", b), T0 + 20 + i), Action::Allow);
+    COMPARE_ACTION(decide(engine, Request().from("10.0.1.9").header("X-Api-Key", b), T0 + 30), Action::Throttle);
+}
+
 // ---- cooldowns -------------------------------------------------------------------------------
 
 void TestEngine::cooldownAfterSuccess()
@@ -787,6 +982,23 @@ void TestEngine::cooldownFallsBackToClientAddress()
     QCOMPARE(d.retryAfterMs, Millis(25 * SECOND));
     COMPARE_ACTION(decide(engine, Request().from("198.51.100.21").to("POST", "/comments"), T0 + 5 * SECOND),
                    Action::Allow);
+}
+
+void TestEngine::cooldownUsersWithCollidingOldHashesAreApart()
+{
+    // Two user ids built to collide under the old FNV-1a key: one user's
+    // comment used to cool the other one down.
+    const auto [a, b] = fnvCollision(3);
+    QCOMPARE(oldFnvState(a, 3), oldFnvState(b, 3));
+    Engine engine;
+    const auto post = [](std::string address, std::string user) {
+        return Request().from(std::move(address)).to("POST", "/comments").header("X-User-Id", std::move(user));
+    };
+    reportSuccess(engine, post("10.0.0.1", a), T0);
+    const Decision d = decide(engine, post("10.0.0.1", a), T0 + SECOND);
+    COMPARE_ACTION(d, Action::Throttle);
+    QCOMPARE(label(d.reason), label(Reason::Cooldown));
+    COMPARE_ACTION(decide(engine, post("10.0.0.2", b), T0 + SECOND), Action::Allow);
 }
 
 // ---- customers and tiers ------------------------------------------------------------------------

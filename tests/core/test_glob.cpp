@@ -107,6 +107,18 @@ void TestGlob::patternSet_data()
     QTest::newRow("assets: upper case") << assets << false << false << QByteArray("/A.CSS") << false;
     QTest::newRow("assets ignoring case") << assets << true << false << QByteArray("/A.CSS") << true;
 
+    const QByteArray fonts("*.woff|*.woff2|*.ttf|*.min.js|*.verylongextension1");
+    QTest::newRow("extensions: one of many") << fonts << true << false << QByteArray("/f/a.ttf") << true;
+    QTest::newRow("extensions: the longer of two") << fonts << true << false << QByteArray("/f/a.woff2") << true;
+    QTest::newRow("extensions: the shorter of two") << fonts << true << false << QByteArray("/f/a.WOFF") << true;
+    QTest::newRow("extensions: a prefix of one") << fonts << true << false << QByteArray("/f/a.wof") << false;
+    QTest::newRow("extensions: dotted suffix") << fonts << true << false << QByteArray("/app.MIN.js") << true;
+    QTest::newRow("extensions: dotted suffix, not it") << fonts << true << false << QByteArray("/app.js") << false;
+    QTest::newRow("extensions: longer than an extension") << fonts << true << false << QByteArray("/x.verylongextension1") << true;
+    QTest::newRow("extensions: folder with a dot") << fonts << true << false << QByteArray("/a.ttf/x") << false;
+    QTest::newRow("extensions: case kept") << QByteArray("*.TTF") << false << false << QByteArray("/a.TTF") << true;
+    QTest::newRow("extensions: case kept, other case") << QByteArray("*.TTF") << false << false << QByteArray("/a.ttf") << false;
+    QTest::newRow("extensions: upper-case pattern ignoring case") << QByteArray("*.TTF") << true << false << QByteArray("/a.ttf") << true;
     QTest::newRow("suffix that is not an extension") << QByteArray("*bar|*.css") << false << false << QByteArray("/foobar") << true;
     QTest::newRow("folder prefix") << QByteArray("/static/*") << false << false << QByteArray("/static/x") << true;
     QTest::newRow("folder prefix, sibling") << QByteArray("/static/*") << false << false << QByteArray("/staticx") << false;

@@ -14,6 +14,18 @@ using namespace Floodgate::Core::Test;
 
 namespace {
 
+// A rule counted by the X-Api-Key header with `levels` levels (periods 1 s, 2 s, ...).
+ThrottleRule keyedRule(std::string name, int levels)
+{
+    ThrottleRule r;
+    r.name = std::move(name);
+    r.discriminator = Discriminator::Header;
+    r.header = "X-Api-Key";
+    for (int i = 1; i <= levels; ++i)
+        r.levels.push_back(level(1000, i * SECOND));
+    return r;
+}
+
 struct BadCase {
     const char* tag;
     void (*mutate)(EngineConfig&);
@@ -58,6 +70,41 @@ const BadCase BAD_CASES[] = {
     {"ipv6 prefix 129", [](EngineConfig& c) { c.settings.ipv6PrefixBits = 129; }, "settings.ipv6_prefix must be 1-128"},
     {"ipv4 prefix 33", [](EngineConfig& c) { c.settings.ipv4PrefixBits = 33; }, "settings.ipv4_prefix must be 1-32"},
     {"no tracked keys", [](EngineConfig& c) { c.settings.maxTrackedKeys = 0; }, "settings.max_tracked_keys must be > 0"},
+    // The caps of one decision (Tuning.h) are refused, never silently cut.
+    {"17 rules counted by a header",
+     [](EngineConfig& c) {
+         for (int i = 0; i < 17; ++i)
+             c.rules.push_back(keyedRule("key" + std::to_string(i), 1));
+     },
+     "rules[17].key: at most 16 rules may count by a header or by address and user agent"},
+    {"17 rules by header or user agent",
+     [](EngineConfig& c) {
+         for (int i = 0; i < 17; ++i) {
+             c.rules.push_back(keyedRule("key" + std::to_string(i), 1));
+             if (i % 2)
+                 c.rules.back().discriminator = Discriminator::AddressAndUserAgent;
+         }
+     },
+     "rules[17].key: at most 16 rules may count by a header or by address and user agent"},
+    {"a rule with 65 levels", [](EngineConfig& c) { c.rules.push_back(keyedRule("key", 65)); },
+     "rules[1].levels has 65 levels: at most 64"},
+    {"65 levels counted by address",
+     [](EngineConfig& c) {
+         c.rules.push_back(keyedRule("more", 62));  // the "ip" rule has 3
+         c.rules.back().discriminator = Discriminator::ClientAddress;
+     },
+     "rules[1].levels: the rules counted by address have 65 levels together: at most 64"},
+    {"a tier with 65 levels", [](EngineConfig& c) { c.tiers[0].levels = keyedRule("t", 65).levels; },
+     "tiers[0].levels has 65 levels: at most 64"},
+    {"a customer with 65 effective levels",
+     [](EngineConfig& c) {
+         c.tiers[0].levels = keyedRule("t", 60).levels;  // periods 1..60 s
+         std::vector<Level> more;
+         for (int i = 0; i < 5; ++i)
+             more.push_back(level(10, HOUR + i * SECOND));
+         c.customers = {Customer{"acme", "Acme", "Free", more}};
+     },
+     "customers[0].overrides: with tier \"Free\" they make 65 levels: at most 64"},
 };
 
 QString levelsText(const std::vector<Level>& levels)
@@ -132,6 +179,20 @@ void TestRules::validOddities()
     c = defaultConfig();
     c.rules[0].levels[1].bucketMs = 5 * MINUTE / 120;
     QVERIFY(!Floodgate::Core::validate(c));
+
+    // The caps themselves are allowed: 16 keyed rules of 64 levels, 64 levels
+    // counted by address, a customer with 64 effective levels.
+    c = defaultConfig();
+    for (int i = 0; i < 16; ++i)
+        c.rules.push_back(keyedRule("key" + std::to_string(i), 64));
+    c.rules.push_back(keyedRule("more", 61));
+    c.rules.back().discriminator = Discriminator::ClientAddress;
+    c.tiers[0].levels = keyedRule("t", 60).levels;
+    c.customers = {Customer{"acme", "Acme", "Free", {level(1, HOUR), level(2, 2 * HOUR), level(3, 3 * HOUR), level(4, 4 * HOUR)}}};
+    const auto error = Floodgate::Core::validate(c);
+    QVERIFY2(!error, error ? error->c_str() : "");
+    QCOMPARE(Tuning::maxKeyedRules, std::size_t(16));
+    QCOMPARE(Tuning::maxLevelsPerEntry, std::size_t(64));
 }
 
 void TestRules::defaultConfigMatchesInterface()
@@ -179,8 +240,10 @@ void TestRules::defaultConfigMatchesInterface()
     QCOMPARE(levelsText(c.tiers[2].levels), QStringLiteral("200/1m,10000/1h"));
     QVERIFY(c.customers.empty());
 
-    // Excluded from counting: static assets.
-    const std::vector<std::string> assets{"*.css", "*.js", "*.png", "*.jpg", "*.gif", "*.svg", "*.ico", "*.woff2"};
+    // Excluded from counting: every static type a browser fetches for a page.
+    const std::vector<std::string> assets{"*.css",  "*.js",   "*.mjs",   "*.map", "*.png", "*.jpg",
+                                          "*.jpeg", "*.gif",  "*.svg",   "*.ico", "*.webp", "*.avif",
+                                          "*.bmp",  "*.woff", "*.woff2", "*.ttf", "*.otf", "*.eot"};
     QVERIFY(c.bot.excludedPaths == assets);
     QVERIFY(!c.bot.cookielessOnly);
     QVERIFY(c.bot.safeUserAgents.empty());

@@ -444,6 +444,75 @@ private Q_SLOTS:
         sqlite3_close(db);
     }
 
+    void aVersion2DatabaseGetsTheNewDefaultExclusionsUnlessEdited_data()
+    {
+        // What 0.3 wrote on a new database, and what an operator may have made of it.
+        const QString old03 = QStringLiteral("*.css|*.js|*.png|*.jpg|*.gif|*.svg|*.ico|*.woff2");
+        QTest::addColumn<int>("fromVersion");
+        QTest::addColumn<QString>("stored");  // '|'-separated, in order; "" = none
+        QTest::addColumn<bool>("replaced");
+        QTest::newRow("0.3's default") << 2 << old03 << true;
+        QTest::newRow("0.3's default, from schema 1") << 1 << old03 << true;
+        QTest::newRow("one pattern added") << 2 << old03 + QStringLiteral("|*.pdf") << false;
+        QTest::newRow("one pattern removed") << 2 << QStringLiteral("*.css|*.js|*.png|*.jpg|*.gif|*.svg|*.ico") << false;
+        QTest::newRow("reordered") << 2 << QStringLiteral("*.js|*.css|*.png|*.jpg|*.gif|*.svg|*.ico|*.woff2") << false;
+        QTest::newRow("emptied") << 2 << QString() << false;
+    }
+    void aVersion2DatabaseGetsTheNewDefaultExclusionsUnlessEdited()
+    {
+        QFETCH(int, fromVersion);
+        QFETCH(QString, stored);
+        QFETCH(bool, replaced);
+        const QString path = freshPath();
+        {
+            auto store = openOk(path);
+            QVERIFY(store);
+        }
+        // Turn the file into one written by 0.3: its schema version, its list.
+        std::string sql = "DELETE FROM patterns WHERE kind = 'excluded_path';";
+        const QStringList patterns = stored.isEmpty() ? QStringList() : stored.split(QLatin1Char('|'));
+        for (int i = 0; i < patterns.size(); ++i)
+            sql += "INSERT INTO patterns (kind, position, pattern) VALUES ('excluded_path', " + std::to_string(i) + ", '"
+                + patterns[i].toStdString() + "');";
+        if (fromVersion == 1)
+            sql += "DROP TABLE offenders;";
+        sql += "PRAGMA user_version = " + std::to_string(fromVersion) + ";";
+        rawExec(path, sql.c_str());
+
+        auto store = openOk(path);
+        QVERIFY(store);
+        const auto loaded = store->load();
+        std::vector<std::string> expected;
+        for (const QString& p : patterns)
+            expected.push_back(p.toStdString());
+        if (replaced)
+            expected = defaultConfig().bot.excludedPaths;
+        QCOMPARE(loaded.config.bot.excludedPaths, expected);
+        const auto audit = store->audit(-1, 10);
+        QCOMPARE(audit.size(), std::size_t(replaced ? 1 : 0));
+        if (replaced) {
+            QCOMPARE(QString::fromStdString(audit[0].action + " by " + audit[0].actor), QStringLiteral("rules.migrate by floodgate"));
+            QVERIFY(audit[0].before.find("\"*.woff2\"]") != std::string::npos);
+            QVERIFY(audit[0].after.find("\"*.woff\"") != std::string::npos);
+            // The page's fonts are not counted any more.
+            Engine engine(loaded.config);
+            QCOMPARE(label(decide(engine, Request().at("/fonts/Inter.WOFF"), T0).reason), label(Reason::ExcludedPath));
+        }
+        sqlite3* db = nullptr;
+        sqlite3_open(path.toUtf8().constData(), &db);
+        sqlite3_stmt* st = nullptr;
+        sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, nullptr);
+        sqlite3_step(st);
+        QCOMPARE(sqlite3_column_int(st, 0), Storage::Schema::CurrentVersion);
+        sqlite3_finalize(st);
+        sqlite3_close(db);
+        // Opening it again changes nothing more.
+        store.reset();
+        auto again = openOk(path);
+        QCOMPARE(again->load().config.bot.excludedPaths, expected);
+        QCOMPARE(again->audit(-1, 10).size(), std::size_t(replaced ? 1 : 0));
+    }
+
     void refusedFilesAreLeftUntouched_data()
     {
         QTest::addColumn<int>("kind");
