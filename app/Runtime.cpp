@@ -9,6 +9,7 @@
 #include "LimiterLog.h"
 #include "Listener.h"
 #include "Metrics.h"
+#include "PrivateFiles.h"
 #include "RequestSamples.h"
 #include "Store.h"
 
@@ -86,16 +87,13 @@ std::optional<StartFailure> Runtime::start(const Options& o)
     m_logPath = o.log.empty() ? (std::filesystem::path(m_dbPath).parent_path() / "limiter.log").string() : o.log;
     if (m_logPath == "off")
         m_logPath.clear();
+    std::string why;
     if (!m_logPath.empty()) {
-        std::error_code ec;
         const auto dir = std::filesystem::path(m_logPath).parent_path();
-        if (!dir.empty())
-            std::filesystem::create_directories(dir, ec);
-        if (ec)
-            return failWith(4, "cannot create " + dir.string() + ": " + ec.message() + " (choose another place with --db or --log)");
+        if (!dir.empty() && !Files::createPrivateFolders(dir.string(), &why))
+            return failWith(4, why + " (choose another place with --db or --log)");
     }
     m_log = std::make_unique<Http::LimiterLog>(m_logPath, threads);
-    std::string why;
     if (!m_log->start(&why))
         return failWith(4, why + " (choose another place with --log)");
     m_metrics = std::make_unique<Http::ListenerMetrics>(threads);
