@@ -103,7 +103,7 @@ std::optional<StartFailure> Runtime::start(const Options& o)
     lo.address = o.listen.host;
     lo.port = o.listen.port;
     lo.threads = threads;
-    lo.trustedProxies = Http::TrustedProxies(config.settings.trustedProxies);
+    lo.trustedProxies = Http::TrustedProxies(config.settings.trustedProxies, o.realIpHeader);
     if (!o.upstream.empty()) {
         lo.upstream = Http::UpstreamUrl::parse(o.upstream, &why);
         if (!lo.upstream)
@@ -119,7 +119,9 @@ std::optional<StartFailure> Runtime::start(const Options& o)
     // engine (and the trusted proxies to the listener) before it is answered.
     m_store->start(
         m_engine.get(), [this](Core::EngineConfig& c) { adjust(c); },
-        [this](const Core::EngineConfig& c) { m_listener->setTrustedProxies(Http::TrustedProxies(c.settings.trustedProxies)); });
+        [this](const Core::EngineConfig& c) {
+            m_listener->setTrustedProxies(Http::TrustedProxies(c.settings.trustedProxies, m_options.realIpHeader));
+        });
 
     // 6. The admin API.
     if (o.admin) {
@@ -157,7 +159,7 @@ void Runtime::adjust(Core::EngineConfig& c) const
         c.settings.trustedProxies.push_back(p);
     if (m_demoTrusted.load()) {
         // The demo's actors speak over loopback and name their own address
-        // in X-Forwarded-For.
+        // in the header --real-ip-header names.
         c.settings.trustedProxies.push_back(*Core::Cidr::parse("127.0.0.1/32"));
         c.settings.trustedProxies.push_back(*Core::Cidr::parse("::1/128"));
     }
@@ -198,7 +200,8 @@ void Runtime::setDemo(bool on)
         });
     }
     const std::string& host = m_options.listen.host;
-    m_demo = std::make_unique<DemoDriver>(host == "0.0.0.0" ? "127.0.0.1" : (host == "::" ? "::1" : host), m_listener->port());
+    m_demo = std::make_unique<DemoDriver>(host == "0.0.0.0" ? "127.0.0.1" : (host == "::" ? "::1" : host), m_listener->port(),
+                                          m_options.realIpHeader);
     m_demo->start();
     m_demoOn = true;
 }

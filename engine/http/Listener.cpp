@@ -571,10 +571,10 @@ private:
             else if (auto fm = d.header("X-Forwarded-Method"); !fm.empty())
                 method = fm;
         }
-        m_xff = trustedPeer ? d.joined("X-Forwarded-For") : std::string();
-        const std::string forwarded = trustedPeer ? d.joined("Forwarded") : std::string();
-        const ClientIdentity id = resolveClient(m_peer, m_xff, forwarded, proxies);
+        // Only the header the operator named (--real-ip-header), never another one.
+        ClientIdentity id = resolveClient(m_peer, trustedPeer ? d.joined(proxies.header()) : std::string(), proxies);
         f.client = id.client;
+        m_xff = std::move(id.chain);
         const auto q = target.find('?');
         f.path = target.substr(0, q);
         f.query = q == std::string_view::npos ? std::string_view{} : target.substr(q + 1);
