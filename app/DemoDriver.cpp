@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "DemoDriver.h"
 
+#include "Rules.h"
+
 #include <arpa/inet.h>
 #include <chrono>
 #include <cstring>
@@ -69,9 +71,10 @@ int readResponse(int fd, bool& close)
 
 } // namespace
 
-DemoDriver::DemoDriver(std::string host, std::uint16_t port)
+DemoDriver::DemoDriver(std::string host, std::uint16_t port, std::string realIpHeader)
     : m_host(std::move(host))
     , m_port(port)
+    , m_realIpHeader(std::move(realIpHeader))
 {
 }
 
@@ -143,7 +146,10 @@ bool DemoDriver::send(const DemoRequest& r)
 {
     std::string req = r.method + " " + r.path + (r.query.empty() ? "" : "?" + r.query) + " HTTP/1.1\r\n";
     req += "Host: demo.floodgate.test\r\n";
-    req += "X-Forwarded-For: " + r.client + "\r\n";
+    if (Core::equalsIgnoreCase(m_realIpHeader, "Forwarded"))  // RFC 7239: an IPv6 node is quoted and bracketed
+        req += r.client.find(':') == std::string::npos ? "Forwarded: for=" + r.client + "\r\n" : "Forwarded: for=\"[" + r.client + "]\"\r\n";
+    else
+        req += m_realIpHeader + ": " + r.client + "\r\n";
     req += "User-Agent: " + r.userAgent + "\r\n";
     if (r.cookies) {
         req += "Cookie: session=demo";

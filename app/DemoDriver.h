@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Drives DemoTraffic into a running listener over real loopback HTTP. Each
 // actor keeps its own keep-alive connection; the actor's address travels in
-// X-Forwarded-For, which the listener believes because --demo trusts 127.0.0.1.
+// the header --real-ip-header names (X-Forwarded-For by default), which the
+// listener believes because --demo trusts 127.0.0.1.
 #pragma once
 
 #include "DemoTraffic.h"
@@ -16,7 +17,7 @@ namespace Floodgate::App {
 
 class DemoDriver {
 public:
-    DemoDriver(std::string host, std::uint16_t port);
+    DemoDriver(std::string host, std::uint16_t port, std::string realIpHeader);
     ~DemoDriver();
     void start();
     void stop();
@@ -32,6 +33,7 @@ private:
 
     std::string m_host;
     std::uint16_t m_port;
+    std::string m_realIpHeader;
     DemoTraffic m_traffic;
     std::map<std::string, int> m_connections;  // actor -> socket
     std::thread m_thread;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "Options.h"
 
+#include "ClientIdentity.h"
 #include "Store.h"
 
 #include <charconv>
@@ -77,6 +78,8 @@ std::string usageText()
            "  --db PATH              SQLite database             default $XDG_DATA_HOME/floodgate/floodgate.db\n"
            "  --log PATH|off         limiter log (CSV)           default limiter.log beside the database\n"
            "  --trusted-proxy CIDR   repeatable; forwarding headers are believed only from these peers\n"
+           "  --real-ip-header NAME  the one header trusted proxies write the client in: X-Forwarded-For\n"
+           "                         (default), Forwarded (RFC 7239), X-Real-IP or any name; others are ignored\n"
            "  --dry-run              decide and log, let everything through (log-only mode)\n"
            "  --threads N            listener threads            default: number of cores\n"
            "  --demo                 drive synthetic traffic into the listener (trusts 127.0.0.1 as a proxy\n"
@@ -119,7 +122,7 @@ std::optional<std::string> parseOptions(int argc, char** argv, Options& o)
         } else if (a == "--demo") {
             o.demo = true;
         } else if (a == "--listen" || a == "--admin" || a == "--upstream" || a == "--db" || a == "--log" || a == "--trusted-proxy"
-                   || a == "--threads" || a == "--seconds" || a == "--db-timeout" || a == "--screenshots"
+                   || a == "--real-ip-header" || a == "--threads" || a == "--seconds" || a == "--db-timeout" || a == "--screenshots"
                    || a == "--screenshot-delay" || a == "--theme" || a == "--window-size") {
             auto v = needValue(i, a.c_str());
             if (!v)
@@ -169,6 +172,10 @@ std::optional<std::string> parseOptions(int argc, char** argv, Options& o)
                 if (!c)
                     return "--trusted-proxy " + *v + ": " + why;
                 o.trustedProxies.push_back(*c);
+            } else if (a == "--real-ip-header") {
+                if (!Http::isHeaderName(*v))
+                    return "--real-ip-header " + *v + ": expected a header name such as X-Forwarded-For, Forwarded or X-Real-IP";
+                o.realIpHeader = *v;
             } else if (a == "--threads") {
                 unsigned n = 0;
                 auto [ptr, ec] = std::from_chars(v->data(), v->data() + v->size(), n);

@@ -31,6 +31,7 @@ struct Options {
     std::string db;                    // resolved default when empty
     std::string log;                   // resolved default when empty; "off" disables
     std::vector<Core::Cidr> trustedProxies;
+    std::string realIpHeader = "X-Forwarded-For";  // --real-ip-header: the one header trusted proxies write
     bool dryRun = false;
     unsigned threads = 0;              // 0 = cores
     bool demo = false;

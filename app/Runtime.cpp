@@ -9,6 +9,7 @@
 #include "LimiterLog.h"
 #include "Listener.h"
 #include "Metrics.h"
+#include "PrivateFiles.h"
 #include "RequestSamples.h"
 #include "Store.h"
 
@@ -86,16 +87,13 @@ std::optional<StartFailure> Runtime::start(const Options& o)
     m_logPath = o.log.empty() ? (std::filesystem::path(m_dbPath).parent_path() / "limiter.log").string() : o.log;
     if (m_logPath == "off")
         m_logPath.clear();
+    std::string why;
     if (!m_logPath.empty()) {
-        std::error_code ec;
         const auto dir = std::filesystem::path(m_logPath).parent_path();
-        if (!dir.empty())
-            std::filesystem::create_directories(dir, ec);
-        if (ec)
-            return failWith(4, "cannot create " + dir.string() + ": " + ec.message() + " (choose another place with --db or --log)");
+        if (!dir.empty() && !Files::createPrivateFolders(dir.string(), &why))
+            return failWith(4, why + " (choose another place with --db or --log)");
     }
     m_log = std::make_unique<Http::LimiterLog>(m_logPath, threads);
-    std::string why;
     if (!m_log->start(&why))
         return failWith(4, why + " (choose another place with --log)");
     m_metrics = std::make_unique<Http::ListenerMetrics>(threads);
@@ -105,7 +103,7 @@ std::optional<StartFailure> Runtime::start(const Options& o)
     lo.address = o.listen.host;
     lo.port = o.listen.port;
     lo.threads = threads;
-    lo.trustedProxies = Http::TrustedProxies(config.settings.trustedProxies);
+    lo.trustedProxies = Http::TrustedProxies(config.settings.trustedProxies, o.realIpHeader);
     if (!o.upstream.empty()) {
         lo.upstream = Http::UpstreamUrl::parse(o.upstream, &why);
         if (!lo.upstream)
@@ -121,7 +119,9 @@ std::optional<StartFailure> Runtime::start(const Options& o)
     // engine (and the trusted proxies to the listener) before it is answered.
     m_store->start(
         m_engine.get(), [this](Core::EngineConfig& c) { adjust(c); },
-        [this](const Core::EngineConfig& c) { m_listener->setTrustedProxies(Http::TrustedProxies(c.settings.trustedProxies)); });
+        [this](const Core::EngineConfig& c) {
+            m_listener->setTrustedProxies(Http::TrustedProxies(c.settings.trustedProxies, m_options.realIpHeader));
+        });
 
     // 6. The admin API.
     if (o.admin) {
@@ -158,7 +158,7 @@ void Runtime::adjust(Core::EngineConfig& c) const
         c.settings.trustedProxies.push_back(p);
     if (m_demoTrusted.load()) {
         // The demo's actors speak over loopback and name their own address
-        // in X-Forwarded-For.
+        // in the header --real-ip-header names.
         c.settings.trustedProxies.push_back(*Core::Cidr::parse("127.0.0.1/32"));
         c.settings.trustedProxies.push_back(*Core::Cidr::parse("::1/128"));
     }
@@ -199,7 +199,8 @@ void Runtime::setDemo(bool on)
         });
     }
     const std::string& host = m_options.listen.host;
-    m_demo = std::make_unique<DemoDriver>(host == "0.0.0.0" ? "127.0.0.1" : (host == "::" ? "::1" : host), m_listener->port());
+    m_demo = std::make_unique<DemoDriver>(host == "0.0.0.0" ? "127.0.0.1" : (host == "::" ? "::1" : host), m_listener->port(),
+                                          m_options.realIpHeader);
     m_demo->start();
     m_demoOn = true;
 }

@@ -3,6 +3,7 @@
 
 #include "Codec.h"
 #include "ListFile.h"
+#include "PrivateFiles.h"
 #include "Tuning.h"
 
 #include <algorithm>
@@ -62,12 +63,23 @@ LimiterLog::~LimiterLog()
 bool LimiterLog::start(std::string* error)
 {
     if (!m_path.empty()) {
-        struct stat st {};
-        const bool existed = ::stat(m_path.c_str(), &st) == 0 && st.st_size > 0;
-        std::FILE* f = std::fopen(m_path.c_str(), "ab");
-        if (!f) {
+        // Visitors' addresses: the owner's alone (created 0600, an older
+        // looser file tightened).
+        std::string why;
+        const int fd = Files::openPrivateAppend(m_path, nullptr, &why);
+        if (fd < 0) {
             if (error)
-                *error = "cannot open the limiter log " + m_path + ": " + std::strerror(errno);
+                *error = "limiter log: " + why;
+            return false;
+        }
+        Files::tighten(m_path);
+        struct stat st {};
+        const bool existed = ::fstat(fd, &st) == 0 && st.st_size > 0;
+        std::FILE* f = ::fdopen(fd, "ab");
+        if (!f) {
+            ::close(fd);
+            if (error)
+                *error = "limiter log: cannot open " + m_path + ": " + std::strerror(errno);
             return false;
         }
         if (!existed) {

@@ -656,10 +656,13 @@ private:
         }
         if (m_target.absoluteForm)
             useTargetAuthorityAsHost();
-        m_xff = trustedPeer ? d.joined("X-Forwarded-For") : std::string();
-        m_forwarded = trustedPeer ? d.joined("Forwarded") : std::string();
-        const ClientIdentity id = resolveClient(m_peer, m_xff, m_forwarded, proxies);
+        // Only the header the operator named (--real-ip-header), never another one.
+        std::string trustedValue = trustedPeer ? d.joined(proxies.header()) : std::string();
+        // A trusted Forwarded chain is carried on in proxy mode's Forwarded header.
+        m_forwarded = proxies.forwardedSyntax() ? trustedValue : std::string();
+        ClientIdentity id = resolveClient(m_peer, std::move(trustedValue), proxies);
         f.client = id.client;
+        m_xff = std::move(id.chain);
         f.path = m_target.matchPath;
         f.query = m_target.query();
         f.method = method;
@@ -826,8 +829,8 @@ private:
     Core::RequestFacts m_facts;
     Core::NormalisedTarget m_target;  // the request's target, as decided on and forwarded
     Core::Decision m_decision;
-    std::string m_xff;        // X-Forwarded-For as a trusted proxy sent it (empty from anyone else)
-    std::string m_forwarded;  // Forwarded, likewise
+    std::string m_xff;        // the chain trusted proxies reported, as an X-Forwarded-For value (empty from anyone else)
+    std::string m_forwarded;  // a trusted Forwarded header, when that is the --real-ip-header
     std::string m_out;
     std::string m_writeBuffer;
     std::list<Session*>::iterator m_self;

@@ -3,6 +3,7 @@
 
 #include "Codec.h"
 #include "Engine.h"
+#include "PrivateFiles.h"
 #include "Schema.h"
 #include "Sqlite.h"
 #include "Tuning.h"
@@ -100,6 +101,7 @@ const char* toString(OpenError error)
     case OpenError::NewerSchema: return "newer schema";
     case OpenError::Foreign: return "not a Floodgate database";
     case OpenError::Io: return "cannot open";
+    case OpenError::Unsafe: return "writable by others";
     }
     return "cannot open";
 }
@@ -126,16 +128,28 @@ std::unique_ptr<Store> Store::open(const StoreOptions& options, const Clock& clo
     };
     std::error_code ec;
     const bool exists = fs::exists(path, ec);
+    // The database and the side files SQLite keeps beside it (they hold
+    // the same rows); SQLite makes the side files with the database's mode.
+    const std::string files[] = {path, path + "-wal", path + "-shm", path + "-journal"};
+    std::string why;
     if (!exists) {
+        // SQLite would create the file 0644 whatever the umask: it is
+        // created here, owner-only, in a folder only the owner can enter.
         const fs::path dir = fs::path(path).parent_path();
-        if (!dir.empty() && !fs::exists(dir, ec)) {
-            fs::create_directories(dir, ec);
-            if (ec)
-                return fail(OpenError::Io, "cannot create the folder " + dir.string() + " for the database: " + ec.message()
-                                               + " (choose another place with --db)");
-        }
+        if (!dir.empty() && !Files::createPrivateFolders(dir.string(), &why))
+            return fail(OpenError::Io, why + " (choose another place with --db)");
+        if (!Files::createPrivateFile(path, &why))
+            return fail(OpenError::Io, why + " (choose another place with --db)");
     } else if (fs::is_directory(path, ec)) {
         return fail(OpenError::Io, "the database path " + path + " is a folder (give a file with --db)");
+    } else {
+        // Someone else could have changed the rules and the lists (a
+        // safelisted range, an open admin token): nothing is read from it,
+        // and it is not "fixed" either, since it needs looking at first.
+        for (const std::string& f : files)
+            if (const auto mode = Files::permissionsOf(f); mode && Files::writableByOthers(*mode))
+                return fail(OpenError::Unsafe, f + " is writable by group or others (mode " + Files::modeText(*mode)
+                                                   + "): check that its rules and lists are yours, then chmod 600 it");
     }
 
     std::unique_ptr<Store> s(new Store(options, clock));
@@ -175,6 +189,10 @@ std::unique_ptr<Store> Store::open(const StoreOptions& options, const Clock& clo
                                                     " restore a backup or move it away");
             }
         }
+        // It passed: from now on it is written to, and it is the owner's
+        // alone (Floodgate 0.3 made it 0644).
+        for (const std::string& f : files)
+            Files::tighten(f);
         {
             Statement wal = db.prepare("PRAGMA journal_mode = WAL");
             wal.step();

@@ -42,6 +42,7 @@ enum class OpenError {
     NewerSchema,  // written by a newer Floodgate
     Foreign,      // a SQLite database of some other application
     Io,           // cannot create the folder or the file, or it is read-only
+    Unsafe,       // group or others may write it (or a side file): left untouched
 };
 
 struct OpenFailure {

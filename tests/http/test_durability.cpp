@@ -11,6 +11,7 @@
 #include "HttpTestClient.h"
 
 #include <sqlite3.h>
+#include <sys/stat.h>
 #endif
 
 using namespace FloodgateTest;
@@ -41,6 +42,29 @@ QByteArray fileBytes(const QString& path)
 {
     QFile f(path);
     return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+// The permission bits (0644, 0700...) of a file or folder; -1 when it is missing.
+int modeOf(const QString& path)
+{
+    struct stat st {};
+    return ::stat(path.toLocal8Bit().constData(), &st) == 0 ? int(st.st_mode & 07777) : -1;
+}
+
+QString octal(int mode)
+{
+    return QStringLiteral("0%1").arg(mode, 0, 8);
+}
+
+// A database and limiter.log made by one run that stopped cleanly.
+bool makeDatabase(const QString& db)
+{
+    Child c;
+    if (!c.start(serveArgs(db)))
+        return false;
+    for (int i = 0; i < 8; ++i)
+        fetch(c.port, get("/"), 3000, "127.0.0.40");  // refusals: limiter.log gets lines
+    return c.stop() == 0;
 }
 
 } // namespace
@@ -265,6 +289,83 @@ private Q_SLOTS:
         QVERIFY2(json.contains("\"address\":\"127.0.0.9/32\",\"list\":\"blocklist\",\"reason\":\"scraper, the bad kind\",\"source\":\"import\""),
                  json.constData());
         QVERIFY(json.contains("\"address\":\"2001:db8::/48\",\"list\":\"safelist\""));
+    }
+
+    // The database holds the admin token, limiter.log visitors' addresses:
+    // both are their owner's alone whatever the umask (SQLite itself makes
+    // a database 0644 and its -wal/-shm side files with the database's
+    // mode), and so is a data folder Floodgate creates.
+    void newFilesAreTheOwnersAlone()
+    {
+        QTemporaryDir dir;
+        const QString folder = dir.filePath(QStringLiteral("data/floodgate"));
+        const QString db = folder + QStringLiteral("/floodgate.db");
+        const mode_t umaskBefore = ::umask(0);  // inherited by the child: nothing may rely on a careful umask
+        Child c;
+        const bool started = c.start(serveArgs(db));
+        ::umask(umaskBefore);
+        QVERIFY2(started, qPrintable(QString::fromUtf8(c.proc.readAllStandardError())));
+        for (int i = 0; i < 8; ++i)
+            QVERIFY(fetch(c.port, get("/"), 3000, "127.0.0.41"));
+        // While it runs, so the WAL side files exist.
+        QTRY_VERIFY(QFileInfo(folder + QStringLiteral("/limiter.log")).size() > 200);
+        for (const QString& file : {db, db + QStringLiteral("-wal"), db + QStringLiteral("-shm"), folder + QStringLiteral("/limiter.log")})
+            QVERIFY2(modeOf(file) == 0600, qPrintable(file + QStringLiteral(": ") + octal(modeOf(file))));
+        for (const QString& made : {folder, dir.filePath(QStringLiteral("data"))})
+            QVERIFY2(modeOf(made) == 0700, qPrintable(made + QStringLiteral(": ") + octal(modeOf(made))));
+        QCOMPARE(c.stop(), 0);
+        QCOMPARE(modeOf(db), 0600);
+    }
+
+    void aDatabaseOthersMayWriteIsRefused_data()
+    {
+        QTest::addColumn<int>("mode");
+        QTest::newRow("everyone") << 0666;
+        QTest::newRow("group") << 0620;
+        QTest::newRow("others") << 0602;
+    }
+    void aDatabaseOthersMayWriteIsRefused()
+    {
+        QFETCH(int, mode);
+        QTemporaryDir dir;
+        const QString db = dir.filePath(QStringLiteral("floodgate.db"));
+        QVERIFY(makeDatabase(db));
+        QVERIFY(::chmod(db.toLocal8Bit().constData(), mode_t(mode)) == 0);
+        const QByteArray before = fileBytes(db);
+        QString err;
+        QCOMPARE(runToEnd(serveArgs(db), &err), 4);
+        QVERIFY2(err.startsWith(QStringLiteral("floodgate: ")) && err.contains(QStringLiteral("is writable by group or others (mode %1)").arg(octal(mode)))
+                     && err.contains(QStringLiteral("chmod 600")),
+                 qPrintable(err));
+        QCOMPARE(err.count(QLatin1Char('\n')), 1);
+        QCOMPARE(modeOf(db), mode);  // not "fixed" behind the operator's back: it may have been tampered with
+        QCOMPARE(fileBytes(db), before);
+        // The commands refuse it too.
+        QCOMPARE(runToEnd({QStringLiteral("token"), QStringLiteral("--db"), db}, &err), 4);
+    }
+
+    // Floodgate 0.3 made them 0644: an existing file others may only read is
+    // tightened to the owner's alone, with one line saying so.
+    void filesOthersMayReadAreTightened()
+    {
+        QTemporaryDir dir;
+        const QString db = dir.filePath(QStringLiteral("floodgate.db"));
+        const QString log = dir.filePath(QStringLiteral("limiter.log"));
+        QVERIFY(makeDatabase(db));
+        QVERIFY(::chmod(db.toLocal8Bit().constData(), 0644) == 0);
+        QVERIFY(::chmod(log.toLocal8Bit().constData(), 0640) == 0);
+        Child c;
+        QVERIFY(c.start(serveArgs(db)));
+        QCOMPARE(modeOf(db), 0600);
+        QCOMPARE(modeOf(log), 0600);
+        QCOMPARE(c.stop(), 0);
+        const QString err = QString::fromUtf8(c.proc.readAllStandardError());
+        QVERIFY2(err.contains(db + QStringLiteral(" was readable by group or others (mode 0644); it is now 0600")), qPrintable(err));
+        QVERIFY2(err.contains(log + QStringLiteral(" was readable by group or others (mode 0640); it is now 0600")), qPrintable(err));
+        Child again;  // said once: nothing to say the next time
+        QVERIFY(again.start(serveArgs(db)));
+        QCOMPARE(again.stop(), 0);
+        QVERIFY(!QString::fromUtf8(again.proc.readAllStandardError()).contains(QStringLiteral("readable by group")));
     }
 
     void theAdminApiWantsATokenBeyondLoopback()

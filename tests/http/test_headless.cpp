@@ -114,6 +114,29 @@ private Q_SLOTS:
         QCOMPARE(c.stop(), 0);
     }
 
+    // --real-ip-header Forwarded: the trusted proxy's Forwarded header names
+    // the client, and the X-Forwarded-For a client sends along is ignored.
+    void theRealIpHeaderOptionNamesTheOneHeaderBelieved()
+    {
+        QTemporaryDir dir;
+        Child c;
+        QVERIFY2(c.start({QStringLiteral("--headless"), QStringLiteral("--listen"), QStringLiteral("127.0.0.1:0"), QStringLiteral("--admin"),
+                          QStringLiteral("127.0.0.1:0"), QStringLiteral("--db"), dir.filePath(QStringLiteral("floodgate.db")),
+                          QStringLiteral("--trusted-proxy"), QStringLiteral("127.0.0.1"), QStringLiteral("--real-ip-header"), QStringLiteral("Forwarded")}),
+                 qPrintable(QString::fromUtf8(c.proc.readAllStandardError())));
+        int last = 0;
+        for (int i = 1; i <= 7; ++i)
+            last = fetch(c.port, get("/", "X-Forwarded-For: 198.51.100." + std::to_string(i) + "\r\nForwarded: for=\"[2001:db8::60]:4711\"\r\n"))
+                       .value_or(Response{})
+                       .status;
+        QCOMPARE(last, 429);
+        const auto client = fetch(c.adminPort, get("/api/v1/clients/2001:db8::60"));
+        QVERIFY(client);
+        QCOMPARE(client->status, 200);
+        QCOMPARE(fetch(c.adminPort, get("/api/v1/clients/198.51.100.1"))->status, 404);
+        QCOMPARE(c.stop(), 0);
+    }
+
     void badCommandLineIsExit2_data()
     {
         QTest::addColumn<QStringList>("args");
@@ -123,6 +146,7 @@ private Q_SLOTS:
         QTest::newRow("bad proxy range") << QStringList{QStringLiteral("--headless"), QStringLiteral("--trusted-proxy"), QStringLiteral("10.0.0.0/33")};
         QTest::newRow("https upstream") << QStringList{QStringLiteral("--headless"), QStringLiteral("--upstream"), QStringLiteral("https://x")};
         QTest::newRow("missing value") << QStringList{QStringLiteral("--headless"), QStringLiteral("--threads")};
+        QTest::newRow("bad real-ip header") << QStringList{QStringLiteral("--headless"), QStringLiteral("--real-ip-header"), QStringLiteral("X-Real-IP:")};
     }
     void badCommandLineIsExit2()
     {

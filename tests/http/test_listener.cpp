@@ -162,23 +162,29 @@ private Q_SLOTS:
 
     void trustedProxyChainsResolveToTheClient_data()
     {
+        QTest::addColumn<QString>("realIpHeader");
         QTest::addColumn<QString>("header");
         QTest::addColumn<QString>("client");
-        QTest::newRow("one hop") << QStringLiteral("X-Forwarded-For: 203.0.113.9") << QStringLiteral("203.0.113.9");
-        QTest::newRow("walk over trusted hops") << QStringLiteral("X-Forwarded-For: 203.0.113.9, 10.0.0.7, 10.0.0.8")
+        const QString xff = QStringLiteral("X-Forwarded-For");
+        QTest::newRow("one hop") << xff << QStringLiteral("X-Forwarded-For: 203.0.113.9") << QStringLiteral("203.0.113.9");
+        QTest::newRow("walk over trusted hops") << xff << QStringLiteral("X-Forwarded-For: 203.0.113.9, 10.0.0.7, 10.0.0.8")
                                                 << QStringLiteral("203.0.113.9");
-        QTest::newRow("leftmost spoof not believed") << QStringLiteral("X-Forwarded-For: 1.2.3.4, 203.0.113.9, 10.0.0.8")
+        QTest::newRow("leftmost spoof not believed") << xff << QStringLiteral("X-Forwarded-For: 1.2.3.4, 203.0.113.9, 10.0.0.8")
                                                      << QStringLiteral("203.0.113.9");
-        QTest::newRow("Forwarded header") << QStringLiteral("Forwarded: for=\"[2001:db8::7]:4711\";proto=https")
+        QTest::newRow("Forwarded header") << QStringLiteral("Forwarded") << QStringLiteral("Forwarded: for=\"[2001:db8::7]:4711\";proto=https")
                                           << QStringLiteral("2001:db8::7");
-        QTest::newRow("mapped IPv4") << QStringLiteral("X-Forwarded-For: ::ffff:203.0.113.5") << QStringLiteral("203.0.113.5");
+        QTest::newRow("X-Real-IP") << QStringLiteral("X-Real-IP") << QStringLiteral("X-Real-IP: 203.0.113.11") << QStringLiteral("203.0.113.11");
+        QTest::newRow("mapped IPv4") << xff << QStringLiteral("X-Forwarded-For: ::ffff:203.0.113.5") << QStringLiteral("203.0.113.5");
+        // Only the named header counts: the default ignores a Forwarded header.
+        QTest::newRow("Forwarded ignored by default") << xff << QStringLiteral("Forwarded: for=203.0.113.12") << QStringLiteral("127.0.0.1");
     }
     void trustedProxyChainsResolveToTheClient()
     {
+        QFETCH(QString, realIpHeader);
         QFETCH(QString, header);
         QFETCH(QString, client);
         Http::ListenerOptions o;
-        o.trustedProxies = Http::TrustedProxies({*Core::Cidr::parse("127.0.0.1"), *Core::Cidr::parse("10.0.0.0/8")});
+        o.trustedProxies = Http::TrustedProxies({*Core::Cidr::parse("127.0.0.1"), *Core::Cidr::parse("10.0.0.0/8")}, realIpHeader.toStdString());
         Server s(noEscalation(), o);
         auto r = fetch(s.port(), get("/", header.toStdString() + "\r\n"));
         QVERIFY(r);
@@ -187,7 +193,38 @@ private Q_SLOTS:
         auto detail = s.engine.client(*Core::IpAddress::parse(client.toStdString()), now);
         QVERIFY2(detail.has_value(), "the resolved client is tracked");
         QCOMPARE(detail->summary.last60s, 1u);
-        QVERIFY(!s.engine.client(*Core::IpAddress::parse("127.0.0.1"), now));
+        if (client != QStringLiteral("127.0.0.1"))
+            QVERIFY(!s.engine.client(*Core::IpAddress::parse("127.0.0.1"), now));
+    }
+
+    // Behind a proxy that writes only Forwarded, a client's own
+    // X-Forwarded-For is whatever it typed: with --real-ip-header Forwarded
+    // it is ignored, whoever sends it, and the proxy's word counts.
+    void aClientsOwnXForwardedForIsIgnoredWhenTheProxyWritesForwarded()
+    {
+        Http::ListenerOptions o;
+        o.trustedProxies = Http::TrustedProxies({*Core::Cidr::parse("127.0.0.1")}, "Forwarded");
+        Server s(noEscalation(), o);
+        QVERIFY2(s.started, s.error.c_str());
+        // Seven requests, each claiming another address in X-Forwarded-For;
+        // the proxy says the same client every time.
+        int last = 0;
+        for (int i = 0; i < 7; ++i) {
+            auto r = fetch(s.port(), get("/", "X-Forwarded-For: 198.51.100." + std::to_string(i + 1)
+                                                  + "\r\nForwarded: for=\"203.0.113.60:5123\";proto=https;by=127.0.0.1\r\n"));
+            QVERIFY(r);
+            last = r->status;
+        }
+        QCOMPARE(last, 429);  // the seventh from one client: rotating X-Forwarded-For bought nothing
+        const auto now = Core::SystemClock().now();
+        QVERIFY(s.engine.client(*Core::IpAddress::parse("203.0.113.60"), now));
+        for (int i = 1; i <= 7; ++i)
+            QVERIFY(!s.engine.client(*Core::IpAddress::parse("198.51.100." + std::to_string(i)), now));
+        // The refusal's event names the chain the proxy told (not the client's header).
+        s.log.flush();
+        const auto events = s.log.events(0, 10);
+        QCOMPARE(events.size(), std::size_t(1));
+        QCOMPARE(QString::fromLatin1(events[0].record.forwardedFor), QStringLiteral("203.0.113.60"));
     }
 
     void originalRequestFromATrustedAuthRequestPeer()
