@@ -122,6 +122,21 @@ std::string loopback(int i)
     return "127.0." + std::to_string(1 + i / 250) + "." + std::to_string(1 + i % 250);
 }
 
+
+// Starts the binary on `db`, fetches its admin token, and commits three
+// blocklist entries ("before-0..2" for 127.0.1.1..3) through the API.
+void startAndCommit(Child& c, const QString& db, std::string& auth, std::set<std::string>& committed)
+{
+    QVERIFY2(c.start(serveArgs(db)), qPrintable(QString::fromUtf8(c.proc.readAllStandardError())));
+    auth = tokenHeader(db);
+    QVERIFY(!auth.empty());
+    for (int i = 0; i < 3; ++i) {
+        const std::string reason = "before-" + std::to_string(i);
+        QCOMPARE(block(c.adminPort, auth, loopback(i), reason).status, 201);
+        committed.insert(reason);
+    }
+}
+
 } // namespace
 
 class TestDbFaults : public QObject {
@@ -140,16 +155,11 @@ private Q_SLOTS:
         m.mounted = true;
         const QString db = m.dir + QStringLiteral("/floodgate.db");
         Child c;
-        QVERIFY2(c.start(serveArgs(db)), qPrintable(QString::fromUtf8(c.proc.readAllStandardError())));
-        const std::string auth = tokenHeader(db);
-        QVERIFY(!auth.empty());
-
+        std::string auth;
         std::set<std::string> committed;
-        for (int i = 0; i < 3; ++i) {
-            const std::string reason = "before-" + std::to_string(i);
-            QCOMPARE(block(c.adminPort, auth, loopback(i), reason).status, 201);
-            committed.insert(reason);
-        }
+        startAndCommit(c, db, auth, committed);
+        if (QTest::currentTestFailed())
+            return;
         QVERIFY(fillUp(m.dir + QStringLiteral("/filler")) > 0);
 
         // SQLite may still have room in its own files: write until it needs more.
@@ -225,15 +235,11 @@ private Q_SLOTS:
 
         const QString db = m.dir + QStringLiteral("/floodgate.db");
         Child c;
-        QVERIFY2(c.start(serveArgs(db)), qPrintable(QString::fromUtf8(c.proc.readAllStandardError())));
-        const std::string auth = tokenHeader(db);
-        QVERIFY(!auth.empty());
+        std::string auth;
         std::set<std::string> committed;
-        for (int i = 0; i < 3; ++i) {
-            const std::string reason = "before-" + std::to_string(i);
-            QCOMPARE(block(c.adminPort, auth, loopback(i), reason).status, 201);
-            committed.insert(reason);
-        }
+        startAndCommit(c, db, auth, committed);
+        if (QTest::currentTestFailed())
+            return;
 
         {
             QFile t(trigger);

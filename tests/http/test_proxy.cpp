@@ -6,7 +6,7 @@
 
 #ifndef Q_MOC_RUN
 #include "HttpTestClient.h"
-#include "ProxyServer.h"
+#include "ListenerStack.h"
 #include "TestUpstream.h"
 #endif
 

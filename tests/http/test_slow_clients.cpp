@@ -10,15 +10,11 @@
 #include <QtTest>
 
 #ifndef Q_MOC_RUN
-#include "Engine.h"
 #include "HttpTestClient.h"
-#include "LimiterLog.h"
-#include "Listener.h"
-#include "Metrics.h"
+#include "ListenerStack.h"
 
 #include <sys/resource.h>
 
-#include <functional>
 #include <memory>
 #include <vector>
 #endif
@@ -31,32 +27,23 @@ namespace {
 constexpr int SlowConnections = 300;
 constexpr qint64 AnsweredWithinMs = 1000;
 
-// Decision mode with nothing throttled: the slow clients are held by the
-// listener's deadlines, not turned away by the engine.
-struct Server {
+// Decision mode with nothing throttled, two I/O threads: the slow clients
+// are held by the listener's deadlines, not turned away by the engine.
+struct Server : ListenerStack {
     Server()
-        : engine([] {
-            Core::EngineConfig c = Core::defaultConfig();
-            c.rules.clear();
-            c.escalation.enabled = false;
-            return c;
-        }())
+        : ListenerStack(
+            [] {
+                Core::EngineConfig c = Core::defaultConfig();
+                c.rules.clear();
+                return c;
+            }(),
+            [] {
+                Http::ListenerOptions o;
+                o.threads = 2;
+                return o;
+            }())
     {
-        Http::ListenerOptions o;
-        o.port = 0;
-        o.threads = 2;
-        o.shutdownDeadlineMs = 500;
-        listener = std::make_unique<Http::Listener>(engine, o, &log, &metrics);
-        std::string why;
-        log.start(&why);
-        started = listener->start(&why);
     }
-    ~Server() { listener->stop(); }
-    Core::Engine engine;
-    Http::LimiterLog log{std::string(), 2};
-    Http::ListenerMetrics metrics{2};
-    std::unique_ptr<Http::Listener> listener;
-    bool started = false;
 };
 
 // Two sockets per slow connection (ours and the listener's), plus room.

@@ -11,7 +11,7 @@
 
 #ifndef Q_MOC_RUN
 #include "HttpTestClient.h"
-#include "ProxyServer.h"
+#include "ListenerStack.h"
 #include "TestUpstream.h"
 
 #include <thread>
