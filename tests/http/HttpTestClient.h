@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -87,6 +88,25 @@ public:
             off += std::size_t(n);
         }
         return true;
+    }
+
+    // Sends in pieces of `piece` bytes and stops early once the server has
+    // answered: a server that refuses an oversized request answers and closes
+    // before reading all of it, and writing on into the closed socket earns a
+    // reset that can throw the answer away. Returns the bytes sent.
+    std::size_t sendUntilAnswered(const std::string& bytes, std::size_t piece = 4096)
+    {
+        std::size_t off = 0;
+        while (off < bytes.size()) {
+            pollfd p{m_fd, POLLIN, 0};
+            if (::poll(&p, 1, 0) > 0)
+                break;
+            const ssize_t n = ::send(m_fd, bytes.data() + off, std::min(piece, bytes.size() - off), MSG_NOSIGNAL);
+            if (n <= 0)
+                break;
+            off += std::size_t(n);
+        }
+        return off;
     }
 
     // Reads one response; nullopt on timeout or when the peer closed first.

@@ -2,6 +2,10 @@
 // A tiny upstream for proxy-mode tests: accepts on 127.0.0.1 (any port),
 // records every request it receives verbatim, and answers with whatever the
 // test set (status, headers, body, delay). Keep-alive, one thread per connection.
+// Besides the requests as it framed them (by Content-Length), it keeps the
+// exact bytes each connection delivered, so a test can count the requests in
+// them with a strict RFC 9112 reading (frameRequests) instead of trusting
+// this server's own lenient framing.
 #pragma once
 
 #include <arpa/inet.h>
@@ -11,10 +15,12 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -28,6 +34,11 @@ public:
         std::string headers;  // extra "Name: value\r\n" lines
         std::string body = "hello from upstream";
         int delayMs = 0;
+        // Like Python's http.server and Node: answer "Expect: 100-continue"
+        // with an interim 100 before the final response.
+        bool continueOnExpect = false;
+        // Adds "X-Echo-Target: <request target>" so a test can match answers to requests.
+        bool echoTarget = false;
     };
 
     TestUpstream()
@@ -70,6 +81,12 @@ public:
         return m_requests;
     }
     int connections() const { return m_connections.load(); }
+    // The exact bytes received, one string per connection in accept order.
+    std::vector<std::string> streams()
+    {
+        std::lock_guard lock(m_mutex);
+        return m_streams;
+    }
 
 private:
     void acceptLoop()
@@ -83,13 +100,20 @@ private:
                 continue;
             ++m_connections;
             std::lock_guard lock(m_mutex);
-            m_workers.emplace_back([this, fd] { serve(fd); });
+            m_streams.emplace_back();
+            const std::size_t stream = m_streams.size() - 1;
+            m_workers.emplace_back([this, fd, stream] { serve(fd, stream); });
         }
     }
 
-    void serve(int fd)
+    void serve(int fd, std::size_t stream)
     {
         std::string buf;
+        auto received = [&](const char* bytes, std::size_t n) {
+            buf.append(bytes, n);
+            std::lock_guard lock(m_mutex);
+            m_streams[stream].append(bytes, n);
+        };
         char chunk[16384];
         while (!m_stop) {
             std::size_t end;
@@ -105,7 +129,7 @@ private:
                     ::close(fd);
                     return;
                 }
-                buf.append(chunk, std::size_t(n));
+                received(chunk, std::size_t(n));
             }
             if (end == std::string::npos)
                 break;
@@ -122,7 +146,7 @@ private:
                     ::close(fd);
                     return;
                 }
-                buf.append(chunk, std::size_t(n));
+                received(chunk, std::size_t(n));
             }
             Reply reply;
             {
@@ -134,8 +158,15 @@ private:
             if (reply.delayMs)
                 std::this_thread::sleep_for(std::chrono::milliseconds(reply.delayMs));
             const bool headRequest = lower.starts_with("head ");
-            std::string out = "HTTP/1.1 " + std::to_string(reply.status) + " " + reply.reason + "\r\n" + reply.headers
-                + "Content-Length: " + std::to_string(reply.body.size()) + "\r\n\r\n" + (headRequest ? std::string() : reply.body);
+            std::string out;
+            if (reply.continueOnExpect && lower.find("\r\nexpect: 100-continue\r\n") != std::string::npos)
+                out += "HTTP/1.1 100 Continue\r\n\r\n";
+            out += "HTTP/1.1 " + std::to_string(reply.status) + " " + reply.reason + "\r\n" + reply.headers;
+            if (reply.echoTarget) {
+                const auto sp = head.find(' ');
+                out += "X-Echo-Target: " + head.substr(sp + 1, head.find(' ', sp + 1) - sp - 1) + "\r\n";
+            }
+            out += "Content-Length: " + std::to_string(reply.body.size()) + "\r\n\r\n" + (headRequest ? std::string() : reply.body);
             if (::send(fd, out.data(), out.size(), MSG_NOSIGNAL) <= 0)
                 break;
         }
@@ -149,8 +180,148 @@ private:
     std::mutex m_mutex;
     Reply m_reply;
     std::vector<std::string> m_requests;
+    std::vector<std::string> m_streams;
     std::atomic<bool> m_stop{false};
     std::atomic<int> m_connections{0};
 };
+
+// How RFC 9112 frames a stream of requests, read strictly (what a careful
+// origin server would accept): CRLF line ends only; "METHOD SP target SP
+// HTTP/1.1" with a token method and an origin-form target ("/..." or "*");
+// fields "token: value" with no control characters in the value; at most one
+// Content-Length (digits only) or one "Transfer-Encoding: chunked", never
+// both; chunked bodies with hex sizes, extensions and trailers. `requests` is
+// how many complete requests the bytes hold; `problem` is empty when every
+// byte belongs to one of them, otherwise it says what is wrong and where.
+struct StrictFraming {
+    int requests = 0;
+    std::string problem;
+};
+
+inline StrictFraming frameRequests(std::string_view s)
+{
+    StrictFraming out;
+    std::size_t pos = 0;
+    auto fail = [&](const std::string& why) {
+        out.problem = why + " at byte " + std::to_string(pos) + " (request " + std::to_string(out.requests + 1) + ")";
+        return out;
+    };
+    auto isTchar = [](unsigned char c) {
+        return std::isalnum(c) || (c != 0 && std::strchr("!#$%&'*+-.^_`|~", c) != nullptr);
+    };
+    auto isToken = [&](std::string_view t) {
+        if (t.empty())
+            return false;
+        for (unsigned char c : t)
+            if (!isTchar(c))
+                return false;
+        return true;
+    };
+    auto lower = [](std::string_view t) {
+        std::string l(t);
+        for (char& c : l)
+            c = char(std::tolower(static_cast<unsigned char>(c)));
+        return l;
+    };
+    // One CRLF-terminated line from pos; false when there is none. A bare CR
+    // or LF inside the line is a problem of its own.
+    std::string_view line;
+    auto nextLine = [&]() -> int {  // 1 line, 0 incomplete, -1 bare CR/LF
+        const auto eol = s.find("\r\n", pos);
+        const auto lf = s.find('\n', pos);
+        const auto cr = s.find('\r', pos);
+        if (lf != std::string_view::npos && (eol == std::string_view::npos || lf < eol + 1))
+            return -1;
+        if (cr != std::string_view::npos && cr < eol)
+            return -1;
+        if (eol == std::string_view::npos)
+            return 0;
+        line = s.substr(pos, eol - pos);
+        pos = eol + 2;
+        return 1;
+    };
+    while (pos < s.size()) {
+        if (int r = nextLine(); r <= 0)
+            return fail(r == 0 ? "incomplete request line" : "bare CR or LF");
+        const auto sp1 = line.find(' ');
+        const auto sp2 = line.find(' ', sp1 == std::string_view::npos ? sp1 : sp1 + 1);
+        if (sp1 == std::string_view::npos || sp2 == std::string_view::npos || line.find(' ', sp2 + 1) != std::string_view::npos)
+            return fail("request line is not METHOD SP target SP version");
+        const std::string_view method = line.substr(0, sp1);
+        const std::string_view target = line.substr(sp1 + 1, sp2 - sp1 - 1);
+        if (!isToken(method))
+            return fail("method is not a token");
+        if (target.empty() || (target[0] != '/' && target != "*"))
+            return fail("target is not in origin form");
+        for (unsigned char c : target)
+            if (c <= 0x20 || c == 0x7f)
+                return fail("control character in the target");
+        if (line.substr(sp2 + 1) != "HTTP/1.1")
+            return fail("version is not HTTP/1.1");
+        int lengths = 0;
+        int codings = 0;
+        std::uint64_t length = 0;
+        while (true) {
+            if (int r = nextLine(); r <= 0)
+                return fail(r == 0 ? "incomplete header" : "bare CR or LF");
+            if (line.empty())
+                break;
+            const auto colon = line.find(':');
+            if (colon == std::string_view::npos || !isToken(line.substr(0, colon)))
+                return fail("field name is not a token followed by ':'");
+            std::string_view value = line.substr(colon + 1);
+            for (unsigned char c : value)
+                if ((c < 0x20 && c != '\t') || c == 0x7f)
+                    return fail("control character in a field value");
+            while (!value.empty() && (value.front() == ' ' || value.front() == '\t'))
+                value.remove_prefix(1);
+            while (!value.empty() && (value.back() == ' ' || value.back() == '\t'))
+                value.remove_suffix(1);
+            const std::string name = lower(line.substr(0, colon));
+            if (name == "content-length") {
+                ++lengths;
+                if (value.empty() || value.size() > 18 || value.find_first_not_of("0123456789") != std::string_view::npos)
+                    return fail("Content-Length is not a plain number");
+                length = std::stoull(std::string(value));
+            } else if (name == "transfer-encoding") {
+                ++codings;
+                if (lower(value) != "chunked")
+                    return fail("Transfer-Encoding other than chunked");
+            }
+        }
+        if (lengths > 1 || codings > 1 || (lengths && codings))
+            return fail("more than one framing (Content-Length / Transfer-Encoding)");
+        if (codings) {
+            while (true) {
+                if (int r = nextLine(); r <= 0)
+                    return fail(r == 0 ? "incomplete chunk size" : "bare CR or LF");
+                const std::string_view size = line.substr(0, line.find(';'));
+                if (size.empty() || size.size() > 15 || size.find_first_not_of("0123456789abcdefABCDEF") != std::string_view::npos)
+                    return fail("chunk size is not hex");
+                const std::uint64_t n = std::stoull(std::string(size), nullptr, 16);
+                if (n == 0)
+                    break;
+                if (s.size() - pos < n + 2)
+                    return fail("incomplete chunk");
+                pos += n;
+                if (s.substr(pos, 2) != "\r\n")
+                    return fail("chunk data not followed by CRLF");
+                pos += 2;
+            }
+            while (true) {  // trailer fields, then the empty line
+                if (int r = nextLine(); r <= 0)
+                    return fail(r == 0 ? "incomplete trailer" : "bare CR or LF");
+                if (line.empty())
+                    break;
+            }
+        } else {
+            if (s.size() - pos < length)
+                return fail("incomplete body");
+            pos += std::size_t(length);
+        }
+        ++out.requests;
+    }
+    return out;
+}
 
 } // namespace FloodgateTest

@@ -5,14 +5,9 @@
 #include <QtTest>
 
 #ifndef Q_MOC_RUN
-#include "Engine.h"
 #include "HttpTestClient.h"
-#include "LimiterLog.h"
-#include "Listener.h"
-#include "Metrics.h"
+#include "ListenerStack.h"
 #include "TestUpstream.h"
-
-#include <memory>
 #endif
 
 using namespace Floodgate;
@@ -20,35 +15,7 @@ using namespace FloodgateTest;
 
 namespace {
 
-struct Proxy {
-    Proxy(std::uint16_t upstreamPort, Http::ListenerOptions options = {}, Core::EngineConfig config = Core::defaultConfig())
-        : engine([&] {
-            config.escalation.enabled = false;
-            return config;
-        }())
-        , log("", 1)
-        , metrics(1)
-    {
-        options.port = 0;
-        options.threads = 1;
-        options.shutdownDeadlineMs = 500;
-        std::string why;
-        options.upstream = Http::UpstreamUrl::parse("http://127.0.0.1:" + std::to_string(upstreamPort) + "/app", &why);
-        listener = std::make_unique<Http::Listener>(engine, options, &log, &metrics);
-        log.start(&why);
-        started = listener->start(&why);
-        error = why;
-    }
-    ~Proxy() { listener->stop(); }
-    std::uint16_t port() const { return listener->port(); }
-
-    Core::Engine engine;
-    Http::LimiterLog log;
-    Http::ListenerMetrics metrics;
-    std::unique_ptr<Http::Listener> listener;
-    bool started = false;
-    std::string error;
-};
+using Proxy = ProxyServer;
 
 bool contains(const std::string& haystack, const std::string& needle)
 {
