@@ -130,10 +130,11 @@ private Q_SLOTS:
                        .value_or(Response{})
                        .status;
         QCOMPARE(last, 429);
-        const auto client = fetch(c.adminPort, get("/api/v1/clients/2001:db8::60"));
+        const std::string token = adminToken(dir.filePath(QStringLiteral("floodgate.db")));
+        const auto client = fetch(c.adminPort, get("/api/v1/clients/2001:db8::60", bearer(token)));
         QVERIFY(client);
         QCOMPARE(client->status, 200);
-        QCOMPARE(fetch(c.adminPort, get("/api/v1/clients/198.51.100.1"))->status, 404);
+        QCOMPARE(fetch(c.adminPort, get("/api/v1/clients/198.51.100.1", bearer(token)))->status, 404);
         QCOMPARE(c.stop(), 0);
     }
 

@@ -162,6 +162,27 @@ private Q_SLOTS:
         QVERIFY2(contains(got, "\r\nX-Forwarded-Proto: https\r\n"), got.c_str());
         QVERIFY2(contains(got, "\r\nX-Forwarded-Host: www.example\r\n"), got.c_str());
         QVERIFY2(contains(got, "\r\nX-Forwarded-Prefix: /shop\r\n"), got.c_str());
+        // X-Forwarded-For is the header the operator trusts: a Forwarded the
+        // client may have sent through the proxy is not carried on.
+        QVERIFY2(contains(got, "\r\nForwarded: for=127.0.0.1;host=\"backend:8080\";proto=https\r\n"), got.c_str());
+    }
+
+    // With --real-ip-header Forwarded, the Forwarded chain is the one carried
+    // on, and X-Forwarded-For is written from it.
+    void aTrustedForwardedChainIsCarriedOn()
+    {
+        TestUpstream up;
+        Http::ListenerOptions o;
+        o.trustedProxies = Http::TrustedProxies({*Core::Cidr::parse("127.0.0.1")}, "Forwarded");
+        Proxy p(up.port(), o);
+        auto r = fetch(p.port(), "GET /x HTTP/1.1\r\nHost: backend:8080\r\nX-Forwarded-For: 198.51.100.1\r\n"
+                                 "Forwarded: for=203.0.113.9;proto=https\r\nX-Forwarded-Proto: https\r\n\r\n");
+        QVERIFY(r);
+        QCOMPARE(r->status, 200);
+        const std::string got = up.requests().at(0);
+        QVERIFY2(contains(got, "\r\nX-Forwarded-For: 203.0.113.9, 127.0.0.1\r\n"), got.c_str());
+        QVERIFY2(!contains(got, "198.51.100.1"), got.c_str());
+        QVERIFY2(contains(got, "\r\nX-Real-IP: 203.0.113.9\r\n"), got.c_str());
         QVERIFY2(contains(got, "\r\nForwarded: for=203.0.113.9;proto=https, for=127.0.0.1;host=\"backend:8080\";proto=https\r\n"),
                  got.c_str());
     }
