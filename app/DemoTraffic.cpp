@@ -18,7 +18,7 @@ DemoTraffic::DemoTraffic(std::uint64_t seed)
 {
     m_actors = {
         {"browser", 3.0},         // eight people reading pages, with cookies, fetching assets
-        {"good-bot", 1.0},        // a crawler that keeps to 1 request per second (seed 003)
+        {"good-bot", 1.0},        // a crawler that keeps to 1 request per second (docs/BACKGROUND.md, lockout window)
         {"scraper", 20.0},        // a flood from one address, no cookies
         {"double-submit", 0.2},   // someone pressing "submit" five times, every five seconds
         {"customer-free", 0.05},  // API customers of each tier

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The command line of INTERFACE.md, parsed into plain values. Errors name the
+// The command line of docs/INTERFACE.md, parsed into plain values. Errors name the
 // option and what was wrong (exit code 2).
 #pragma once
 

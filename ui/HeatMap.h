@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Seed 000's "dump of the buckets", made visual: the busiest clients (rows)
+// The "dump of the buckets" (docs/BACKGROUND.md, time buckets), made visual: the busiest clients (rows)
 // against the 20 live buckets of 3 s (columns), each cell the client's
 // exact count in that bucket, shaded by how hot it is; the bottom row is
 // every client's total per bucket.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The wire shapes of the engine's values (INTERFACE.md): list entries, tiers,
+// The wire shapes of the engine's values (docs/INTERFACE.md): list entries, tiers,
 // customers, the rules document, clients and buckets, as JSON; RFC 3339 times
 // and durations. Decoding is strict and names the field that is wrong
 // ("levels[1].period must be > 0"). Used by the admin API, the audit trail,

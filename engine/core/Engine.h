@@ -3,7 +3,7 @@
 // and keeps the counters that explain why. Plain C++20: no Qt, no I/O, time
 // passed in by the caller. Safe to call from many listener threads at once.
 //
-// Data flow of one decision (DESIGN.md):
+// Data flow of one decision (docs/ARCHITECTURE.md):
 //   blocklist -> safelist -> exclusions -> customer tier levels | per-IP rules
 //   -> cooldowns -> escalation (automatic blocklist entry with a TTL)
 //
@@ -66,7 +66,7 @@ public:
     // ---- the request path ------------------------------------------------------
     Decision decide(const RequestFacts& facts, Millis now);
     // The action succeeded (the upstream answered 2xx): start the cooldowns
-    // that match it (seed 002: only a successful create starts the clock).
+    // that match it (docs/BACKGROUND.md, cooldown: only a successful create starts the clock).
     void reportSuccess(const RequestFacts& facts, Millis now);
 
     // ---- observability (bounded copies for the console and the admin API) ----

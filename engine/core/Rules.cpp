@@ -112,8 +112,9 @@ EngineConfig defaultConfig()
     EngineConfig c;
     ThrottleRule ip;
     ip.name = "ip";
-    // seed 003: 6 per 3 s, locked out for 3 s once over (a steady 1 req/s bot
-    // is never refused, a 20 req/s flood is); seed 004's backoff levels.
+    // The lockout window (docs/BACKGROUND.md): 6 per 3 s, locked out for 3 s once
+    // over (a steady 1 req/s bot is never refused, a 20 req/s flood is), then
+    // the longer backoff levels.
     Level burst = level(6, 3 * SECOND, Algorithm::Lockout);
     burst.lockoutMs = 3 * SECOND;
     ip.levels = {burst, level(300, 5 * MINUTE), level(600, 30 * MINUTE)};

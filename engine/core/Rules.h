@@ -18,7 +18,7 @@ namespace Floodgate::Core {
 enum class Algorithm : std::uint8_t {
     SlidingWindow,  // buckets over the period; a request passes while the window sum < limit
     FixedWindow,    // rack-attack: counter keyed floor(now / period), reset at each boundary
-    Lockout,        // seed 003: the window starts at the first request; once over,
+    Lockout,        // docs/BACKGROUND.md, lockout window: the window starts at the first request; once over,
                     // refused for the lockout time, then let in again
 };
 
@@ -37,7 +37,7 @@ struct Level {
     Millis bucketMs = 0;         // sliding only: bucket width; 0 = period / Tuning::defaultSlidingBuckets
     Millis lockoutMs = 0;        // lockout only: how long a client is refused once over; 0 = the period
     bool countRefused = false;   // do refused requests count against this level?
-                                 // (seed 001 counts them; seed 003 does not: the default)
+                                 // (the plain N-per-D throttle counts them; the lockout window does not: the default)
                                  // For a lockout level it means a refusal restarts the lockout.
 };
 
@@ -50,7 +50,7 @@ struct ThrottleRule {
     std::vector<Level> levels;
 };
 
-// Seed 002: once an action succeeded, the same user may not repeat it for a while.
+// docs/BACKGROUND.md, cooldown: once an action succeeded, the same user may not repeat it for a while.
 struct Cooldown {
     std::string name;        // "comments"
     std::string method;      // "POST"
@@ -68,7 +68,7 @@ struct Customer {
     std::string id;    // the customer_id the client sends
     std::string name;  // "Acme Inc."
     std::string tier;  // a Tier name
-    // Replace the tier's level of the same period and add the others (seed 004's
+    // Replace the tier's level of the same period and add the others (docs/BACKGROUND.md, tiers:
     // {60:100, 3600:1000, 86400:10000}).
     std::vector<Level> overrides;
 };
@@ -115,7 +115,7 @@ struct EngineConfig {
     Settings settings;
 };
 
-// INTERFACE.md's defaults on a new database.
+// docs/INTERFACE.md's defaults on a new database.
 EngineConfig defaultConfig();
 
 // nullopt when the configuration can be published; otherwise what is wrong,

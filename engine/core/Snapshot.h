@@ -85,7 +85,7 @@ struct ClientDetail {
     std::optional<ListKind> listKind;
 };
 
-// seed 000's "dump of the buckets": each live bucket with its top keys.
+// The "dump of the buckets" (docs/BACKGROUND.md, time buckets): each live bucket with its top keys.
 struct LiveBucket {
     Millis startMs = 0;
     std::uint64_t total = 0;  // all keys' requests in this bucket

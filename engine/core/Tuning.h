@@ -7,7 +7,7 @@
 
 namespace Floodgate::Core::Tuning {
 
-// Live view (seed 000): 3 s buckets, 20 of them, so 60 s of history per client.
+// Live view (docs/BACKGROUND.md, time buckets): 3 s buckets, 20 of them, so 60 s of history per client.
 inline constexpr std::int64_t liveBucketMs = 3000;
 inline constexpr std::size_t liveBucketCount = 20;
 inline constexpr std::int64_t liveWindowMs = liveBucketMs * static_cast<std::int64_t>(liveBucketCount);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The per-key counting algorithms, working on a key's own small array of
-// 32-bit cells (seed 000: each key carries its ring of buckets stamped with
+// 32-bit cells (docs/BACKGROUND.md, time buckets: each key carries its ring of buckets stamped with
 // the bucket epoch, so a window sum is a loop over a few integers).
 //
 // Cell layouts (all counts saturate instead of wrapping):

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // limiter.log: one CSV line per throttled, blocked or would-be-throttled
-// request (seed 001), written by a background thread. Each listener thread
+// request (docs/BACKGROUND.md, N per D seconds), written by a background thread. Each listener thread
 // has its own bounded ring of fixed-size records: pushing is a few copies and
 // never waits; when a ring is full the line is dropped and counted.
 #pragma once

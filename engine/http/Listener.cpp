@@ -1075,7 +1075,7 @@ void Session::relayUpstream()
 {
     auto& res = m_upstreamParser->get();
     const int status = int(res.result_int());
-    // Seed 002: a cooldown starts only when the action succeeded.
+    // docs/BACKGROUND.md, cooldown: a cooldown starts only when the action succeeded.
     if (status >= 200 && status < 300)
         m_listener.engine.reportSuccess(m_facts, wallMs());
     std::string& o = m_out;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The bytes Floodgate answers with itself (decision mode, refusals, errors).
 // Written by hand into a reused string: no allocation once warm, and exactly
-// the headers INTERFACE.md promises.
+// the headers docs/INTERFACE.md promises.
 #pragma once
 
 #include "Decision.h"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The SQLite store: opens (or creates, with INTERFACE.md's defaults) the
+// The SQLite store: opens (or creates, with docs/INTERFACE.md's defaults) the
 // database, refuses a corrupt, locked, foreign or newer file without touching
 // it, and runs every write on one writer thread that batches queued jobs into
 // one transaction (a savepoint per job). A job's result is delivered only

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Engine::decide end to end on the default rules (INTERFACE.md): the
+// Engine::decide end to end on the default rules (docs/INTERFACE.md): the
 // binding level, Retry-After, lists, exclusions, bots, dry-run, live
 // configuration, cooldowns and customer tiers. Time is injected.
 //
@@ -323,7 +323,7 @@ void TestEngine::throttledResetIsNotBeforeRetryAfter()
 
 void TestEngine::goodBotAtOneRequestPerSecond()
 {
-    // Seed 003: a steady 1 req/s bot is never refused. 600 requests over ten
+    // docs/BACKGROUND.md, lockout window: a steady 1 req/s bot is never refused. 600 requests over ten
     // minutes: 6/3s sees at most 3 per window; 300/5m (30 s buckets) holds at
     // most 299 before a request; 600/30m has counted 599 before the 600th.
     Engine engine;
@@ -960,7 +960,7 @@ void TestEngine::cooldownAfterSuccess()
 
 void TestEngine::cooldownNeedsASuccess()
 {
-    // Seed 002: only a successful create starts the clock (the upstream failed: no cooldown).
+    // docs/BACKGROUND.md, cooldown: only a successful create starts the clock (the upstream failed: no cooldown).
     Engine engine;
     const Request post = Request().to("POST", "/comments").header("X-User-Id", "u3");
     for (int i = 0; i < 3; ++i)
@@ -1207,7 +1207,7 @@ void TestEngine::overrideAddsANewPeriod()
 
 void TestEngine::seedOverrides()
 {
-    // Seed 004: {60:100, 3600:1000, 86400:10000} on a Pro customer.
+    // docs/BACKGROUND.md, fixed windows, levels, lists and tiers: {60:100, 3600:1000, 86400:10000} on a Pro customer.
     Engine engine(withCustomer("Pro", {level(100, MINUTE), level(1000, HOUR), level(10000, DAY)}));
     const Decision d = decide(engine, acme(), T0);
     QCOMPARE(ruleOf(d), QByteArray("acme-1m"));

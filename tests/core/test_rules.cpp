@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // What the operator configures: validation that names the bad field, the
-// defaults of a new database (INTERFACE.md), customer overrides and the
+// defaults of a new database (docs/INTERFACE.md), customer overrides and the
 // compact period names used in level names.
 #include <QtTest>
 
@@ -261,7 +261,7 @@ void TestRules::defaultConfigMatchesInterface()
     QCOMPARE(c.settings.maxTrackedKeys, Tuning::defaultMaxTrackedKeys);
     QVERIFY(c.settings.trustedProxies.empty());
 
-    // The rest of INTERFACE.md's table lives in Tuning.h.
+    // The rest of docs/INTERFACE.md's table lives in Tuning.h.
     QCOMPARE(Tuning::defaultListTtlMs, Millis(604'800'000));
     QCOMPARE(Tuning::liveBucketMs, Millis(3000));
     QCOMPARE(Tuning::liveBucketCount, std::size_t(20));
@@ -305,7 +305,7 @@ void TestRules::effectiveLevels_data()
     QTest::newRow("replace the hour") << 1 << QStringLiteral("100/1m,1000/1h");
     QTest::newRow("add a day") << 2 << QStringLiteral("100/1m,5000/1h,10000/1d");
     QTest::newRow("add a shorter period, sorted") << 3 << QStringLiteral("50/30s,100/1m,5000/1h");
-    QTest::newRow("seed 004: {60:100, 3600:1000, 86400:10000}") << 4 << QStringLiteral("100/1m,1000/1h,10000/1d");
+    QTest::newRow("override {60:100, 3600:1000, 86400:10000}") << 4 << QStringLiteral("100/1m,1000/1h,10000/1d");
 }
 
 void TestRules::effectiveLevels()

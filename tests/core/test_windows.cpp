@@ -278,7 +278,7 @@ void TestWindows::fixedWindowCountRefused_data()
     QTest::addColumn<bool>("countRefused");
     QTest::addColumn<uint>("usedAfter");
     QTest::newRow("refusals not counted (default)") << false << 2u;
-    QTest::newRow("refusals counted (seed 001)") << true << 4u;
+    QTest::newRow("refusals counted (plain N per D)") << true << 4u;
 }
 
 void TestWindows::fixedWindowCountRefused()
