@@ -26,7 +26,6 @@
 #include <cctype>
 #include <charconv>
 #include <chrono>
-#include <future>
 #include <list>
 #include <mutex>
 #include <thread>
@@ -434,6 +433,9 @@ struct Listener::Impl {
     std::vector<net::executor_work_guard<net::io_context::executor_type>> workGuards;
     std::atomic<std::uint16_t> port{0};  // read by the console's snapshot thread
     std::atomic<bool> stopping{false};
+    // Live sessions on every thread: the connection cap (with or without a
+    // metrics object) and stop()'s "is anyone still busy".
+    std::atomic<std::int64_t> openSessions{0};
     bool started = false;
     std::mutex proxiesMutex;
     std::shared_ptr<const TrustedProxies> proxies;
@@ -480,6 +482,7 @@ public:
     ~Session()
     {
         m_thread.sessions.erase(m_self);
+        m_listener.openSessions.fetch_sub(1, std::memory_order_acq_rel);  // taken by accept()
         if (m_listener.metrics)
             m_listener.metrics->openConnections.fetch_sub(1, std::memory_order_relaxed);
     }
@@ -1162,8 +1165,10 @@ void Listener::Impl::accept(ThreadContext& t)
             });
             return;
         }
-        const std::int64_t open = metrics ? metrics->openConnections.load(std::memory_order_relaxed) : 0;
-        if (std::size_t(open) >= options.maxConnections) {
+        // Reserve a place first so threads accepting at once cannot overshoot
+        // the cap; the session gives it back when it ends.
+        if (std::size_t(openSessions.fetch_add(1, std::memory_order_acq_rel)) >= options.maxConnections) {
+            openSessions.fetch_sub(1, std::memory_order_acq_rel);
             if (metrics)
                 metrics->rejectedConnections.fetch_add(1, std::memory_order_relaxed);
             error_code ignored;
@@ -1283,22 +1288,12 @@ void Listener::stop()
                 s->shutdown();
         });
     }
-    // 2. Give them until the deadline.
+    // 2. Give them until the deadline. The count is read where it is kept:
+    // nothing is posted to a thread that may be busy, so nothing waits on
+    // this stack frame after it is gone.
     const Millis deadline = steadyMs() + m->options.shutdownDeadlineMs;
-    while (steadyMs() < deadline) {
-        bool busy = false;
-        for (auto& t : m->threads) {
-            std::promise<bool> any;
-            auto f = any.get_future();
-            ThreadContext* tp = t.get();
-            net::post(tp->ioc, [tp, &any] { any.set_value(!tp->sessions.empty()); });
-            if (f.wait_for(std::chrono::milliseconds(500)) != std::future_status::ready || f.get())
-                busy = true;
-        }
-        if (!busy)
-            break;
+    while (m->openSessions.load(std::memory_order_acquire) > 0 && steadyMs() < deadline)
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
     // 3. Close whatever is left and end the threads.
     for (auto& t : m->threads) {
         ThreadContext* tp = t.get();

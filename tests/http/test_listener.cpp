@@ -18,9 +18,11 @@
 #include <fcntl.h>
 #include <sys/resource.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <thread>
 #endif
 
 using namespace Floodgate;
@@ -557,6 +559,84 @@ private Q_SLOTS:
         }
         QVERIFY(r);
         QCOMPARE(r->status, 200);
+    }
+
+    void stopWaitsForABusyThreadWithoutCrashing()
+    {
+        // A thread busy for longer than stop()'s 500 ms look at it: here the
+        // auto-ban listener (called on the deciding thread) takes 1.5 s.
+        // stop() must wait for it within its deadline and touch nothing that
+        // is gone when the thread comes back.
+        Core::EngineConfig c = Core::defaultConfig();
+        c.escalation.refusals = 1;  // the first refusal bans
+        Core::Engine engine(c);
+        std::atomic<bool> busy{false};
+        engine.setAutoBanListener([&](const Core::ListEntry&) {
+            busy = true;
+            std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+        });
+        Http::ListenerOptions o;
+        o.port = 0;
+        o.threads = 1;
+        o.shutdownDeadlineMs = 3000;
+        Http::Listener l(engine, o, nullptr, nullptr);
+        std::string why;
+        QVERIFY2(l.start(&why), why.c_str());
+        Connection idle(l.port());
+        Connection client(l.port());
+        std::string seven;
+        for (int i = 0; i < 7; ++i)
+            seven += get("/");
+        QVERIFY(client.send(seven));
+        QTRY_VERIFY_WITH_TIMEOUT(busy.load(), 3000);
+        QElapsedTimer t;
+        t.start();
+        l.stop();
+        QVERIFY2(t.elapsed() >= 1000, "stop() waited for the busy thread");
+        QVERIFY2(t.elapsed() < 3000, "and ended once it was idle, before the deadline");
+        QVERIFY(idle.closedByPeer(1000));
+        // The listener starts again on the same objects after such a stop.
+        QVERIFY2(l.start(&why), why.c_str());
+        auto r = fetch(l.port(), get("/"), 3000, "127.0.0.2");
+        QVERIFY(r);
+        QCOMPARE(r->status, 200);
+        l.stop();
+    }
+
+    void theConnectionCapHoldsWithoutMetrics()
+    {
+        Core::Engine engine(noEscalation());
+        Http::ListenerOptions o;
+        o.port = 0;
+        o.threads = 2;
+        o.maxConnections = 3;
+        o.shutdownDeadlineMs = 500;
+        Http::Listener l(engine, o, nullptr, nullptr);  // no metrics object
+        std::string why;
+        QVERIFY2(l.start(&why), why.c_str());
+        std::vector<std::unique_ptr<Connection>> open;
+        for (int i = 0; i < 3; ++i) {
+            open.push_back(std::make_unique<Connection>(l.port()));
+            QVERIFY(open.back()->send(get("/")));
+            auto r = open.back()->read();
+            QVERIFY(r);
+            QCOMPARE(r->status, 200);
+        }
+        Connection over(l.port());
+        over.send(get("/"));
+        QVERIFY2(!over.read(1000), "the fourth connection is not served");
+        QVERIFY(over.closedByPeer(1000));
+        open.front()->close();
+        open.erase(open.begin());
+        std::optional<Response> r;
+        for (int i = 0; i < 20 && !r; ++i) {  // the server notices the close on its next read
+            r = fetch(l.port(), get("/"), 500, "127.0.0.2");
+            if (!r)
+                QTest::qWait(50);
+        }
+        QVERIFY(r);
+        QCOMPARE(r->status, 200);
+        l.stop();
     }
 
     void stopIsGracefulAndQuick()
