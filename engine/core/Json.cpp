@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "Json.h"
 
+#include "Utf8.h"
+
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -280,41 +282,13 @@ private:
     // Checks one UTF-8 sequence starting at m_pos and copies it.
     bool utf8(std::string& s)
     {
-        const auto b = static_cast<unsigned char>(peek());
-        int extra = 0;
-        std::uint32_t cp = 0;
-        if (b >= 0xC2 && b <= 0xDF) {
-            extra = 1;
-            cp = b & 0x1F;
-        } else if (b >= 0xE0 && b <= 0xEF) {
-            extra = 2;
-            cp = b & 0x0F;
-        } else if (b >= 0xF0 && b <= 0xF4) {
-            extra = 3;
-            cp = b & 0x07;
-        } else {
+        const std::size_t length = utf8SequenceLength(m_text.substr(m_pos));
+        if (length == 0) {
             fail("invalid UTF-8");
             return false;
         }
-        if (m_pos + std::size_t(extra) >= m_text.size()) {
-            fail("invalid UTF-8");
-            return false;
-        }
-        for (int i = 1; i <= extra; ++i) {
-            const auto c = static_cast<unsigned char>(m_text[m_pos + std::size_t(i)]);
-            if ((c & 0xC0) != 0x80) {
-                fail("invalid UTF-8");
-                return false;
-            }
-            cp = (cp << 6) | (c & 0x3F);
-        }
-        const bool overlong = (extra == 2 && cp < 0x800) || (extra == 3 && cp < 0x10000);
-        if (overlong || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
-            fail("invalid UTF-8");
-            return false;
-        }
-        s.append(m_text.substr(m_pos, std::size_t(extra) + 1));
-        m_pos += std::size_t(extra) + 1;
+        s.append(m_text.substr(m_pos, length));
+        m_pos += length;
         return true;
     }
 
@@ -470,7 +444,22 @@ void appendJsonString(std::string& out, std::string_view s)
 {
     static constexpr char HEX[] = "0123456789abcdef";
     out += '"';
-    for (char c : s) {
+    for (std::size_t i = 0; i < s.size();) {
+        const char c = s[i];
+        if (static_cast<unsigned char>(c) >= 0x80) {
+            // Request bytes (a user agent, a path) may be anything; JSON
+            // text is UTF-8. A byte that starts no valid character becomes
+            // U+FFFD, so every document written parses.
+            const std::size_t length = utf8SequenceLength(s.substr(i));
+            if (length == 0) {
+                out += "\xef\xbf\xbd";
+                ++i;
+            } else {
+                out.append(s.substr(i, length));
+                i += length;
+            }
+            continue;
+        }
         switch (c) {
         case '"': out += "\\\""; break;
         case '\\': out += "\\\\"; break;
@@ -488,6 +477,7 @@ void appendJsonString(std::string& out, std::string_view s)
                 out += c;
             }
         }
+        ++i;
     }
     out += '"';
 }

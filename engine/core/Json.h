@@ -94,7 +94,9 @@ private:
     std::variant<std::nullptr_t, bool, std::int64_t, double, std::string, Array, Object> m_value;
 };
 
-// Appends `s` as a JSON string literal (quotes, escapes, valid UTF-8 passed through).
+// Appends `s` as a JSON string literal: quotes, escapes, valid UTF-8 passed
+// through, and each byte that starts no valid UTF-8 character written as
+// U+FFFD (the one string escaper: every JSON Floodgate writes goes here).
 void appendJsonString(std::string& out, std::string_view s);
 
 } // namespace Floodgate::Core

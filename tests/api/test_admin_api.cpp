@@ -490,6 +490,32 @@ private Q_SLOTS:
         QCOMPARE(s.call("GET", "/api/v1/events?since=abc").status, 400);
     }
 
+    void eventsAreValidUtf8WhateverTheRequestSent()
+    {
+        // A user agent and a path with bytes that are no UTF-8, each long
+        // enough to be cut with a two-byte character across the cut. The
+        // events API used to copy them as they were and cut mid-character:
+        // its answer was not valid JSON.
+        Stack s(freshDb());
+        std::string agent = "bad \xff\xc3( ";
+        agent += std::string(190 - agent.size(), 'u') + "\xc3\xa9" + "tail";  // the record keeps 191 bytes
+        std::string path = "/caf\xc3\xa9/\xfe/";
+        path += std::string(254 - path.size(), 'p') + "\xc3\xa9";  // 255 kept: the character would end at 256
+        for (int i = 0; i < 7; ++i)
+            s.request("127.0.0.45", path, "User-Agent: " + agent + "\r\n");
+        s.log.flush();
+        const Response r = s.call("GET", "/api/v1/events?since=0");
+        QCOMPARE(r.status, 200);
+        std::string why;
+        const auto events = Json::parse(r.body, &why);
+        QVERIFY2(events.has_value(), why.c_str());
+        const auto& list = events->find("events")->asArray();
+        QCOMPARE(list.size(), std::size_t(1));
+        const std::string replacement = "\xef\xbf\xbd";
+        QCOMPARE(list[0].find("user_agent")->asString(), "bad " + replacement + replacement + "( " + std::string(182, 'u'));
+        QCOMPARE(list[0].find("path")->asString(), "/caf\xc3\xa9/" + replacement + "/" + std::string(254 - 9, 'p'));
+    }
+
     void clientsAndBuckets()
     {
         Stack s(freshDb());

@@ -124,6 +124,29 @@ private Q_SLOTS:
         QVERIFY2(why.rfind("more than 250000 values (the limit) at offset ", 0) == 0, why.c_str());
     }
 
+    void invalidUtf8IsWrittenAsReplacementCharacters_data()
+    {
+        QTest::addColumn<QByteArray>("bytes");
+        QTest::addColumn<QByteArray>("written");
+        QTest::newRow("valid passes") << QByteArray("caf\xc3\xa9") << QByteArray("\"caf\xc3\xa9\"");
+        QTest::newRow("lone ff") << QByteArray("a\xff" "b") << QByteArray("\"a\xef\xbf\xbd" "b\"");
+        QTest::newRow("lead then ascii") << QByteArray("\xc3(") << QByteArray("\"\xef\xbf\xbd(\"");
+        QTest::newRow("cut at the end") << QByteArray("x\xe2\x82") << QByteArray("\"x\xef\xbf\xbd\xef\xbf\xbd\"");
+        QTest::newRow("overlong slash") << QByteArray("\xc0\xaf") << QByteArray("\"\xef\xbf\xbd\xef\xbf\xbd\"");
+        QTest::newRow("surrogate") << QByteArray("\xed\xa0\x80") << QByteArray("\"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\"");
+    }
+    void invalidUtf8IsWrittenAsReplacementCharacters()
+    {
+        // Request bytes (a user agent) copied into the events API: what is
+        // written is always valid JSON, so it parses back.
+        QFETCH(QByteArray, bytes);
+        QFETCH(QByteArray, written);
+        std::string out;
+        appendJsonString(out, std::string_view(bytes.constData(), std::size_t(bytes.size())));
+        QCOMPARE(QByteArray::fromStdString(out), written);
+        QVERIFY(Json::parse(out).has_value());
+    }
+
     void accessors()
     {
         const auto v = Json::parse("{\"n\":3,\"d\":2.5,\"s\":\"x\",\"a\":[1],\"o\":{\"k\":null}}");
