@@ -226,9 +226,15 @@ private:
         }
         double d = 0;
         const auto r = std::from_chars(text.data(), text.data() + text.size(), d);
-        if (r.ec != std::errc() || !std::isfinite(d)) {
+        if (r.ec == std::errc::result_out_of_range) {
+            // Valid JSON beyond the double range: too small is 0, too large
+            // is infinite, and the field that reads it names its range.
+            const std::size_t e = text.find_first_of("eE");
+            const bool tiny = e != std::string_view::npos && text.substr(e + 1).front() == '-';
+            d = tiny ? 0.0 : (text.front() == '-' ? -HUGE_VAL : HUGE_VAL);
+        } else if (r.ec != std::errc()) {
             m_pos = start;
-            fail("number out of range");
+            fail("invalid number");
             return std::nullopt;
         }
         // JSON has one number type: 1e3 and 100.0 are the integers they name
@@ -398,7 +404,13 @@ std::int64_t Json::asInteger() const
 {
     if (type() == Type::Integer)
         return std::get<std::int64_t>(m_value);
-    return std::int64_t(std::get<double>(m_value));
+    const double d = std::get<double>(m_value);
+    // Casting a double beyond 64 bits is undefined: saturate.
+    if (d >= 9.2e18)
+        return INT64_MAX;
+    if (d <= -9.2e18)
+        return INT64_MIN;
+    return std::int64_t(d);
 }
 
 double Json::asNumber() const
@@ -487,10 +499,24 @@ void Json::dumpTo(std::string& out) const
     switch (type()) {
     case Type::Null: out += "null"; break;
     case Type::Bool: out += asBool() ? "true" : "false"; break;
-    case Type::Integer: out += std::to_string(std::get<std::int64_t>(m_value)); break;
+    case Type::Integer: {
+        char buf[24];
+        const auto r = std::to_chars(buf, buf + sizeof buf, std::get<std::int64_t>(m_value));
+        out.append(buf, r.ptr);
+        break;
+    }
     case Type::Number: {
+        const double d = std::get<double>(m_value);
+        if (std::isinf(d)) {
+            out += d > 0 ? "1e999" : "-1e999";  // JSON has no infinity; this reads back as it
+            break;
+        }
+        if (std::isnan(d)) {
+            out += "null";  // no number at all
+            break;
+        }
         char buf[32];
-        const auto r = std::to_chars(buf, buf + sizeof buf, std::get<double>(m_value));
+        const auto r = std::to_chars(buf, buf + sizeof buf, d);  // shortest round trip, never the locale's
         out.append(buf, r.ptr);
         break;
     }
