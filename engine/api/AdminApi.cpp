@@ -99,19 +99,22 @@ std::optional<std::string> queryValue(std::string_view query, std::string_view n
     return std::nullopt;
 }
 
-// A non-negative integer query parameter; error text when it is not one.
+// A whole number query parameter from 0 to `max`; error text naming it when
+// it is anything else (a sign, "-0", a fraction, an exponent, more than
+// `max`: nothing is silently capped).
 bool queryNumber(const AdminRequest& r, std::string_view name, std::int64_t& out, std::int64_t max, std::string& why)
 {
     const auto v = queryValue(r.query, name);
     if (!v)
         return true;
     std::int64_t n = 0;
-    const auto res = std::from_chars(v->data(), v->data() + v->size(), n);
-    if (res.ec != std::errc() || res.ptr != v->data() + v->size() || n < 0) {
-        why = std::string(name) + " must be a whole number >= 0";
+    const bool digits = !v->empty() && std::all_of(v->begin(), v->end(), [](char c) { return c >= '0' && c <= '9'; });
+    const auto res = digits ? std::from_chars(v->data(), v->data() + v->size(), n) : std::from_chars_result{v->data(), std::errc::invalid_argument};
+    if (res.ec != std::errc() || n > max) {
+        why = std::string(name) + " must be a whole number " + (max == INT64_MAX ? std::string(">= 0") : "from 0 to " + std::to_string(max));
         return false;
     }
-    out = std::min(n, max);
+    out = n;
     return true;
 }
 

@@ -117,12 +117,14 @@ public:
         const Json* v = get(key);
         if (!v)
             return !required || fail(m_why, path(key) + " is required");
-        if (!v->isInteger())
+        // A whole number beyond 64 bits (99999999999999999999, 1e400) is a
+        // double here: out of range like any other, not "not a number".
+        if (!v->isNumber() || (!v->isInteger() && v->asNumber() != std::trunc(v->asNumber())))
             return fail(m_why, path(key) + " must be a whole number");
-        const std::int64_t n = v->asInteger();
-        if (n < min)
+        const std::int64_t n = v->asInteger();  // saturates
+        if (n < min || v->asNumber() < double(min))
             return fail(m_why, path(key) + (min == 1 ? std::string(" must be > 0") : " must be >= " + std::to_string(min)));
-        if (n > max)
+        if (n > max || v->asNumber() > double(max))
             return fail(m_why, path(key) + " must be <= " + std::to_string(max));
         out = Int(n);
         return true;

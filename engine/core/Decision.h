@@ -4,6 +4,7 @@
 
 #include "Address.h"
 #include "Time.h"
+#include "Utf8.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -51,7 +52,8 @@ struct RequestFacts {
     std::span<const HeaderField> headers;
 };
 
-// A short, fixed-capacity name so a decision never allocates.
+// A short, fixed-capacity name so a decision never allocates. A longer one
+// is cut, never inside a UTF-8 character (a customer id comes from the request).
 struct ShortName {
     static constexpr std::size_t Capacity = 47;
     char text[Capacity + 1] = {};
@@ -59,7 +61,7 @@ struct ShortName {
 
     void assign(std::string_view s)
     {
-        length = std::uint8_t(std::min(s.size(), Capacity));
+        length = std::uint8_t(utf8Cut(s, Capacity));
         std::memcpy(text, s.data(), length);
         text[length] = '\0';
     }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "Json.h"
 
+#include "Utf8.h"
+
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -224,9 +226,15 @@ private:
         }
         double d = 0;
         const auto r = std::from_chars(text.data(), text.data() + text.size(), d);
-        if (r.ec != std::errc() || !std::isfinite(d)) {
+        if (r.ec == std::errc::result_out_of_range) {
+            // Valid JSON beyond the double range: too small is 0, too large
+            // is infinite, and the field that reads it names its range.
+            const std::size_t e = text.find_first_of("eE");
+            const bool tiny = e != std::string_view::npos && text.substr(e + 1).front() == '-';
+            d = tiny ? 0.0 : (text.front() == '-' ? -HUGE_VAL : HUGE_VAL);
+        } else if (r.ec != std::errc()) {
             m_pos = start;
-            fail("number out of range");
+            fail("invalid number");
             return std::nullopt;
         }
         // JSON has one number type: 1e3 and 100.0 are the integers they name
@@ -280,41 +288,13 @@ private:
     // Checks one UTF-8 sequence starting at m_pos and copies it.
     bool utf8(std::string& s)
     {
-        const auto b = static_cast<unsigned char>(peek());
-        int extra = 0;
-        std::uint32_t cp = 0;
-        if (b >= 0xC2 && b <= 0xDF) {
-            extra = 1;
-            cp = b & 0x1F;
-        } else if (b >= 0xE0 && b <= 0xEF) {
-            extra = 2;
-            cp = b & 0x0F;
-        } else if (b >= 0xF0 && b <= 0xF4) {
-            extra = 3;
-            cp = b & 0x07;
-        } else {
+        const std::size_t length = utf8SequenceLength(m_text.substr(m_pos));
+        if (length == 0) {
             fail("invalid UTF-8");
             return false;
         }
-        if (m_pos + std::size_t(extra) >= m_text.size()) {
-            fail("invalid UTF-8");
-            return false;
-        }
-        for (int i = 1; i <= extra; ++i) {
-            const auto c = static_cast<unsigned char>(m_text[m_pos + std::size_t(i)]);
-            if ((c & 0xC0) != 0x80) {
-                fail("invalid UTF-8");
-                return false;
-            }
-            cp = (cp << 6) | (c & 0x3F);
-        }
-        const bool overlong = (extra == 2 && cp < 0x800) || (extra == 3 && cp < 0x10000);
-        if (overlong || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
-            fail("invalid UTF-8");
-            return false;
-        }
-        s.append(m_text.substr(m_pos, std::size_t(extra) + 1));
-        m_pos += std::size_t(extra) + 1;
+        s.append(m_text.substr(m_pos, length));
+        m_pos += length;
         return true;
     }
 
@@ -424,7 +404,13 @@ std::int64_t Json::asInteger() const
 {
     if (type() == Type::Integer)
         return std::get<std::int64_t>(m_value);
-    return std::int64_t(std::get<double>(m_value));
+    const double d = std::get<double>(m_value);
+    // Casting a double beyond 64 bits is undefined: saturate.
+    if (d >= 9.2e18)
+        return INT64_MAX;
+    if (d <= -9.2e18)
+        return INT64_MIN;
+    return std::int64_t(d);
 }
 
 double Json::asNumber() const
@@ -470,7 +456,22 @@ void appendJsonString(std::string& out, std::string_view s)
 {
     static constexpr char HEX[] = "0123456789abcdef";
     out += '"';
-    for (char c : s) {
+    for (std::size_t i = 0; i < s.size();) {
+        const char c = s[i];
+        if (static_cast<unsigned char>(c) >= 0x80) {
+            // Request bytes (a user agent, a path) may be anything; JSON
+            // text is UTF-8. A byte that starts no valid character becomes
+            // U+FFFD, so every document written parses.
+            const std::size_t length = utf8SequenceLength(s.substr(i));
+            if (length == 0) {
+                out += "\xef\xbf\xbd";
+                ++i;
+            } else {
+                out.append(s.substr(i, length));
+                i += length;
+            }
+            continue;
+        }
         switch (c) {
         case '"': out += "\\\""; break;
         case '\\': out += "\\\\"; break;
@@ -488,6 +489,7 @@ void appendJsonString(std::string& out, std::string_view s)
                 out += c;
             }
         }
+        ++i;
     }
     out += '"';
 }
@@ -497,10 +499,24 @@ void Json::dumpTo(std::string& out) const
     switch (type()) {
     case Type::Null: out += "null"; break;
     case Type::Bool: out += asBool() ? "true" : "false"; break;
-    case Type::Integer: out += std::to_string(std::get<std::int64_t>(m_value)); break;
+    case Type::Integer: {
+        char buf[24];
+        const auto r = std::to_chars(buf, buf + sizeof buf, std::get<std::int64_t>(m_value));
+        out.append(buf, r.ptr);
+        break;
+    }
     case Type::Number: {
+        const double d = std::get<double>(m_value);
+        if (std::isinf(d)) {
+            out += d > 0 ? "1e999" : "-1e999";  // JSON has no infinity; this reads back as it
+            break;
+        }
+        if (std::isnan(d)) {
+            out += "null";  // no number at all
+            break;
+        }
         char buf[32];
-        const auto r = std::to_chars(buf, buf + sizeof buf, std::get<double>(m_value));
+        const auto r = std::to_chars(buf, buf + sizeof buf, d);  // shortest round trip, never the locale's
         out.append(buf, r.ptr);
         break;
     }

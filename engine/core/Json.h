@@ -40,8 +40,16 @@ public:
     Json(unsigned v) : m_value(std::int64_t(v)) {}
     Json(long v) : m_value(std::int64_t(v)) {}
     Json(long long v) : m_value(std::int64_t(v)) {}
-    Json(unsigned long v) : m_value(std::int64_t(v)) {}
-    Json(unsigned long long v) : m_value(std::int64_t(v)) {}
+    // Above INT64_MAX an unsigned value is kept as a double (the nearest one)
+    // rather than wrapping to a negative number.
+    Json(unsigned long v) : Json((unsigned long long)v) {}
+    Json(unsigned long long v)
+    {
+        if (v <= std::uint64_t(INT64_MAX))
+            m_value = std::int64_t(v);
+        else
+            m_value = double(v);
+    }
     Json(double v) : m_value(v) {}
     Json(const char* s) : m_value(std::string(s)) {}
     Json(std::string s) : m_value(std::move(s)) {}
@@ -54,6 +62,12 @@ public:
 
     using Limits = JsonLimits;
 
+    // Numbers: an integer that fits 64 bits is exact; any other number is a
+    // double, and one beyond the double range (1e400) is +-infinity, so the
+    // field that reads it says it is out of range (JSON sets no limit; the
+    // field does). Whole-valued numbers are integers: 1e3 and 100.0 are 1000
+    // and 100.
+    //
     // Strict parse of a whole document. On failure: nullopt and *error says
     // what and at which byte offset: "malformed JSON: expected ':' at offset
     // 12" for text that is not JSON, "more than 1000 keys in one object (the
@@ -71,7 +85,7 @@ public:
     const char* typeName() const;  // "null", "a boolean", "a number", "a string", "an array", "an object"
 
     bool asBool() const { return std::get<bool>(m_value); }
-    std::int64_t asInteger() const;  // exact integers only; a whole-valued double converts
+    std::int64_t asInteger() const;  // exact integers; a double converts, saturating beyond 64 bits
     double asNumber() const;
     const std::string& asString() const { return std::get<std::string>(m_value); }
     const Array& asArray() const { return std::get<Array>(m_value); }
@@ -85,6 +99,9 @@ public:
     // Array append.
     Json& push(Json value);
 
+    // Compact text. Numbers are written with std::to_chars: never in the C
+    // library's locale (a console under de_DE would write 0,5). An infinite
+    // number is written 1e999 / -1e999, which reads back as itself.
     std::string dump() const;
     void dumpTo(std::string& out) const;
 
@@ -94,7 +111,9 @@ private:
     std::variant<std::nullptr_t, bool, std::int64_t, double, std::string, Array, Object> m_value;
 };
 
-// Appends `s` as a JSON string literal (quotes, escapes, valid UTF-8 passed through).
+// Appends `s` as a JSON string literal: quotes, escapes, valid UTF-8 passed
+// through, and each byte that starts no valid UTF-8 character written as
+// U+FFFD (the one string escaper: every JSON Floodgate writes goes here).
 void appendJsonString(std::string& out, std::string_view s);
 
 } // namespace Floodgate::Core

@@ -5,6 +5,8 @@
 // the consumer's positions live on their own cache lines.
 #pragma once
 
+#include "Utf8.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -14,10 +16,12 @@
 
 namespace Floodgate::Http {
 
-// Copies `src` into a fixed-size record field, cut to fit, NUL-terminated.
+// Copies `src` into a fixed-size record field, cut to fit (never inside a
+// UTF-8 character: a user agent's last character is dropped whole),
+// NUL-terminated.
 inline void copyTruncated(char* dst, std::size_t capacity, std::string_view src)
 {
-    const std::size_t n = std::min(src.size(), capacity - 1);
+    const std::size_t n = Core::utf8Cut(src, capacity - 1);
     std::memcpy(dst, src.data(), n);
     dst[n] = '\0';
 }

@@ -215,6 +215,32 @@ private Q_SLOTS:
                                              << "settings.throttle_status must be 429, 503 or 403";
         QTest::newRow("bad trusted proxy") << "PUT" << "/api/v1/rules" << "{\"settings\":{\"trusted_proxies\":[\"10.0.0.0/33\"]}}"
                                            << "settings.trusted_proxies[0]: prefix length /33 is out of range (0-32 for IPv4)";
+        // Numbers outside their field's range, however they are written.
+        const QString pro = QStringLiteral("/api/v1/tiers/Pro");
+        const QString rules = QStringLiteral("/api/v1/rules");
+        auto level = [](const char* limit, const char* period) {
+            return QStringLiteral("{\"levels\":[{\"limit\":%1,\"period\":%2}]}").arg(QLatin1String(limit), QLatin1String(period));
+        };
+        QTest::newRow("limit 1e400") << "PUT" << pro << level("1e400", "60") << "levels[0].limit must be <= 1000000000";
+        QTest::newRow("limit -1e400") << "PUT" << pro << level("-1e400", "60") << "levels[0].limit must be > 0";
+        QTest::newRow("limit beyond 64 bits") << "PUT" << pro << level("99999999999999999999", "60") << "levels[0].limit must be <= 1000000000";
+        QTest::newRow("limit -0") << "PUT" << pro << level("-0", "60") << "levels[0].limit must be > 0";
+        QTest::newRow("limit fraction") << "PUT" << pro << level("1.5", "60") << "levels[0].limit must be a whole number";
+        QTest::newRow("limit as a string") << "PUT" << pro << level("\"10\"", "60") << "levels[0].limit must be a whole number";
+        QTest::newRow("period 1e400") << "PUT" << pro << level("10", "1e400") << "levels[0].period must be at most 100 years";
+        QTest::newRow("period -0") << "PUT" << pro << level("10", "-0") << "levels[0].period must be > 0";
+        QTest::newRow("period beyond 64 bits") << "PUT" << pro << level("10", "99999999999999999999") << "levels[0].period must be at most 100 years";
+        QTest::newRow("ttl 1e400") << "POST" << block << "{\"address\":\"1.2.3.4\",\"ttl\":1e400}" << "ttl must be at most 100 years";
+        QTest::newRow("ttl -0") << "POST" << block << "{\"address\":\"1.2.3.4\",\"ttl\":-0}" << "ttl must be > 0";
+        QTest::newRow("ttl beyond 64 bits") << "POST" << block << "{\"address\":\"1.2.3.4\",\"ttl\":99999999999999999999}"
+                                            << "ttl must be at most 100 years";
+        QTest::newRow("ttl tiny") << "POST" << block << "{\"address\":\"1.2.3.4\",\"ttl\":1e-400}" << "ttl must be > 0";
+        QTest::newRow("tracked keys 1e400") << "PUT" << rules << "{\"settings\":{\"max_tracked_keys\":1e400}}"
+                                            << "settings.max_tracked_keys must be <= 100000000";
+        QTest::newRow("prefix beyond 64 bits") << "PUT" << rules << "{\"settings\":{\"ipv6_prefix\":99999999999999999999}}"
+                                               << "settings.ipv6_prefix must be <= 128";
+        QTest::newRow("refusals fraction") << "PUT" << rules << "{\"escalation\":{\"refusals\":2.5}}" << "escalation.refusals must be a whole number";
+        QTest::newRow("factor -0") << "PUT" << rules << "{\"escalation\":{\"factor\":-0}}" << "escalation.factor must be > 0";
         QTest::newRow("bad algorithm") << "PUT" << "/api/v1/rules" << "{\"rules\":[{\"name\":\"ip\",\"levels\":[{\"limit\":5,\"period\":1,\"algorithm\":\"leaky\"}]}]}"
                                        << "rules[0].levels[0].algorithm must be \"sliding\", \"fixed\" or \"lockout\"";
         // The engine's caps (Tuning.h) are refused by name, never silently cut.
@@ -500,6 +526,56 @@ private Q_SLOTS:
         const std::int64_t last = events.find("last_id")->asInteger();
         QVERIFY(s.callJson("GET", "/api/v1/events?since=" + std::to_string(last)).find("events")->asArray().empty());
         QCOMPARE(s.call("GET", "/api/v1/events?since=abc").status, 400);
+    }
+
+    void queryNumbersOutOfRangeAre400NamingTheParameter_data()
+    {
+        QTest::addColumn<QString>("target");
+        QTest::addColumn<QString>("error");
+        const QString clients = QStringLiteral("limit must be a whole number from 0 to 1000");
+        for (const char* v : {"-0", "-1", "+5", "1e400", "1e3", "99999999999999999999", "1.5", "5000", "", "0x10"})
+            QTest::newRow(v) << QStringLiteral("/api/v1/clients?limit=") + QLatin1String(v) << clients;
+        QTest::newRow("top too many") << QStringLiteral("/api/v1/buckets?top=101") << QStringLiteral("top must be a whole number from 0 to 100");
+        QTest::newRow("since -0") << QStringLiteral("/api/v1/events?since=-0") << QStringLiteral("since must be a whole number >= 0");
+        QTest::newRow("since beyond 64 bits") << QStringLiteral("/api/v1/events?since=99999999999999999999")
+                                              << QStringLiteral("since must be a whole number >= 0");
+        QTest::newRow("events limit") << QStringLiteral("/api/v1/audit?limit=10001") << QStringLiteral("limit must be a whole number from 0 to 10000");
+    }
+    void queryNumbersOutOfRangeAre400NamingTheParameter()
+    {
+        QFETCH(QString, target);
+        QFETCH(QString, error);
+        Stack s(freshDb());
+        const Response r = s.call("GET", target.toStdString());
+        QCOMPARE(r.status, 400);
+        QCOMPARE(str(Json::parse(r.body).value_or(Json()).find("error")), error);
+        QCOMPARE(s.call("GET", "/api/v1/clients?limit=1000").status, 200);  // the bound itself is fine
+    }
+
+    void eventsAreValidUtf8WhateverTheRequestSent()
+    {
+        // A user agent and a path with bytes that are no UTF-8, each long
+        // enough to be cut with a two-byte character across the cut. The
+        // events API used to copy them as they were and cut mid-character:
+        // its answer was not valid JSON.
+        Stack s(freshDb());
+        std::string agent = "bad \xff\xc3( ";
+        agent += std::string(190 - agent.size(), 'u') + "\xc3\xa9" + "tail";  // the record keeps 191 bytes
+        std::string path = "/caf\xc3\xa9/\xfe/";
+        path += std::string(254 - path.size(), 'p') + "\xc3\xa9";  // 255 kept: the character would end at 256
+        for (int i = 0; i < 7; ++i)
+            s.request("127.0.0.45", path, "User-Agent: " + agent + "\r\n");
+        s.log.flush();
+        const Response r = s.call("GET", "/api/v1/events?since=0");
+        QCOMPARE(r.status, 200);
+        std::string why;
+        const auto events = Json::parse(r.body, &why);
+        QVERIFY2(events.has_value(), why.c_str());
+        const auto& list = events->find("events")->asArray();
+        QCOMPARE(list.size(), std::size_t(1));
+        const std::string replacement = "\xef\xbf\xbd";
+        QCOMPARE(list[0].find("user_agent")->asString(), "bad " + replacement + replacement + "( " + std::string(182, 'u'));
+        QCOMPARE(list[0].find("path")->asString(), "/caf\xc3\xa9/" + replacement + "/" + std::string(254 - 9, 'p'));
     }
 
     void clientsAndBuckets()
