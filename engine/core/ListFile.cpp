@@ -2,29 +2,13 @@
 #include "ListFile.h"
 
 #include "Codec.h"
+#include "Csv.h"
 #include "Json.h"
 
 #include <map>
 #include <set>
 
 namespace Floodgate::Core::ListFile {
-
-void appendCsvField(std::string& out, std::string_view field)
-{
-    // RFC 4180: quote when the field holds a comma, quote, CR or LF; double the quotes.
-    const bool quote = field.find_first_of(",\"\r\n") != std::string_view::npos;
-    if (!quote) {
-        out += field;
-        return;
-    }
-    out += '"';
-    for (char c : field) {
-        if (c == '"')
-            out += '"';
-        out += c;
-    }
-    out += '"';
-}
 
 namespace {
 
@@ -46,92 +30,6 @@ std::string trim(std::string_view s)
     return std::string(s);
 }
 
-struct Record {
-    std::size_t line = 0;
-    std::vector<std::string> fields;
-};
-
-// RFC 4180: fields separated by commas, records by CRLF or LF; a quoted
-// field may hold commas, quotes (doubled) and line breaks.
-bool readCsv(std::string_view text, std::vector<Record>& out, std::string& error)
-{
-    std::size_t i = 0, line = 1;
-    if (text.substr(0, 3) == "\xEF\xBB\xBF")
-        i = 3;  // a UTF-8 byte order mark from a spreadsheet
-    while (i < text.size()) {
-        Record r;
-        r.line = line;
-        std::string field;
-        bool quoted = false, wasQuoted = false;
-        while (true) {
-            if (i >= text.size()) {
-                if (quoted) {
-                    error = "line " + std::to_string(r.line) + ": a quoted field is not closed";
-                    return false;
-                }
-                r.fields.push_back(std::move(field));
-                break;
-            }
-            const char c = text[i];
-            if (quoted) {
-                if (c == '"') {
-                    if (i + 1 < text.size() && text[i + 1] == '"') {
-                        field += '"';
-                        i += 2;
-                    } else {
-                        quoted = false;
-                        ++i;
-                    }
-                } else {
-                    if (c == '\n')
-                        ++line;
-                    field += c;
-                    ++i;
-                }
-                continue;
-            }
-            if (c == '"' && field.empty() && !wasQuoted) {
-                quoted = wasQuoted = true;
-                ++i;
-            } else if (c == ',') {
-                r.fields.push_back(std::move(field));
-                field.clear();
-                wasQuoted = false;
-                ++i;
-            } else if (c == '\r' || c == '\n') {
-                r.fields.push_back(std::move(field));
-                i += (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ? 2 : 1;
-                ++line;
-                break;
-            } else {
-                field += c;
-                ++i;
-            }
-        }
-        const bool blank = r.fields.size() == 1 && trim(r.fields[0]).empty();
-        if (!blank)
-            out.push_back(std::move(r));
-    }
-    return true;
-}
-
-// A spreadsheet runs a cell that starts with = + - @ as a formula: an
-// exported reason typed by someone else ("=HYPERLINK(...)") must stay text.
-// OWASP's advice: a leading apostrophe, taken off again on import.
-std::string defuse(std::string_view field)
-{
-    if (!field.empty() && std::string_view("=+-@\t\r").find(field.front()) != std::string_view::npos)
-        return "'" + std::string(field);
-    return std::string(field);
-}
-
-std::string restore(std::string field)
-{
-    if (field.size() >= 2 && field.front() == '\'' && std::string_view("=+-@\t\r").find(field[1]) != std::string_view::npos)
-        field.erase(0, 1);
-    return field;
-}
-
 struct Seen {
     std::map<std::pair<int, Cidr>, std::size_t> lines;
     // Returns the earlier line holding the same list and range, or 0.
@@ -145,8 +43,8 @@ struct Seen {
 Parsed parseCsv(std::string_view content, Millis now, Millis defaultTtlMs)
 {
     Parsed out;
-    std::vector<Record> records;
-    if (!readCsv(content, records, out.fileError))
+    std::vector<Csv::Record> records;
+    if (!Csv::read(content, records, out.fileError))
         return out;
     if (records.empty()) {
         out.fileError = "the file is empty: it needs a header line such as \"list,address,reason,expires_at\"";
@@ -175,7 +73,7 @@ Parsed parseCsv(std::string_view content, Millis now, Millis defaultTtlMs)
     }
     Seen seen;
     for (std::size_t r = 1; r < records.size(); ++r) {
-        const Record& rec = records[r];
+        const Csv::Record& rec = records[r];
         auto field = [&](const char* name) -> std::string {
             auto it = column.find(name);
             return it == column.end() || it->second >= rec.fields.size() ? std::string() : trim(rec.fields[it->second]);
@@ -199,9 +97,9 @@ Parsed parseCsv(std::string_view content, Millis now, Millis defaultTtlMs)
         ListedEntry row;
         row.kind = *kind;
         row.entry.range = *range;
-        row.entry.reason = restore(field("reason"));
+        row.entry.reason = Csv::restoreField(field("reason"));
         row.entry.source = ListSource::Import;
-        row.entry.createdBy = restore(field("created_by"));
+        row.entry.createdBy = Csv::restoreField(field("created_by"));
         if (column.count("expires_at")) {
             const std::string at = field("expires_at");
             if (at.empty()) {
@@ -331,13 +229,13 @@ std::string format(const std::vector<ListedEntry>& entries, Format format, Milli
         out += ',';
         out += e.entry.range.toString();
         out += ',';
-        appendCsvField(out, defuse(e.entry.reason));
+        Csv::appendField(out, e.entry.reason);
         out += ',';
         out += toString(e.entry.source);
         out += ',';
         out += Codec::formatTime(e.entry.createdAt);
         out += ',';
-        appendCsvField(out, defuse(e.entry.createdBy));
+        Csv::appendField(out, e.entry.createdBy);
         out += ',';
         if (e.entry.expiresAt != NeverExpires)
             out += Codec::formatTime(e.entry.expiresAt);

@@ -38,9 +38,6 @@ Parsed parse(std::string_view content, Format format, Millis now, Millis default
 
 std::string format(const std::vector<ListedEntry>& entries, Format format, Millis now);
 
-// Appends one CSV field, quoted per RFC 4180 when it needs to be.
-void appendCsvField(std::string& out, std::string_view field);
-
 inline constexpr const char* CsvHeader = "list,address,reason,source,created_at,created_by,expires_at";
 
 } // namespace Floodgate::Core::ListFile

