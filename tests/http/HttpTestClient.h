@@ -43,11 +43,14 @@ public:
     Connection& operator=(const Connection&) = delete;
 
     // `source`: a loopback address to send from (127.0.0.2...), so one test
-    // can play several clients.
-    bool open(std::uint16_t port, const char* host = "127.0.0.1", const char* source = nullptr)
+    // can play several clients. `receiveBuffer`: a small socket receive
+    // buffer in bytes (a slow reader's window fills after a few answers).
+    bool open(std::uint16_t port, const char* host = "127.0.0.1", const char* source = nullptr, int receiveBuffer = 0)
     {
         close();
         m_fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        if (receiveBuffer > 0)
+            ::setsockopt(m_fd, SOL_SOCKET, SO_RCVBUF, &receiveBuffer, sizeof receiveBuffer);
         if (source) {
             sockaddr_in s{};
             s.sin_family = AF_INET;

@@ -90,16 +90,17 @@ private Q_SLOTS:
         } else if (attack == QLatin1String("body")) {
             opening = "POST /upload HTTP/1.1\r\nHost: h\r\nContent-Length: 100000\r\n\r\n";
         } else {
-            // Many pipelined requests whose answers are never read: the
-            // listener's writes back up until the socket buffers are full.
-            for (int i = 0; i < 2000; ++i)
+            // Pipelined requests whose answers are never read, on a 4 KiB
+            // receive window: the listener's writes back up at once.
+            for (int i = 0; i < 200; ++i)
                 opening += get("/slow-read-" + std::to_string(i));
             trickle.clear();
         }
         std::vector<std::unique_ptr<Connection>> slow;
         for (int i = 0; i < SlowConnections; ++i) {
             auto c = std::make_unique<Connection>();
-            QVERIFY2(c->open(s.listener->port()), "a slow connection is accepted");
+            QVERIFY2(c->open(s.listener->port(), "127.0.0.1", nullptr, attack == QLatin1String("read") ? 4096 : 0),
+                     "a slow connection is accepted");
             if (attack == QLatin1String("read"))
                 c->sendUntilAnswered(opening, 1 << 20);  // one large write; the answers pile up unread
             else
