@@ -206,6 +206,13 @@ private:
     void on_response_impl(int, beast::string_view, int, error_code&) override {}
     void on_field_impl(http::field f, beast::string_view name, beast::string_view value, error_code& ec) override
     {
+        // A trailer field (after a chunked body) arrives here too. The
+        // request was decided on its header, whose views point into this
+        // storage: a trailer must neither move that storage (a use after
+        // free, found by fuzz_listener) nor reach the upstream as if it were
+        // a header, so it is dropped, as RFC 9110 section 6.5.1 allows.
+        if (is_header_done())
+            return;
         if (m_data.fields.size() >= m_data.maxFields) {
             m_data.rejectStatus = 431;
             m_data.rejectReason = "too many header fields";

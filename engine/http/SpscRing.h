@@ -22,7 +22,8 @@ namespace Floodgate::Http {
 inline void copyTruncated(char* dst, std::size_t capacity, std::string_view src)
 {
     const std::size_t n = Core::utf8Cut(src, capacity - 1);
-    std::memcpy(dst, src.data(), n);
+    if (n != 0)  // an empty view may have no data at all: memcpy from null is undefined
+        std::memcpy(dst, src.data(), n);
     dst[n] = '\0';
 }
 

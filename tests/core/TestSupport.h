@@ -204,11 +204,13 @@ struct Request {
 };
 
 // RequestFacts point into the request and into the header list: this keeps
-// the list alive for as long as the facts are used.
+// its own copy of both alive for as long as the facts are used (so
+// `Facts f(Request().from(...))` is safe: the temporary may go).
 class Facts {
 public:
-    explicit Facts(const Request& r)
+    explicit Facts(Request request) : m_request(std::move(request))
     {
+        const Request& r = m_request;
         for (const auto& [name, value] : r.headers)
             m_fields.push_back({name, value});
         m_facts.peer = ip(r.client);
@@ -227,6 +229,7 @@ public:
     const RequestFacts& get() const { return m_facts; }
 
 private:
+    Request m_request;
     std::vector<HeaderField> m_fields;
     RequestFacts m_facts;
 };

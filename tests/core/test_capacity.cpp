@@ -34,7 +34,8 @@ std::string client(int n)
 Millis defaultKeepMs()
 {
     Millis keep = Tuning::liveWindowMs;
-    for (const Level& l : defaultConfig().rules[0].levels)
+    const EngineConfig config = defaultConfig();  // the loop below must not outlive it
+    for (const Level& l : config.rules[0].levels)
         keep = std::max(keep, LevelSpec::compile(l, "").keepMs());
     return keep;
 }

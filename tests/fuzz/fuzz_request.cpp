@@ -82,7 +82,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     Core::RequestFacts f;
     f.peer = Core::IpAddress::fromV4(0x7f000001 + (size % 7));
-    f.client = Http::resolveClient(f.peer, xff, forwarded, trusted).client;
+    // The listener reads only the header the operator named (X-Forwarded-For here).
+    (void)forwarded;
+    f.client = Http::resolveClient(f.peer, std::string(xff), trusted).client;
     const auto q = target.find('?');
     f.path = target.substr(0, q);
     f.query = q == std::string_view::npos ? std::string_view() : target.substr(q + 1);
