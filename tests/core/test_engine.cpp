@@ -41,6 +41,17 @@ Tier& tierNamed(EngineConfig& c, const std::string& name)
     qFatal("no tier %s in the configuration", name.c_str());
 }
 
+// A rule counted by the value of the X-Api-Key header.
+ThrottleRule apiKeyRule(std::string name, Level level)
+{
+    ThrottleRule r;
+    r.name = std::move(name);
+    r.discriminator = Discriminator::Header;
+    r.header = "X-Api-Key";
+    r.levels = {level};
+    return r;
+}
+
 Request acme()
 {
     return Request().withQuery("customer_id=acme");
@@ -841,12 +852,7 @@ void TestEngine::reservationIsReturnedOnRefusal()
     // own levels refuse, the key's reserved count is given back, so the key
     // level never admits more than its limit and never less.
     EngineConfig cfg = defaultConfig();
-    ThrottleRule key;
-    key.name = "key";
-    key.discriminator = Discriminator::Header;
-    key.header = "X-Api-Key";
-    key.levels = {level(20, MINUTE)};
-    cfg.rules.push_back(key);
+    cfg.rules.push_back(apiKeyRule("key", level(20, MINUTE)));
     Engine engine(cfg);
     const auto withKey = [](std::string client) { return Request().from(std::move(client)).header("X-Api-Key", "k-123"); };
 
@@ -879,14 +885,8 @@ void TestEngine::everyKeyedRuleGivesItsReservationBack()
     // one of them gives its reserved count back.
     EngineConfig cfg = defaultConfig();
     cfg.rules[0].levels = {level(1, MINUTE)};
-    for (std::size_t i = 0; i < Tuning::maxKeyedRules; ++i) {
-        ThrottleRule key;
-        key.name = "key" + std::to_string(i);
-        key.discriminator = Discriminator::Header;
-        key.header = "X-Api-Key";
-        key.levels = {level(1, MINUTE)};
-        cfg.rules.push_back(key);
-    }
+    for (std::size_t i = 0; i < Tuning::maxKeyedRules; ++i)
+        cfg.rules.push_back(apiKeyRule("key" + std::to_string(i), level(1, MINUTE)));
     Engine engine(cfg);
     COMPARE_ACTION(decide(engine, Request().from("10.0.0.1").header("X-Api-Key", "a"), T0), Action::Allow);
     // The address is spent: this one is refused, and key "b" must not be charged.
@@ -919,12 +919,7 @@ void TestEngine::headerValuesWithCollidingOldHashesKeepTheirCounters()
     QCOMPARE(oldFnvState(a, 6), oldFnvState(b, 6));
 
     EngineConfig cfg = defaultConfig();
-    ThrottleRule key;
-    key.name = "key";
-    key.discriminator = Discriminator::Header;
-    key.header = "X-Api-Key";
-    key.levels = {level(3, MINUTE)};
-    cfg.rules.push_back(key);
+    cfg.rules.push_back(apiKeyRule("key", level(3, MINUTE)));
     Engine engine(cfg);
     // A fresh address for each request keeps the per-IP levels out of it.
     for (int i = 0; i < 3; ++i)
