@@ -29,6 +29,7 @@ enum class Reason : std::uint8_t {
     ExcludedPath,   // not counted: excluded path (static assets)
     SafeUserAgent,  // not counted: a safe user agent
     HasCookies,     // not counted: cookie-less-only mode and the request has cookies
+    RangeContinuation,  // not counted: a Range GET continuing a resource this client began reading (Tuning.h)
 };
 const char* toString(Reason reason);
 

@@ -20,6 +20,12 @@ namespace Floodgate::Core {
 namespace {
 
 constexpr std::uint32_t CLIENT_SPACE = 0;
+// Key spaces of their own in the client table for HTTP Range reads (rules
+// take 1, 2, ...): (client, path) for a resource being read in parts, and
+// (client) for its continuations over all resources. Cells: a ContinuationWindow.
+constexpr std::uint32_t RANGE_RESOURCE_SPACE = 0xffff'fff0u;
+constexpr std::uint32_t RANGE_CLIENT_SPACE = 0xffff'fff1u;
+constexpr std::uint32_t RANGE_SIGNATURE = 0x7a46e5u;
 // Rules that key on something other than the client address, or a customer,
 // keep their own entries; a decision touches the customer's or those rules'
 // (never both), so validate()'s cap on keyed rules bounds them.
@@ -167,7 +173,7 @@ std::shared_ptr<const Compiled> compile(std::shared_ptr<const EngineConfig> cfg)
     }
     c->clientStride = clientOffset;
     c->clientSignature = foldSignature(clientShape);
-    c->tableStride = std::max(c->clientStride, widest);
+    c->tableStride = std::max({c->clientStride, widest, ContinuationWindow::Cells});
 
     std::map<std::string, const Tier*> tiers;
     for (const Tier& t : cfg->tiers)
@@ -326,6 +332,13 @@ std::string_view headerValue(const RequestFacts& f, std::string_view name)
     return {};
 }
 
+// A GET with a Range header: a part of a resource (a download in parts, a
+// PDF read in chunks). Range is defined for GET only (RFC 9110, 14.2).
+bool readsARange(const RequestFacts& f)
+{
+    return equalsIgnoreCase(f.method, "GET") && !headerValue(f, "Range").empty();
+}
+
 std::string_view customerIdOf(const RequestFacts& f, const Settings& s)
 {
     if (!f.customerId.empty())
@@ -337,6 +350,18 @@ std::string_view customerIdOf(const RequestFacts& f, const Settings& s)
     if (s.customerSource != CustomerSource::QueryParameter)
         return headerValue(f, s.customerHeader);
     return {};
+}
+
+// The known customer a request speaks for, or null.
+const CompiledCustomer* customerOf(const Compiled& c, const RequestFacts& f)
+{
+    if (c.customers.empty())
+        return nullptr;
+    const std::string_view id = customerIdOf(f, c.settings);
+    if (id.empty())
+        return nullptr;
+    const auto it = c.customers.find(id);
+    return it == c.customers.end() ? nullptr : &it->second;
 }
 
 // The binding level of a decision: while everything passes, the one with the
@@ -487,6 +512,44 @@ struct Engine::Impl {
                             h.detail = f.client.lo();
                             h.flags = customerTag;
                             LiveRing::count(cells, now);
+                        });
+    }
+
+    // A Range GET for a resource whose window is open: takes one of the
+    // resource's continuations and one of the client's. True when both had
+    // one left (the request is then not counted).
+    bool continuesResource(const Published& p, const IpAddress& key, std::uint64_t resource, Millis now)
+    {
+        bool took = false;
+        p.clients->update(TableKey{key.hi(), key.lo(), resource, RANGE_RESOURCE_SPACE, 0}, now,
+                          [&](KeyTable::Header& h, std::uint32_t* cells) {
+                              took = h.signature == RANGE_SIGNATURE
+                                  && ContinuationWindow::take(cells, now, Tuning::rangeWindowMs, Tuning::rangeContinuationsPerResource);
+                          });
+        if (!took)
+            return false;
+        bool within = false;
+        p.clients->with(TableKey{key.hi(), key.lo(), 0, RANGE_CLIENT_SPACE, 0}, RANGE_SIGNATURE, now, 0,
+                        [&](KeyTable::Header& h, std::uint32_t* cells, bool) {
+                            if (!ContinuationWindow::open(cells, now, Tuning::rangeWindowMs)) {
+                                ContinuationWindow::begin(cells, now);
+                                h.expiresAt = now + Tuning::rangeWindowMs;
+                            }
+                            within = ContinuationWindow::take(cells, now, Tuning::rangeWindowMs, Tuning::rangeContinuationsPerClient);
+                        });
+        return within;
+    }
+
+    // A Range GET was counted and allowed: the resource's window begins,
+    // unless one is open already (its bound stays spent until it ends).
+    void beginResource(const Published& p, const IpAddress& key, std::uint64_t resource, Millis now)
+    {
+        p.clients->with(TableKey{key.hi(), key.lo(), resource, RANGE_RESOURCE_SPACE, 0}, RANGE_SIGNATURE, now, 0,
+                        [&](KeyTable::Header& h, std::uint32_t* cells, bool) {
+                            if (ContinuationWindow::open(cells, now, Tuning::rangeWindowMs))
+                                return;
+                            ContinuationWindow::begin(cells, now);
+                            h.expiresAt = now + Tuning::rangeWindowMs;
                         });
     }
 
@@ -803,6 +866,16 @@ Decision Engine::decide(const RequestFacts& f, Millis now)
         m->trackOnly(p, key, f, now, 0);
         return m->finish(d, c, slot, now);
     }
+    // A part of a resource this client is already reading is not a new
+    // page hit (bounded per resource and per client, Tuning.h).
+    const bool ranged = readsARange(f);
+    const std::uint64_t resource = ranged ? keyedHash64(f.path) : 0;
+    if (ranged && m->continuesResource(p, key, resource, now)) {
+        d.reason = Reason::RangeContinuation;
+        const CompiledCustomer* cu = customerOf(c, f);
+        m->trackOnly(p, key, f, now, cu ? cu->tag : 0);
+        return m->finish(d, c, slot, now);
+    }
 
     // 3. Cooldowns (read only here; a success starts them).
     const CompiledCooldown* coolingDown = nullptr;
@@ -845,12 +918,7 @@ Decision Engine::decide(const RequestFacts& f, Millis now)
         refused = refused || groupRefused;
     };
 
-    const std::string_view customerId = c.customers.empty() ? std::string_view{} : customerIdOf(f, c.settings);
-    const CompiledCustomer* customer = nullptr;
-    if (!customerId.empty()) {
-        if (auto it = c.customers.find(customerId); it != c.customers.end())
-            customer = &it->second;
-    }
+    const CompiledCustomer* customer = customerOf(c, f);
     if (customer) {
         d.customer = true;
         d.customerId.assign(customer->id);
@@ -942,6 +1010,8 @@ Decision Engine::decide(const RequestFacts& f, Millis now)
     }
     if (refused)
         d.action = Action::Throttle;
+    else if (ranged)
+        m->beginResource(p, key, resource, now);
 
     // 6. Escalation: repeated refusals put the client on the blocklist.
     if (d.action == Action::Throttle && d.reason == Reason::OverLimit && c.escalation.enabled && !c.settings.dryRun) {

@@ -17,9 +17,9 @@
 namespace Floodgate::Core {
 
 struct TableKey {
-    std::uint64_t a = 0;      // address words, or a string hash
+    std::uint64_t a = 0;      // address words, or a string's 128-bit keyed hash
     std::uint64_t b = 0;
-    std::uint64_t extra = 0;  // second discriminator (user agent, header value) hashed
+    std::uint64_t extra = 0;  // second discriminator next to an address (user agent, path), keyed hash
     std::uint32_t space = 0;  // 0 = client address; rule-specific spaces above
     std::uint32_t pad = 0;
     friend bool operator==(const TableKey&, const TableKey&) = default;
@@ -65,6 +65,12 @@ public:
     // Looks an entry up without creating or touching it.
     template <class Fn>
     bool read(const TableKey& key, Millis now, Fn&& fn) const;
+
+    // Calls fn(Header&, std::uint32_t* cells) on an existing, unexpired
+    // entry under its shard lock, without creating one or moving its
+    // expiry; false when there is none.
+    template <class Fn>
+    bool update(const TableKey& key, Millis now, Fn&& fn);
 
     // Removes entries that expired at or before now; returns how many.
     std::size_t purge(Millis now);
@@ -163,6 +169,25 @@ bool KeyTable::read(const TableKey& key, Millis now, Fn&& fn) const
     if (hd.expiresAt <= now)
         return false;
     fn(hd, static_cast<const std::uint32_t*>(cells(s, slot - 1)));
+    return true;
+}
+
+template <class Fn>
+bool KeyTable::update(const TableKey& key, Millis now, Fn&& fn)
+{
+    const std::uint64_t h = hashKey(key);
+    Shard& s = shardFor(h);
+    std::lock_guard lock(s.mutex);
+    const std::uint32_t slot = find(s, key, h);
+    if (slot == 0)
+        return false;
+    Header& hd = header(s, slot - 1);
+    if (hd.expiresAt <= now)
+        return false;
+    if (now > hd.lastSeen)
+        hd.lastSeen = now;
+    touch(s, slot - 1);
+    fn(hd, cells(s, slot - 1));
     return true;
 }
 

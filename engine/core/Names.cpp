@@ -28,6 +28,7 @@ const char* toString(Reason reason)
     case Reason::ExcludedPath: return "excluded_path";
     case Reason::SafeUserAgent: return "safe_user_agent";
     case Reason::HasCookies: return "has_cookies";
+    case Reason::RangeContinuation: return "range_continuation";
     }
     return "counted";
 }

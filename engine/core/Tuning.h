@@ -30,6 +30,24 @@ inline constexpr std::size_t maxLevelsPerEntry = 64;
 // validate() refuses a configuration past it, naming the field.
 inline constexpr std::size_t maxKeyedRules = 16;
 
+// HTTP Range reads. A GET with a Range header for a path the same client
+// (counting key) began reading with a counted, allowed Range GET less than
+// rangeWindowMs ago continues that resource and is not counted again: a
+// download in 20 parts, or pdf.js reading a PDF in 64 KiB chunks, is one
+// page hit per window, not 20 or 200. Each (client, path) being read this
+// way and each client with continuations take one entry of the key table
+// (a key space of their own, with the window as their lifetime); clients
+// that send no Range header take nothing more.
+inline constexpr std::int64_t rangeWindowMs = 60'000;
+// Uncounted continuations one resource gets per window: 256 parts of 64 KiB
+// (pdf.js's chunk) are a 16 MiB document. Past it, each part is counted as
+// any request is, so a Range header never buys unlimited requests.
+inline constexpr std::uint32_t rangeContinuationsPerResource = 256;
+// Uncounted continuations one client gets per window over all the resources
+// it reads (so starting many resources does not multiply the bound above):
+// 1024 parts, 64 MiB of pdf.js chunks a minute.
+inline constexpr std::uint32_t rangeContinuationsPerClient = 1024;
+
 // Tracked keys across all shards before least-recently-used eviction.
 inline constexpr std::size_t defaultMaxTrackedKeys = 1'000'000;
 // Shards of the key table; a power of two. Each has its own lock and is

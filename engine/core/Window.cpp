@@ -375,4 +375,28 @@ double recentRate(const std::array<std::uint32_t, Tuning::liveBucketCount>& live
 
 } // namespace LiveRing
 
+namespace ContinuationWindow {
+
+bool open(const std::uint32_t* cells, Millis now, Millis windowMs)
+{
+    const Millis start = load64(cells);
+    return start != 0 && now >= start && now - start < windowMs;
+}
+
+void begin(std::uint32_t* cells, Millis now)
+{
+    store64(cells, now);
+    cells[2] = 0;
+}
+
+bool take(std::uint32_t* cells, Millis now, Millis windowMs, std::uint32_t bound)
+{
+    if (!open(cells, now, windowMs) || cells[2] >= bound)
+        return false;
+    ++cells[2];
+    return true;
+}
+
+} // namespace ContinuationWindow
+
 } // namespace Floodgate::Core

@@ -72,6 +72,17 @@ std::vector<BucketView> bucketsOf(const LevelSpec& spec, const std::uint32_t* ce
 // The verdict without bringing the cells forward (for snapshots of a const table).
 Verdict peek(const LevelSpec& spec, const std::uint32_t* cells, Millis now);
 
+// A window of uncounted continuations (HTTP Range reads, Tuning.h): it
+// begins when the resource's first part is counted and lasts windowMs.
+// Cells: [window start ms lo][hi][continuations taken].
+namespace ContinuationWindow {
+inline constexpr std::uint16_t Cells = 3;
+bool open(const std::uint32_t* cells, Millis now, Millis windowMs);
+void begin(std::uint32_t* cells, Millis now);
+// Takes one continuation when the window is open and has one left.
+bool take(std::uint32_t* cells, Millis now, Millis windowMs, std::uint32_t bound);
+} // namespace ContinuationWindow
+
 // The live view every client has: 3 s x 20 buckets.
 namespace LiveRing {
 inline constexpr std::uint16_t Cells = 1 + Tuning::liveBucketCount / 2;

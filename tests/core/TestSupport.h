@@ -106,6 +106,7 @@ inline QByteArray label(Reason r)
     case Reason::ExcludedPath: return "Reason::ExcludedPath";
     case Reason::SafeUserAgent: return "Reason::SafeUserAgent";
     case Reason::HasCookies: return "Reason::HasCookies";
+    case Reason::RangeContinuation: return "Reason::RangeContinuation";
     }
     return "Reason::?" + QByteArray::number(int(r));
 }

@@ -58,6 +58,20 @@ void rawExec(const QString& path, const char* sql)
     QVERIFY2(rc == SQLITE_OK, message.constData());
 }
 
+// PRAGMA user_version of the file, read with a connection of its own.
+int userVersion(const QString& path)
+{
+    sqlite3* db = nullptr;
+    sqlite3_open(path.toUtf8().constData(), &db);
+    sqlite3_stmt* st = nullptr;
+    sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, nullptr);
+    sqlite3_step(st);
+    const int version = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return version;
+}
+
 const Storage::Actor ALICE{"console:alice"};
 
 } // namespace
@@ -434,14 +448,7 @@ private Q_SLOTS:
         QCOMPARE(loaded.blocklist.size(), std::size_t(1));
         QCOMPARE(loaded.blocklist[0].reason, std::string("kept"));
         QVERIFY(loaded.offenders.empty());  // the new table is there, empty
-        sqlite3* db = nullptr;
-        sqlite3_open(path.toUtf8().constData(), &db);
-        sqlite3_stmt* st = nullptr;
-        sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, nullptr);
-        sqlite3_step(st);
-        QCOMPARE(sqlite3_column_int(st, 0), Storage::Schema::CurrentVersion);
-        sqlite3_finalize(st);
-        sqlite3_close(db);
+        QCOMPARE(userVersion(path), Storage::Schema::CurrentVersion);
     }
 
     void aVersion2DatabaseGetsTheNewDefaultExclusionsUnlessEdited_data()
@@ -498,14 +505,7 @@ private Q_SLOTS:
             Engine engine(loaded.config);
             QCOMPARE(label(decide(engine, Request().at("/fonts/Inter.WOFF"), T0).reason), label(Reason::ExcludedPath));
         }
-        sqlite3* db = nullptr;
-        sqlite3_open(path.toUtf8().constData(), &db);
-        sqlite3_stmt* st = nullptr;
-        sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, nullptr);
-        sqlite3_step(st);
-        QCOMPARE(sqlite3_column_int(st, 0), Storage::Schema::CurrentVersion);
-        sqlite3_finalize(st);
-        sqlite3_close(db);
+        QCOMPARE(userVersion(path), Storage::Schema::CurrentVersion);
         // Opening it again changes nothing more.
         store.reset();
         auto again = openOk(path);
