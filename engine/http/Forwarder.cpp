@@ -67,6 +67,45 @@ void appendForwardedValue(std::string& out, std::string_view v)
     out += '"';
 }
 
+bool isHopByHop(std::string_view name)
+{
+    static constexpr std::string_view HOP[] = {"connection", "keep-alive", "proxy-connection", "te", "trailer",
+                                               "transfer-encoding", "upgrade", "proxy-authenticate", "proxy-authorization"};
+    for (auto h : HOP)
+        if (Core::equalsIgnoreCase(name, h))
+            return true;
+    return false;
+}
+
+bool listContainsToken(std::string_view list, std::string_view token)
+{
+    while (!list.empty()) {
+        const auto comma = list.find(',');
+        if (Core::equalsIgnoreCase(trimView(list.substr(0, comma)), token))
+            return true;
+        if (comma == std::string_view::npos)
+            break;
+        list.remove_prefix(comma + 1);
+    }
+    return false;
+}
+
+// A field a proxy does not pass on as it is: hop-by-hop (RFC 9110 §7.6.1),
+// named in the message's Connection header, or Content-Length (the body is
+// framed anew).
+bool endsAtThisHop(std::string_view name, std::string_view connection)
+{
+    return isHopByHop(name) || Core::equalsIgnoreCase(name, "content-length") || listContainsToken(connection, name);
+}
+
+void appendField(std::string& out, std::string_view name, std::string_view value)
+{
+    out += name;
+    out += ": ";
+    out += value;
+    out += "\r\n";
+}
+
 bool isIdempotent(std::string_view method)
 {
     return method == "GET" || method == "HEAD" || method == "OPTIONS" || method == "PUT" || method == "DELETE";
@@ -178,8 +217,7 @@ void Session::appendUpstreamHead(std::string& r)
     std::string_view forwardedHost;
     for (const auto& [n, v] : d.fields) {
         const std::string_view name = d.view(n);
-        if (isHopByHop(name) || Core::equalsIgnoreCase(name, "content-length") || Core::equalsIgnoreCase(name, "expect")
-            || listContainsToken(connection, name))
+        if (endsAtThisHop(name, connection) || Core::equalsIgnoreCase(name, "expect"))
             continue;
         if (Core::equalsIgnoreCase(name, "host")) {
             host = d.view(v);
@@ -196,10 +234,7 @@ void Session::appendUpstreamHead(std::string& r)
         }
         if (kind == Forwarding::TrustedOnly && !m_trustedPeer)
             continue;
-        r += name;
-        r += ": ";
-        r += d.view(v);
-        r += "\r\n";
+        appendField(r, name, d.view(v));
     }
     // One Host: an absolute-form target's authority (RFC 9112 §3.2.2), else
     // the client's, else the upstream's own name.
@@ -503,12 +538,8 @@ void Session::startClientResponse()
     const std::string_view connection = h.header("Connection");
     for (const auto& [n, v] : h.fields) {
         const std::string_view name = h.view(n);
-        if (isHopByHop(name) || Core::equalsIgnoreCase(name, "content-length") || listContainsToken(connection, name))
-            continue;
-        o += name;
-        o += ": ";
-        o += h.view(v);
-        o += "\r\n";
+        if (!endsAtThisHop(name, connection))
+            appendField(o, name, h.view(v));
     }
     if (m_decision.rateLimitHeadersOnAllowed)
         appendRateLimitHeaders(o, m_decision);
@@ -517,20 +548,14 @@ void Session::startClientResponse()
     // §9.3.2, §15.4.5); 204 carries neither.
     const bool noBody = m_responseParser->skip() || status == 204 || status == 304;
     bool chunked = false;
-    if (noBody) {
-        if (length && status != 204) {
-            o += "Content-Length: ";
-            o += std::to_string(*length);
-            o += "\r\n";
-        }
-    } else if (length) {
+    if (length && status != 204) {
         o += "Content-Length: ";
         o += std::to_string(*length);
         o += "\r\n";
-    } else if (!http10) {
+    } else if (!noBody && !http10) {
         o += "Transfer-Encoding: chunked\r\n";
         chunked = true;
-    } else {
+    } else if (!noBody) {
         m_keepAlive = false;  // HTTP/1.0 and no length: the body ends with the connection
     }
     if (!m_keepAlive)

@@ -45,30 +45,6 @@ std::size_t countCookies(const RequestData& d)
 
 } // namespace
 
-bool isHopByHop(std::string_view name)
-{
-    static constexpr std::string_view HOP[] = {"connection", "keep-alive", "proxy-connection", "te", "trailer",
-                                               "transfer-encoding", "upgrade", "proxy-authenticate", "proxy-authorization"};
-    for (auto h : HOP)
-        if (Core::equalsIgnoreCase(name, h))
-            return true;
-    return false;
-}
-
-bool listContainsToken(std::string_view list, std::string_view token)
-{
-    while (!list.empty()) {
-        const auto comma = list.find(',');
-        if (Core::equalsIgnoreCase(trimView(list.substr(0, comma)), token))
-            return true;
-        if (comma == std::string_view::npos)
-            break;
-        list.remove_prefix(comma + 1);
-    }
-    return false;
-}
-
-
 // ---- the request parser --------------------------------------------------------
 
 void RequestParser::on_request_impl(http::verb, beast::string_view method, beast::string_view target, int version, error_code&)

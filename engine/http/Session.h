@@ -62,9 +62,6 @@ inline std::string_view trimView(std::string_view s)
     return s;
 }
 
-bool isHopByHop(std::string_view name);
-bool listContainsToken(std::string_view list, std::string_view token);
-
 // One piece of a body on its way on: as it is, or as one chunk.
 inline void appendBodyPiece(std::string& out, std::string_view piece, bool chunked)
 {
@@ -175,30 +172,42 @@ struct RequestData : HeaderStore {
     }
 };
 
-// A Beast basic_parser that copies what the engine needs into RequestData,
-// counts fields and judges the header for smuggling and HTTP's musts.
-class RequestParser final : public http::basic_parser<true> {
+// What both parsers do with a body: each piece to the store's sink (framed
+// as a chunk when asked), the last chunk when the message ends.
+template<bool isRequest>
+class RelayingParser : public http::basic_parser<isRequest> {
+protected:
+    explicit RelayingParser(HeaderStore& store) : m_store(store) {}
+
+    void on_body_init_impl(const boost::optional<std::uint64_t>&, error_code&) override {}
+    std::size_t on_body_impl(beast::string_view body, error_code&) override
+    {
+        m_store.bodyPiece(std::string_view(body.data(), body.size()));
+        return body.size();
+    }
+    void on_chunk_header_impl(std::uint64_t, beast::string_view, error_code&) override {}
+    std::size_t on_chunk_body_impl(std::uint64_t, beast::string_view body, error_code&) override
+    {
+        m_store.bodyPiece(std::string_view(body.data(), body.size()));
+        return body.size();
+    }
+    void on_finish_impl(error_code&) override { m_store.bodyEnd(); }
+
+private:
+    HeaderStore& m_store;
+};
+
+// Copies what the engine needs into RequestData, counts fields and judges
+// the header for smuggling and HTTP's musts.
+class RequestParser final : public RelayingParser<true> {
 public:
-    explicit RequestParser(RequestData& data) : m_data(data) {}
+    explicit RequestParser(RequestData& data) : RelayingParser(data), m_data(data) {}
 
 private:
     void on_request_impl(http::verb, beast::string_view method, beast::string_view target, int version, error_code&) override;
     void on_response_impl(int, beast::string_view, int, error_code&) override {}
     void on_field_impl(http::field f, beast::string_view name, beast::string_view value, error_code& ec) override;
     void on_header_impl(error_code& ec) override;
-    void on_body_init_impl(const boost::optional<std::uint64_t>&, error_code&) override {}
-    std::size_t on_body_impl(beast::string_view body, error_code&) override
-    {
-        m_data.bodyPiece(std::string_view(body.data(), body.size()));
-        return body.size();
-    }
-    void on_chunk_header_impl(std::uint64_t, beast::string_view, error_code&) override {}
-    std::size_t on_chunk_body_impl(std::uint64_t, beast::string_view body, error_code&) override
-    {
-        m_data.bodyPiece(std::string_view(body.data(), body.size()));
-        return body.size();
-    }
-    void on_finish_impl(error_code&) override { m_data.bodyEnd(); }
     bool isFolded(std::string_view name, std::string_view value) const;
 
     RequestData& m_data;
@@ -224,9 +233,9 @@ struct ResponseHead : HeaderStore {
     }
 };
 
-class ResponseParser final : public http::basic_parser<false> {
+class ResponseParser final : public RelayingParser<false> {
 public:
-    explicit ResponseParser(ResponseHead& head) : m_head(head) {}
+    explicit ResponseParser(ResponseHead& head) : RelayingParser(head), m_head(head) {}
 
 private:
     void on_request_impl(http::verb, beast::string_view, beast::string_view, int, error_code&) override {}
@@ -242,19 +251,6 @@ private:
         m_head.fields.emplace_back(n, m_head.keep(std::string_view(value.data(), value.size())));
     }
     void on_header_impl(error_code&) override {}
-    void on_body_init_impl(const boost::optional<std::uint64_t>&, error_code&) override {}
-    std::size_t on_body_impl(beast::string_view body, error_code&) override
-    {
-        m_head.bodyPiece(std::string_view(body.data(), body.size()));
-        return body.size();
-    }
-    void on_chunk_header_impl(std::uint64_t, beast::string_view, error_code&) override {}
-    std::size_t on_chunk_body_impl(std::uint64_t, beast::string_view body, error_code&) override
-    {
-        m_head.bodyPiece(std::string_view(body.data(), body.size()));
-        return body.size();
-    }
-    void on_finish_impl(error_code&) override { m_head.bodyEnd(); }
 
     ResponseHead& m_head;
 };
