@@ -12,13 +12,17 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <type_traits>
 
 namespace FloodgateTest {
 
@@ -113,52 +117,77 @@ public:
     }
 
     // Reads one response; nullopt on timeout or when the peer closed first.
+    // A chunked body is decoded.
     std::optional<Response> read(int timeoutMs = 3000, bool headRequest = false)
     {
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
-        std::size_t end;
-        while ((end = m_buffer.find("\r\n\r\n")) == std::string::npos)
-            if (!fill(deadline))
-                return std::nullopt;
-        Response r;
-        const std::string head = m_buffer.substr(0, end);
-        std::size_t lineEnd = head.find("\r\n");
-        const std::string statusLine = head.substr(0, lineEnd);
-        if (statusLine.size() < 12)
+        auto r = readHeader(deadline);
+        if (!r)
             return std::nullopt;
-        r.status = std::atoi(statusLine.c_str() + 9);
-        r.reason = statusLine.size() > 13 ? statusLine.substr(13) : std::string();
-        std::size_t pos = lineEnd == std::string::npos ? head.size() : lineEnd + 2;
-        while (pos < head.size()) {
-            std::size_t e = head.find("\r\n", pos);
-            if (e == std::string::npos)
-                e = head.size();
-            const std::string line = head.substr(pos, e - pos);
-            const auto colon = line.find(':');
-            if (colon != std::string::npos) {
-                std::string name = line.substr(0, colon);
-                for (char& c : name)
-                    c = char(std::tolower(static_cast<unsigned char>(c)));
-                std::string value = line.substr(colon + 1);
-                while (!value.empty() && value.front() == ' ')
-                    value.erase(0, 1);
-                r.headers.emplace(name, value);
+        if (headRequest || r->status == 100 || r->status == 204 || r->status == 304)
+            return r;
+        if (r->header("transfer-encoding").find("chunked") != std::string::npos) {
+            while (true) {
+                std::size_t e;
+                while ((e = m_buffer.find("\r\n")) == std::string::npos)
+                    if (!fill(deadline))
+                        return std::nullopt;
+                const std::size_t size = std::size_t(std::strtoull(m_buffer.c_str(), nullptr, 16));
+                m_buffer.erase(0, e + 2);
+                while (m_buffer.size() < size + 2)
+                    if (!fill(deadline))
+                        return std::nullopt;
+                r->body += m_buffer.substr(0, size);
+                m_buffer.erase(0, size + 2);  // no trailers in these tests
+                if (size == 0)
+                    return r;
             }
-            pos = e + 2;
         }
-        m_buffer.erase(0, end + 4);
         std::size_t length = 0;
-        if (!r.header("content-length").empty())
-            length = std::size_t(std::stoull(r.header("content-length")));
-        if (headRequest || r.status == 100 || r.status == 204 || r.status == 304)
-            length = 0;
+        if (!r->header("content-length").empty())
+            length = std::size_t(std::stoull(r->header("content-length")));
         while (m_buffer.size() < length)
             if (!fill(deadline))
                 return std::nullopt;
-        r.body = m_buffer.substr(0, length);
+        r->body = m_buffer.substr(0, length);
         m_buffer.erase(0, length);
         return r;
     }
+
+    // Reads one response's status line and header only: the body stays to
+    // be read with readBody (for bodies too large to hold).
+    std::optional<Response> readHeader(int timeoutMs = 3000)
+    {
+        return readHeader(std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs));
+    }
+
+    // Reads up to `bytes` raw body bytes and hands each piece to `sink`
+    // without keeping them; returns how many came before the time ran out
+    // or the peer closed. A sink that returns bool stops the reading with false.
+    template<class Sink>
+    std::uint64_t readBody(std::uint64_t bytes, Sink&& sink, int timeoutMs = 3000)
+    {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
+        std::uint64_t got = 0;
+        while (got < bytes) {
+            if (m_buffer.empty() && !fill(deadline))
+                break;
+            const std::size_t n = std::size_t(std::min<std::uint64_t>(bytes - got, m_buffer.size()));
+            const std::string_view piece = std::string_view(m_buffer).substr(0, n);
+            bool more = true;
+            if constexpr (std::is_same_v<decltype(sink(piece)), bool>)
+                more = sink(piece);
+            else
+                sink(piece);
+            m_buffer.erase(0, n);
+            got += n;
+            if (!more)
+                break;
+        }
+        return got;
+    }
+
+    int fd() const { return m_fd; }
 
     // True when the server closed the connection within the time.
     bool closedByPeer(int timeoutMs = 3000)
@@ -191,6 +220,42 @@ public:
     }
 
 private:
+    std::optional<Response> readHeader(std::chrono::steady_clock::time_point deadline)
+    {
+        std::size_t end;
+        while ((end = m_buffer.find("\r\n\r\n")) == std::string::npos)
+            if (!fill(deadline))
+                return std::nullopt;
+        Response r;
+        const std::string head = m_buffer.substr(0, end);
+        std::size_t lineEnd = head.find("\r\n");
+        const std::string statusLine = head.substr(0, lineEnd);
+        if (statusLine.size() < 12)
+            return std::nullopt;
+        r.status = std::atoi(statusLine.c_str() + 9);
+        r.reason = statusLine.size() > 13 ? statusLine.substr(13) : std::string();
+        std::size_t pos = lineEnd == std::string::npos ? head.size() : lineEnd + 2;
+        while (pos < head.size()) {
+            std::size_t e = head.find("\r\n", pos);
+            if (e == std::string::npos)
+                e = head.size();
+            const std::string line = head.substr(pos, e - pos);
+            const auto colon = line.find(':');
+            if (colon != std::string::npos) {
+                std::string name = line.substr(0, colon);
+                for (char& c : name)
+                    c = char(std::tolower(static_cast<unsigned char>(c)));
+                std::string value = line.substr(colon + 1);
+                while (!value.empty() && value.front() == ' ')
+                    value.erase(0, 1);
+                r.headers.emplace(name, value);
+            }
+            pos = e + 2;
+        }
+        m_buffer.erase(0, end + 4);
+        return r;
+    }
+
     bool fill(std::chrono::steady_clock::time_point deadline)
     {
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
@@ -230,12 +295,6 @@ inline std::string withBody(const std::string& method, const std::string& target
 inline const std::string bypassSpellings[] = {"http://127.0.0.1/comments", "//comments", "/comments/",
                                               "/%63omments", "/./comments", "/comments;jsessionid=1"};
 
-// The header line that carries the admin API's token.
-inline std::string bearer(const std::string& token)
-{
-    return "Authorization: Bearer " + token + "\r\n";
-}
-
 // One request on a fresh connection.
 inline std::optional<Response> fetch(std::uint16_t port, const std::string& request, int timeoutMs = 3000, const char* source = nullptr)
 {
@@ -244,6 +303,12 @@ inline std::optional<Response> fetch(std::uint16_t port, const std::string& requ
     if (!c.isOpen() || !c.send(request))
         return std::nullopt;
     return c.read(timeoutMs);
+}
+
+// The header line that carries the admin API's token.
+inline std::string bearer(const std::string& token)
+{
+    return "Authorization: Bearer " + token + "\r\n";
 }
 
 } // namespace FloodgateTest

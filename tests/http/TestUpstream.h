@@ -1,22 +1,30 @@
 // SPDX-License-Identifier: MIT
 // A tiny upstream for proxy-mode tests: accepts on 127.0.0.1 (any port),
-// records every request it receives verbatim, and answers with whatever the
-// test set (status, headers, body, delay). Keep-alive, one thread per connection.
-// Besides the requests as it framed them (by Content-Length), it keeps the
-// exact bytes each connection delivered, so a test can count the requests in
-// them with a strict RFC 9112 reading (frameRequests) instead of trusting
-// this server's own lenient framing.
+// records every request it receives verbatim (Content-Length or chunked
+// bodies; a large body is counted and hashed, not kept), and answers with
+// whatever the test set (status, headers, body, delay). A body can also be
+// generated as it is sent, never held in memory, with a length, chunked or
+// until the connection closes; a send that blocks is the client's
+// back-pressure. Keep-alive, one thread per connection.
+// Besides the requests as it framed them, it keeps the exact bytes each
+// connection delivered (the first KeptStreamBytes), so a test can count the
+// requests in them with a strict RFC 9112 reading (frameRequests) instead of
+// trusting this server's own lenient framing.
 #pragma once
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <chrono>
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -26,20 +34,51 @@
 
 namespace FloodgateTest {
 
+// The byte at `offset` of a generated body: a period of 251 (a prime), so a
+// lost or repeated piece shows wherever it falls.
+inline char patternByte(std::uint64_t offset)
+{
+    return char(offset % 251);
+}
+
+// FNV-1a, fed piece by piece: what a body's bytes were, without keeping them.
+struct BodyHash {
+    std::uint64_t value = 14695981039346656037ull;
+    std::uint64_t bytes = 0;
+    void add(std::string_view piece)
+    {
+        for (char c : piece) {
+            value ^= static_cast<unsigned char>(c);
+            value *= 1099511628211ull;
+        }
+        bytes += piece.size();
+    }
+};
+
 class TestUpstream {
 public:
+    enum class Framing { Length, Chunked, UntilClose };
     struct Reply {
         int status = 200;
         std::string reason = "OK";
         std::string headers;  // extra "Name: value\r\n" lines
         std::string body = "hello from upstream";
         int delayMs = 0;
+        // When set, `body` is ignored: this many bytes of patternByte() are
+        // generated and sent in pieces as the socket takes them.
+        std::uint64_t generatedBytes = 0;
+        Framing framing = Framing::Length;
+        // A broken upstream: the connection is cut after this many body bytes.
+        std::uint64_t cutAfterBytes = UINT64_MAX;
+        bool closeAfterReply = false;  // close the connection without saying so (a keep-alive the upstream drops)
         // Like Python's http.server and Node: answer "Expect: 100-continue"
         // with an interim 100 before the final response.
         bool continueOnExpect = false;
         // Adds "X-Echo-Target: <request target>" so a test can match answers to requests.
         bool echoTarget = false;
     };
+    static constexpr std::size_t KeptRequestBytes = 1 << 20;  // longer requests are recorded as head + byte count
+    static constexpr std::size_t KeptStreamBytes = 4 << 20;   // per connection, for streams()
 
     TestUpstream()
     {
@@ -80,7 +119,14 @@ public:
         std::lock_guard lock(m_mutex);
         return m_requests;
     }
+    // The decoded body of the last request, counted and hashed.
+    BodyHash lastBody()
+    {
+        std::lock_guard lock(m_mutex);
+        return m_lastBody;
+    }
     int connections() const { return m_connections.load(); }
+    std::uint64_t bodyBytesSent() const { return m_bodyBytesSent.load(); }
     // The exact bytes received, one string per connection in accept order.
     std::vector<std::string> streams()
     {
@@ -98,6 +144,10 @@ private:
             const int fd = ::accept(m_listen, nullptr, nullptr);
             if (fd < 0)
                 continue;
+            // A head and its body go out in separate sends: without this,
+            // Nagle holds the body until the peer's delayed ACK (40 ms a reply).
+            int one = 1;
+            ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
             ++m_connections;
             std::lock_guard lock(m_mutex);
             m_streams.emplace_back();
@@ -106,68 +156,177 @@ private:
         }
     }
 
+    // More bytes into buf; false when the peer closed or the test is over.
+    bool fill(int fd, std::string& buf, std::size_t stream)
+    {
+        char chunk[16384];
+        while (!m_stop) {
+            pollfd p{fd, POLLIN, 0};
+            if (::poll(&p, 1, 100) <= 0)
+                continue;
+            const ssize_t n = ::recv(fd, chunk, sizeof chunk, 0);
+            if (n <= 0)
+                return false;
+            buf.append(chunk, std::size_t(n));
+            std::lock_guard lock(m_mutex);
+            std::string& kept = m_streams[stream];
+            kept.append(chunk, std::min(std::size_t(n), KeptStreamBytes - std::min(KeptStreamBytes, kept.size())));
+            return true;
+        }
+        return false;
+    }
+
+    bool sendAll(int fd, std::string_view bytes)
+    {
+        while (!bytes.empty()) {
+            const ssize_t n = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+            if (n <= 0)
+                return false;
+            bytes.remove_prefix(std::size_t(n));
+        }
+        return true;
+    }
+
+    // One request: its bytes as received (while short) and its decoded body's hash.
+    bool readRequest(int fd, std::size_t stream, std::string& buf, std::string& raw, std::string& lower, BodyHash& body)
+    {
+        std::size_t end;
+        while ((end = buf.find("\r\n\r\n")) == std::string::npos)
+            if (!fill(fd, buf, stream))
+                return false;
+        raw = buf.substr(0, end + 4);
+        buf.erase(0, end + 4);
+        lower = raw;
+        for (char& c : lower)
+            c = char(std::tolower(static_cast<unsigned char>(c)));
+        auto keepRaw = [&](std::string_view piece) {
+            if (raw.size() <= KeptRequestBytes)
+                raw += piece;
+        };
+        // `n` body bytes from buf (filling it as needed), into the hash.
+        auto take = [&](std::uint64_t n) {
+            while (n > 0) {
+                if (buf.empty() && !fill(fd, buf, stream))
+                    return false;
+                const std::size_t piece = std::size_t(std::min<std::uint64_t>(n, buf.size()));
+                body.add(std::string_view(buf).substr(0, piece));
+                keepRaw(std::string_view(buf).substr(0, piece));
+                buf.erase(0, piece);
+                n -= piece;
+            }
+            return true;
+        };
+        auto line = [&](std::string& out) {
+            std::size_t e;
+            while ((e = buf.find("\r\n")) == std::string::npos)
+                if (!fill(fd, buf, stream))
+                    return false;
+            out = buf.substr(0, e);
+            keepRaw(std::string_view(buf).substr(0, e + 2));
+            buf.erase(0, e + 2);
+            return true;
+        };
+        if (lower.find("\r\ntransfer-encoding: chunked\r\n") != std::string::npos) {
+            std::string sizeLine;
+            while (true) {
+                if (!line(sizeLine))
+                    return false;
+                const std::uint64_t size = std::strtoull(sizeLine.c_str(), nullptr, 16);
+                if (size == 0) {
+                    std::string trailer;
+                    do {
+                        if (!line(trailer))
+                            return false;
+                    } while (!trailer.empty());
+                    return true;
+                }
+                std::string crlf;
+                if (!take(size) || !line(crlf))
+                    return false;
+            }
+        }
+        std::uint64_t length = 0;
+        if (auto p = lower.find("\r\ncontent-length:"); p != std::string::npos)
+            length = std::strtoull(lower.c_str() + p + 17, nullptr, 10);
+        return take(length);
+    }
+
+    bool sendReply(int fd, const Reply& reply, const std::string& raw, const std::string& lower)
+    {
+        const bool headRequest = lower.starts_with("head ");
+        const bool generated = reply.generatedBytes > 0;
+        const std::uint64_t length = generated ? reply.generatedBytes : reply.body.size();
+        std::string head;
+        if (reply.continueOnExpect && lower.find("\r\nexpect: 100-continue\r\n") != std::string::npos)
+            head += "HTTP/1.1 100 Continue\r\n\r\n";
+        head += "HTTP/1.1 " + std::to_string(reply.status) + " " + reply.reason + "\r\n" + reply.headers;
+        if (reply.echoTarget) {
+            const auto sp = raw.find(' ');
+            head += "X-Echo-Target: " + raw.substr(sp + 1, raw.find(' ', sp + 1) - sp - 1) + "\r\n";
+        }
+        if (reply.framing == Framing::Length)
+            head += "Content-Length: " + std::to_string(length) + "\r\n";
+        else if (reply.framing == Framing::Chunked)
+            head += "Transfer-Encoding: chunked\r\n";
+        else
+            head += "Connection: close\r\n";
+        head += "\r\n";
+        if (!sendAll(fd, head))
+            return false;
+        if (headRequest || reply.status == 204 || reply.status == 304)
+            return true;
+        std::string piece;
+        std::uint64_t sent = 0;
+        while (sent < length) {
+            const std::size_t n = std::size_t(std::min<std::uint64_t>(length - sent, 64 * 1024));
+            if (generated) {
+                piece.resize(n);
+                for (std::size_t i = 0; i < n; ++i)
+                    piece[i] = patternByte(sent + i);
+            } else {
+                piece = reply.body.substr(std::size_t(sent), n);
+            }
+            if (sent + n > reply.cutAfterBytes) {
+                sendAll(fd, std::string_view(piece).substr(0, std::size_t(reply.cutAfterBytes - sent)));
+                return false;
+            }
+            if (reply.framing == Framing::Chunked) {
+                char size[20];
+                std::snprintf(size, sizeof size, "%zx\r\n", n);
+                if (!sendAll(fd, size))
+                    return false;
+                piece += "\r\n";
+            }
+            if (!sendAll(fd, piece))
+                return false;
+            sent += n;
+            m_bodyBytesSent += n;
+        }
+        if (reply.framing == Framing::Chunked && !sendAll(fd, "0\r\n\r\n"))
+            return false;
+        return reply.framing != Framing::UntilClose;
+    }
+
     void serve(int fd, std::size_t stream)
     {
         std::string buf;
-        auto received = [&](const char* bytes, std::size_t n) {
-            buf.append(bytes, n);
-            std::lock_guard lock(m_mutex);
-            m_streams[stream].append(bytes, n);
-        };
-        char chunk[16384];
         while (!m_stop) {
-            std::size_t end;
-            while ((end = buf.find("\r\n\r\n")) == std::string::npos) {
-                pollfd p{fd, POLLIN, 0};
-                if (::poll(&p, 1, 100) <= 0) {
-                    if (m_stop)
-                        break;
-                    continue;
-                }
-                const ssize_t n = ::recv(fd, chunk, sizeof chunk, 0);
-                if (n <= 0) {
-                    ::close(fd);
-                    return;
-                }
-                received(chunk, std::size_t(n));
-            }
-            if (end == std::string::npos)
+            std::string raw, lower;
+            BodyHash body;
+            if (!readRequest(fd, stream, buf, raw, lower, body))
                 break;
-            std::string head = buf.substr(0, end + 4);
-            std::string lower = head;
-            for (char& c : lower)
-                c = char(std::tolower(static_cast<unsigned char>(c)));
-            std::size_t length = 0;
-            if (auto p = lower.find("\r\ncontent-length:"); p != std::string::npos)
-                length = std::size_t(std::strtoul(lower.c_str() + p + 17, nullptr, 10));
-            while (buf.size() < end + 4 + length) {
-                const ssize_t n = ::recv(fd, chunk, sizeof chunk, 0);
-                if (n <= 0) {
-                    ::close(fd);
-                    return;
-                }
-                received(chunk, std::size_t(n));
-            }
             Reply reply;
             {
                 std::lock_guard lock(m_mutex);
-                m_requests.push_back(buf.substr(0, end + 4 + length));
+                if (raw.size() > KeptRequestBytes)
+                    raw = raw.substr(0, raw.find("\r\n\r\n") + 4) + "[" + std::to_string(body.bytes) + " body bytes]";
+                m_requests.push_back(raw);
+                m_lastBody = body;
                 reply = m_reply;
             }
-            buf.erase(0, end + 4 + length);
             if (reply.delayMs)
                 std::this_thread::sleep_for(std::chrono::milliseconds(reply.delayMs));
-            const bool headRequest = lower.starts_with("head ");
-            std::string out;
-            if (reply.continueOnExpect && lower.find("\r\nexpect: 100-continue\r\n") != std::string::npos)
-                out += "HTTP/1.1 100 Continue\r\n\r\n";
-            out += "HTTP/1.1 " + std::to_string(reply.status) + " " + reply.reason + "\r\n" + reply.headers;
-            if (reply.echoTarget) {
-                const auto sp = head.find(' ');
-                out += "X-Echo-Target: " + head.substr(sp + 1, head.find(' ', sp + 1) - sp - 1) + "\r\n";
-            }
-            out += "Content-Length: " + std::to_string(reply.body.size()) + "\r\n\r\n" + (headRequest ? std::string() : reply.body);
-            if (::send(fd, out.data(), out.size(), MSG_NOSIGNAL) <= 0)
+            if (!sendReply(fd, reply, raw, lower) || reply.closeAfterReply)
                 break;
         }
         ::close(fd);
@@ -181,8 +340,10 @@ private:
     Reply m_reply;
     std::vector<std::string> m_requests;
     std::vector<std::string> m_streams;
+    BodyHash m_lastBody;
     std::atomic<bool> m_stop{false};
     std::atomic<int> m_connections{0};
+    std::atomic<std::uint64_t> m_bodyBytesSent{0};
 };
 
 // How RFC 9112 frames a stream of requests, read strictly (what a careful

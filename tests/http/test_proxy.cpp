@@ -7,7 +7,10 @@
 #ifndef Q_MOC_RUN
 #include "HttpTestClient.h"
 #include "ListenerStack.h"
+#include "ProcessMemory.h"
 #include "TestUpstream.h"
+
+#include <cstdio>
 #endif
 
 using namespace Floodgate;
@@ -96,8 +99,10 @@ private Q_SLOTS:
         QVERIFY2(got.ends_with("\r\n\r\n{\"name\":1}\n"), got.c_str());
     }
 
-    void chunkedBodiesAreReframed()
+    void chunkedBodiesStreamOnChunked()
     {
+        // A chunked body is passed on as it comes (chunked again), not
+        // gathered first to count it.
         TestUpstream up;
         Proxy p(up.port());
         Connection c(p.port());
@@ -107,9 +112,31 @@ private Q_SLOTS:
         QCOMPARE(r->status, 200);
         const auto reqs = up.requests();
         QCOMPARE(int(reqs.size()), 1);
-        QVERIFY2(!contains(reqs[0], "Transfer-Encoding"), reqs[0].c_str());
-        QVERIFY2(contains(reqs[0], "\r\nContent-Length: 11\r\n"), reqs[0].c_str());
-        QVERIFY2(reqs[0].ends_with("\r\n\r\nhello world"), reqs[0].c_str());
+        QVERIFY2(contains(reqs[0], "\r\nTransfer-Encoding: chunked\r\n"), reqs[0].c_str());
+        QVERIFY2(!contains(reqs[0], "Content-Length"), reqs[0].c_str());
+        QVERIFY2(reqs[0].ends_with("0\r\n\r\n"), reqs[0].c_str());
+        BodyHash expected;
+        expected.add("hello world");
+        QCOMPARE(up.lastBody().bytes, expected.bytes);
+        QCOMPARE(up.lastBody().value, expected.value);
+    }
+
+    void expectContinueIsAnsweredHere()
+    {
+        TestUpstream up;
+        Proxy p(up.port());
+        Connection c(p.port());
+        QVERIFY(c.send("PUT /f HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 4\r\n\r\n"));
+        auto interim = c.read();
+        QVERIFY(interim);
+        QCOMPARE(interim->status, 100);
+        QVERIFY(c.send("data"));
+        auto r = c.read();
+        QVERIFY(r);
+        QCOMPARE(r->status, 200);
+        const std::string got = up.requests().at(0);
+        QVERIFY2(!contains(got, "Expect"), got.c_str());  // the expectation was met on this hop
+        QVERIFY2(got.ends_with("\r\nContent-Length: 4\r\nConnection: keep-alive\r\n\r\ndata"), got.c_str());
     }
 
     void spoofedForwardingFromAnUntrustedPeerIsReplaced()
@@ -377,6 +404,157 @@ private Q_SLOTS:
             QVERIFY2(r->status == 400, (std::string(target) + " got " + std::to_string(r->status)).c_str());
         }
         QVERIFY(up.requests().empty());
+    }
+
+    void responsesAreFramedForTheClient()
+    {
+        TestUpstream up;
+        Proxy p(up.port());
+        // Chunked from the upstream: chunked to an HTTP/1.1 client.
+        up.setReply({200, "OK", "", "", 0, 300'000, TestUpstream::Framing::Chunked});
+        Connection c(p.port());
+        QVERIFY(c.send(get("/chunked")));
+        auto r = c.read();
+        QVERIFY(r);
+        QCOMPARE(r->header("transfer-encoding"), std::string("chunked"));
+        QCOMPARE(r->body.size(), std::size_t(300'000));
+        for (std::size_t i = 0; i < r->body.size(); ++i)
+            QVERIFY(r->body[i] == patternByte(i));
+        // Until the upstream closes: chunked to HTTP/1.1, and the client's
+        // connection goes on.
+        up.setReply({200, "OK", "", "until the end", 0, 0, TestUpstream::Framing::UntilClose});
+        QVERIFY(c.send(get("/close-delimited")));
+        r = c.read();
+        QVERIFY(r);
+        QCOMPARE(r->header("transfer-encoding"), std::string("chunked"));
+        QCOMPARE(QString::fromStdString(r->body), QStringLiteral("until the end"));
+        // To HTTP/1.0: no length to give, so the body ends with the connection.
+        Connection old(p.port());
+        QVERIFY(old.send("GET /close-delimited HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"));
+        auto head = old.readHeader();
+        QVERIFY(head);
+        QCOMPARE(head->header("connection"), std::string("close"));
+        QVERIFY(head->header("content-length").empty() && head->header("transfer-encoding").empty());
+        QVERIFY(old.closedByPeer());
+        QCOMPARE(QString::fromStdString(old.pending()), QStringLiteral("until the end"));
+    }
+
+    void noBodyStatusesCarryNone()
+    {
+        TestUpstream up;
+        Proxy p(up.port());
+        Connection c(p.port());
+        up.setReply({204, "No Content", "", "", 0});
+        QVERIFY(c.send(get("/gone")));
+        auto r = c.read();
+        QVERIFY(r);
+        QCOMPARE(r->status, 204);
+        QVERIFY(r->header("content-length").empty() && r->header("transfer-encoding").empty());
+        up.setReply({304, "Not Modified", "ETag: \"v1\"\r\n", "abc", 0});
+        QVERIFY(c.send(get("/cached")));
+        r = c.read();
+        QVERIFY(r);
+        QCOMPARE(r->status, 304);
+        QCOMPARE(r->header("content-length"), std::string("3"));  // the length a 200 would have
+        QVERIFY(c.pending().empty());
+        up.setReply({});
+        QVERIFY(c.send(get("/next")));
+        r = c.read();
+        QVERIFY(r);
+        QCOMPARE(QString::fromStdString(r->body), QStringLiteral("hello from upstream"));
+        QCOMPARE(up.connections(), 1);
+    }
+
+    void anUpstreamDyingMidBodyClosesTheClient()
+    {
+        TestUpstream up;
+        TestUpstream::Reply reply{200, "OK", "", "", 0, 1'000'000};
+        reply.cutAfterBytes = 100'000;
+        up.setReply(reply);
+        Proxy p(up.port());
+        Connection c(p.port());
+        QVERIFY(c.send(get("/big")));
+        auto head = c.readHeader();
+        QVERIFY(head);
+        QCOMPARE(head->status, 200);  // the head was relayed before the upstream broke
+        QCOMPARE(head->header("content-length"), std::string("1000000"));
+        std::uint64_t got = c.readBody(1'000'000, [](std::string_view) {}, 3000);
+        QVERIFY2(got < 1'000'000, "the body is short");
+        QVERIFY(c.closedByPeer(1000));  // and the close says so; no 502 is appended to a started response
+        QCOMPARE(p.metrics.upstreamErrors.load(), std::uint64_t(1));
+        QVERIFY(got >= 100'000 - 65536);
+    }
+
+    void aKeepAliveTheUpstreamDroppedIsNotReused()
+    {
+        TestUpstream up;
+        TestUpstream::Reply reply;
+        reply.closeAfterReply = true;  // no Connection: close, the connection just ends
+        up.setReply(reply);
+        Proxy p(up.port());
+        Connection c(p.port());
+        for (int i = 0; i < 3; ++i) {
+            QVERIFY(c.send(get("/r" + std::to_string(i))));
+            auto r = c.read();
+            QVERIFY(r);
+            QCOMPARE(r->status, 200);
+            QTest::qWait(50);  // the upstream's close arrives
+        }
+        QCOMPARE(up.connections(), 3);
+        QCOMPARE(p.metrics.upstreamErrors.load(), std::uint64_t(0));
+    }
+
+    void largeUploadsStream_data()
+    {
+        QTest::addColumn<bool>("chunked");
+        QTest::newRow("Content-Length") << false;
+        QTest::newRow("chunked") << true;
+    }
+    void largeUploadsStream()
+    {
+        // 200 MiB up through the listener in this process: what it holds at
+        // any time is a few relay buffers, so the process's peak resident
+        // size moves by far less than the body (the old proxy held the body
+        // twice: as read and as re-serialised).
+        QFETCH(bool, chunked);
+        TestUpstream up;
+        Http::ListenerOptions o;
+        o.bodyLimitBytes = 256ull << 20;
+        Proxy p(up.port(), o);
+        QVERIFY(fetch(p.port(), withBody("POST", "/warm-up", "x")));
+        const std::uint64_t size = 200ull << 20;
+        const std::int64_t before = memoryKb(0, "VmRSS");
+        QVERIFY(resetPeak(0));
+        Connection c(p.port());
+        QVERIFY(c.send("POST /upload HTTP/1.1\r\nHost: h\r\n"
+                       + (chunked ? std::string("Transfer-Encoding: chunked\r\n") : "Content-Length: " + std::to_string(size) + "\r\n")
+                       + "\r\n"));
+        std::string piece(100'000, '\0');
+        BodyHash sent;
+        for (std::uint64_t at = 0; at < size; at += piece.size()) {
+            piece.resize(std::size_t(std::min<std::uint64_t>(100'000, size - at)));
+            for (std::size_t i = 0; i < piece.size(); ++i)
+                piece[i] = patternByte(at + i);
+            sent.add(piece);
+            if (chunked) {
+                char line[24];
+                std::snprintf(line, sizeof line, "%zx\r\n", piece.size());
+                QVERIFY(c.send(line + piece + "\r\n"));
+            } else {
+                QVERIFY(c.send(piece));
+            }
+        }
+        if (chunked)
+            QVERIFY(c.send("0\r\n\r\n"));
+        auto r = c.read(60'000);
+        QVERIFY(r);
+        QCOMPARE(r->status, 200);
+        const std::int64_t peak = memoryKb(0, "VmHWM");
+        QCOMPARE(up.lastBody().bytes, size);
+        QCOMPARE(up.lastBody().value, sent.value);
+        qInfo("test process: VmRSS %lld kB before, peak %lld kB during a %llu MiB upload", (long long)before, (long long)peak,
+              (unsigned long long)(size >> 20));
+        QVERIFY2(peak - before < 16 * 1024, qPrintable(QStringLiteral("grew by %1 kB").arg(peak - before)));
     }
 
     void headRequestsGetNoBody()

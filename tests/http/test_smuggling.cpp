@@ -231,10 +231,15 @@ private Q_SLOTS:
         if (!framing.problem.empty())
             problems << QStringLiteral("the upstream's bytes are not clean HTTP/1.1: ") + QString::fromStdString(framing.problem);
         if (!refused && framing.requests == 1) {
-            const std::string got = up.requests().front();
-            const std::string forwardedBody = got.substr(got.find("\r\n\r\n") + 4);
-            if (forwardedBody != body.toStdString())
-                problems << QStringLiteral("the upstream got the body \"%1\"").arg(printable(forwardedBody));
+            // The body as the upstream decoded it (proxy mode may forward a
+            // chunked body chunked: the framing is checked above, the content here).
+            BodyHash want;
+            want.add(body.toStdString());
+            const BodyHash got = up.lastBody();
+            if (got.bytes != want.bytes || got.value != want.value) {
+                const std::string raw = up.requests().front();
+                problems << QStringLiteral("the upstream got the body \"%1\"").arg(printable(raw.substr(raw.find("\r\n\r\n") + 4)));
+            }
         }
         for (const QByteArray& a : absent)
             if (bytes.find(a.toStdString()) != std::string::npos)
@@ -310,10 +315,6 @@ private Q_SLOTS:
         QVERIFY(c.send("hello"));
         const auto r = c.read(2000);
         QVERIFY(r);
-        QEXPECT_FAIL("", "the forwarded request keeps 'Expect: 100-continue' although the body is already there, and the "
-                         "upstream's interim 100 is relayed as the final answer (a second 100 to the client; the real "
-                         "response is dropped with the upstream connection)",
-                     Abort);
         QCOMPARE(r->status, 200);
         QCOMPARE(QString::fromStdString(r->body), QStringLiteral("hello from upstream"));
         std::string bytes;

@@ -1,0 +1,719 @@
+// SPDX-License-Identifier: MIT
+// Proxy mode: an allowed request is relayed to the upstream and the answer
+// back to the client, a bounded piece at a time in each direction. A piece
+// is written before the next is read (back-pressure), so a proxied
+// connection holds a few buffers of RelayChunkBytes whatever the length of
+// the bodies, and a client that reads slowly slows the upstream instead of
+// filling Floodgate's memory.
+//
+//   allowed at the header -> connect (or take a pooled connection) -> send the head
+//   -> request body: client bytes -> parser -> framed -> upstream, repeat until done
+//   -> response head -> the client's head -> body: upstream -> parser -> client, repeat
+//   -> the upstream connection back to the pool when it allows -> the next request
+#include "Session.h"
+
+#include "Metrics.h"
+#include "Responses.h"
+
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <limits>
+
+namespace Floodgate::Http {
+
+namespace {
+
+// Headers an upstream may take as the truth about the client or the original
+// request. Floodgate writes the first kind itself (from what a trusted proxy
+// said, and the peer); the second passes only from a trusted proxy.
+enum class Forwarding { Other, Written, TrustedOnly };
+
+Forwarding forwardingHeader(std::string_view name)
+{
+    static constexpr std::string_view WRITTEN[] = {"x-forwarded-for", "x-forwarded-proto", "x-forwarded-host", "x-real-ip", "forwarded"};
+    static constexpr std::string_view TRUSTED_ONLY[] = {"x-client-ip",    "true-client-ip",    "cf-connecting-ip", "x-cluster-client-ip",
+                                                        "fastly-client-ip", "x-original-uri", "x-original-url",   "x-original-method",
+                                                        "x-rewrite-url"};
+    for (auto w : WRITTEN)
+        if (Core::equalsIgnoreCase(name, w))
+            return Forwarding::Written;
+    if (name.size() > 12 && Core::equalsIgnoreCase(name.substr(0, 12), "x-forwarded-"))
+        return Forwarding::TrustedOnly;  // -port, -prefix, -server, -ssl, -uri, -method...
+    for (auto t : TRUSTED_ONLY)
+        if (Core::equalsIgnoreCase(name, t))
+            return Forwarding::TrustedOnly;
+    return Forwarding::Other;
+}
+
+// A Forwarded parameter value: a token as it is, anything else quoted.
+void appendForwardedValue(std::string& out, std::string_view v)
+{
+    const bool token = !v.empty() && std::all_of(v.begin(), v.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+    });
+    if (token) {
+        out += v;
+        return;
+    }
+    out += '"';
+    for (char c : v) {
+        if (c == '"' || c == '\\')
+            out += '\\';
+        out += c;
+    }
+    out += '"';
+}
+
+bool isHopByHop(std::string_view name)
+{
+    static constexpr std::string_view HOP[] = {"connection", "keep-alive", "proxy-connection", "te", "trailer",
+                                               "transfer-encoding", "upgrade", "proxy-authenticate", "proxy-authorization"};
+    for (auto h : HOP)
+        if (Core::equalsIgnoreCase(name, h))
+            return true;
+    return false;
+}
+
+bool listContainsToken(std::string_view list, std::string_view token)
+{
+    while (!list.empty()) {
+        const auto comma = list.find(',');
+        if (Core::equalsIgnoreCase(trimView(list.substr(0, comma)), token))
+            return true;
+        if (comma == std::string_view::npos)
+            break;
+        list.remove_prefix(comma + 1);
+    }
+    return false;
+}
+
+// A field a proxy does not pass on as it is: hop-by-hop (RFC 9110 §7.6.1),
+// named in the message's Connection header, or Content-Length (the body is
+// framed anew).
+bool endsAtThisHop(std::string_view name, std::string_view connection)
+{
+    return isHopByHop(name) || Core::equalsIgnoreCase(name, "content-length") || listContainsToken(connection, name);
+}
+
+void appendField(std::string& out, std::string_view name, std::string_view value)
+{
+    out += name;
+    out += ": ";
+    out += value;
+    out += "\r\n";
+}
+
+bool isIdempotent(std::string_view method)
+{
+    return method == "GET" || method == "HEAD" || method == "OPTIONS" || method == "PUT" || method == "DELETE";
+}
+
+// A pooled connection the upstream has closed meanwhile reads as EOF; one
+// with stray bytes waiting cannot be trusted with a new request either.
+bool stillUsable(tcp::socket& s)
+{
+    char c;
+    const ssize_t n = ::recv(s.native_handle(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+}
+
+} // namespace
+
+// ---- upstream URL ------------------------------------------------------------
+
+std::optional<UpstreamUrl> UpstreamUrl::parse(std::string_view url, std::string* why)
+{
+    auto fail = [&](std::string reason) -> std::optional<UpstreamUrl> {
+        if (why)
+            *why = std::move(reason);
+        return std::nullopt;
+    };
+    UpstreamUrl u;
+    u.text = std::string(url);
+    if (url.starts_with("https://"))
+        return fail("https upstreams are not supported: terminate TLS in front of Floodgate and use http://");
+    if (!url.starts_with("http://"))
+        return fail("the upstream must be an http:// URL");
+    url.remove_prefix(7);
+    const auto slash = url.find('/');
+    std::string_view hostPort = url.substr(0, slash);
+    if (slash != std::string_view::npos) {
+        u.basePath = std::string(url.substr(slash));
+        while (!u.basePath.empty() && u.basePath.back() == '/')
+            u.basePath.pop_back();
+    }
+    if (hostPort.empty())
+        return fail("the upstream URL has no host");
+    std::string_view portText;
+    if (hostPort.front() == '[') {
+        const auto close = hostPort.find(']');
+        if (close == std::string_view::npos)
+            return fail("missing ']' in the upstream host");
+        u.host = std::string(hostPort.substr(1, close - 1));
+        if (close + 1 < hostPort.size()) {
+            if (hostPort[close + 1] != ':')
+                return fail("unexpected text after the upstream host");
+            portText = hostPort.substr(close + 2);
+        }
+    } else {
+        const auto colon = hostPort.rfind(':');
+        u.host = std::string(hostPort.substr(0, colon));
+        if (colon != std::string_view::npos)
+            portText = hostPort.substr(colon + 1);
+    }
+    if (u.host.empty())
+        return fail("the upstream URL has no host");
+    if (!portText.empty()) {
+        unsigned p = 0;
+        auto [ptr, ec] = std::from_chars(portText.data(), portText.data() + portText.size(), p);
+        if (ec != std::errc() || ptr != portText.data() + portText.size() || p == 0 || p > 65535)
+            return fail("the upstream port \"" + std::string(portText) + "\" is not a port number");
+        u.port = std::uint16_t(p);
+    }
+    u.hostHeader = u.host.find(':') != std::string::npos ? "[" + u.host + "]" : u.host;
+    if (u.port != 80)
+        u.hostHeader += ":" + std::to_string(u.port);
+    return u;
+}
+
+// ---- the request -------------------------------------------------------------
+
+void Session::startForward()
+{
+    m_forwardPending = false;
+    m_forwarding = true;
+    m_responseStarted = false;
+    m_deadline = 0;  // set again whenever the client is awaited
+    m_requestHasBody = m_parser->chunked() || m_parser->content_length().value_or(0) > 0;
+    m_upOut.clear();
+    appendUpstreamHead(m_upOut);
+    if (m_requestHasBody) {
+        // From here on the parser frames every body piece into m_upOut.
+        m_data.bodySink = &m_upOut;
+        m_data.chunkBody = m_parser->chunked();
+    }
+    connectUpstream(true);
+}
+
+// The request line and header for the upstream: the normalised target under
+// the base path, the fields minus hop-by-hop ones (and those the Connection
+// header names), Expect (answered here) and every forwarding header (written
+// anew), the body framed as it came (Content-Length, or chunked).
+void Session::appendUpstreamHead(std::string& r)
+{
+    const RequestData& d = m_data;
+    const UpstreamUrl& up = *opts().upstream;
+    const std::string_view connection = d.header("Connection");
+    r += d.view(d.method);
+    r += ' ';
+    r += up.basePath;
+    r += m_target.target;
+    r += " HTTP/1.1\r\n";
+    std::string_view host;
+    std::string_view proto;
+    std::string_view forwardedHost;
+    for (const auto& [n, v] : d.fields) {
+        const std::string_view name = d.view(n);
+        if (endsAtThisHop(name, connection) || Core::equalsIgnoreCase(name, "expect"))
+            continue;
+        if (Core::equalsIgnoreCase(name, "host")) {
+            host = d.view(v);
+            continue;
+        }
+        const Forwarding kind = forwardingHeader(name);
+        if (kind == Forwarding::Written) {
+            // Written below; what a trusted proxy said about the scheme and host is kept.
+            if (m_trustedPeer && Core::equalsIgnoreCase(name, "x-forwarded-proto"))
+                proto = trimView(d.view(v));
+            if (m_trustedPeer && Core::equalsIgnoreCase(name, "x-forwarded-host"))
+                forwardedHost = trimView(d.view(v));
+            continue;
+        }
+        if (kind == Forwarding::TrustedOnly && !m_trustedPeer)
+            continue;
+        appendField(r, name, d.view(v));
+    }
+    // One Host: an absolute-form target's authority (RFC 9112 §3.2.2), else
+    // the client's, else the upstream's own name.
+    if (m_target.absoluteForm)
+        host = m_target.authority;
+    r += "Host: ";
+    r += host.empty() ? std::string_view(up.hostHeader) : host;
+    r += "\r\n";
+    appendForwardingHeaders(r, host, forwardedHost, proto);
+    if (m_parser->chunked()) {
+        r += "Transfer-Encoding: chunked\r\n";
+    } else if (const auto length = m_parser->content_length()) {
+        r += "Content-Length: ";
+        r += std::to_string(*length);
+        r += "\r\n";
+    } else if (!Core::equalsIgnoreCase(d.view(d.method), "GET") && !Core::equalsIgnoreCase(d.view(d.method), "HEAD")) {
+        r += "Content-Length: 0\r\n";
+    }
+    r += "Connection: keep-alive\r\n\r\n";
+}
+
+// What the upstream may believe about the client and the original request.
+// Every forwarding header from the client is dropped (a trusted proxy's
+// chain is carried into the new ones): X-Forwarded-For, X-Forwarded-Proto,
+// X-Forwarded-Host, X-Real-IP and Forwarded are written from the peer and
+// the resolved client.
+void Session::appendForwardingHeaders(std::string& r, std::string_view host, std::string_view forwardedHost, std::string_view proto)
+{
+    if (proto.empty())
+        proto = "http";
+    const std::string peer = m_peer.toString();
+    // The chain as a trusted proxy told it (only then), then the peer.
+    r += "X-Forwarded-For: ";
+    if (!m_xff.empty()) {
+        r += m_xff;
+        r += ", ";
+    }
+    r += peer;
+    r += "\r\nX-Forwarded-Proto: ";
+    r += proto;
+    r += "\r\n";
+    if (forwardedHost.empty())
+        forwardedHost = host;
+    if (!forwardedHost.empty()) {
+        r += "X-Forwarded-Host: ";
+        r += forwardedHost;
+        r += "\r\n";
+    }
+    r += "X-Real-IP: ";
+    r += m_facts.client.toString();
+    r += "\r\nForwarded: ";
+    if (!m_forwarded.empty()) {
+        r += m_forwarded;
+        r += ", ";
+    }
+    // RFC 7239: an IPv6 node is bracketed and quoted.
+    r += "for=";
+    if (peer.find(':') != std::string::npos) {
+        r += "\"[";
+        r += peer;
+        r += "]\"";
+    } else {
+        r += peer;
+    }
+    if (!host.empty()) {
+        r += ";host=";
+        appendForwardedValue(r, host);
+    }
+    r += ";proto=";
+    appendForwardedValue(r, proto);
+    r += "\r\n";
+}
+
+void Session::connectUpstream(bool pooledAllowed)
+{
+    m_upstreamTimedOut = false;
+    m_upstreamReused = false;
+    while (pooledAllowed && !m_thread.idleUpstream.empty()) {
+        tcp::socket pooled = std::move(m_thread.idleUpstream.back());
+        m_thread.idleUpstream.pop_back();
+        if (stillUsable(pooled)) {
+            m_upstream.emplace(std::move(pooled));
+            m_upstreamReused = true;
+            pumpRequest();
+            return;
+        }
+        error_code ignored;
+        pooled.close(ignored);
+    }
+    m_upstream.emplace(m_thread.ioc);
+    armUpstreamTimer(opts().upstreamConnectTimeoutMs);
+    net::async_connect(*m_upstream, m_thread.upstreamEndpoints, [self = shared_from_this()](error_code ec, const tcp::endpoint&) {
+        self->disarmUpstreamTimer();
+        if (!self->m_socket.is_open()) {
+            self->abandonExchange();
+            return;
+        }
+        if (ec) {
+            self->upstreamFailed(self->m_upstreamTimedOut ? 504 : 502, self->m_upstreamTimedOut
+                                                                           ? "the upstream did not accept the connection in time"
+                                                                           : "the upstream is not reachable");
+            return;
+        }
+        error_code ignored;
+        self->m_upstream->set_option(tcp::no_delay(true), ignored);
+        self->pumpRequest();
+    });
+}
+
+// Moves what the client has sent of the body to the upstream, one bounded
+// piece at a time, reading more only once the last piece is written.
+void Session::pumpRequest()
+{
+    while (!m_parser->is_done() && m_buffer.size() > 0 && m_upOut.size() < RelayChunkBytes) {
+        error_code ec;
+        const std::size_t used = m_parser->put(m_buffer.data(), ec);
+        m_buffer.consume(used);
+        if (ec == http::error::need_more)
+            break;
+        if (ec) {
+            // A chunked body over the limit, a malformed chunk: the upstream
+            // has part of a request it must not act on.
+            dropUpstream();
+            m_forwarding = false;
+            std::string why;
+            const int status = statusFor(ec, m_data, m_buffer, opts().headerLimitBytes, why);
+            fail(status, why);
+            return;
+        }
+        if (used == 0)
+            break;
+    }
+    if (!m_upOut.empty()) {
+        writeUpstream();
+        return;
+    }
+    if (!m_parser->is_done()) {
+        readRequestBody();
+        return;
+    }
+    m_data.bodySink = nullptr;
+    readResponse();
+}
+
+void Session::readRequestBody()
+{
+    const std::size_t room = std::min<std::size_t>(16 * 1024, m_buffer.max_size() - m_buffer.size());
+    if (room == 0) {  // a chunk header longer than the whole buffer
+        dropUpstream();
+        m_forwarding = false;
+        fail(400, "malformed request: a chunk header too long");
+        return;
+    }
+    m_deadline = steadyMs() + opts().bodyTimeoutMs;
+    m_socket.async_read_some(m_buffer.prepare(room), [self = shared_from_this()](error_code ec, std::size_t n) {
+        self->m_deadline = 0;
+        if (ec) {  // the client went away (or was cut off by the sweeper) mid-body
+            self->abandonExchange();
+            return;
+        }
+        self->m_buffer.commit(n);
+        self->pumpRequest();
+    });
+}
+
+void Session::writeUpstream()
+{
+    armUpstreamTimer(opts().upstreamResponseTimeoutMs);
+    net::async_write(*m_upstream, net::buffer(m_upOut), [self = shared_from_this()](error_code ec, std::size_t) {
+        self->disarmUpstreamTimer();
+        if (!self->m_socket.is_open()) {
+            self->abandonExchange();
+            return;
+        }
+        if (ec) {
+            self->upstreamBroke(502, "the upstream closed the connection while the request was sent");
+            return;
+        }
+        self->m_upOut.clear();
+        self->pumpRequest();
+    });
+}
+
+// ---- the response ------------------------------------------------------------
+
+void Session::readResponse()
+{
+    m_upIn.clear();
+    newResponseParser(Core::equalsIgnoreCase(m_data.view(m_data.method), "HEAD"));
+    readUpstream();
+}
+
+void Session::newResponseParser(bool headRequest)
+{
+    m_response.clear();
+    m_responseParser.emplace(m_response);
+    m_responseParser->header_limit(std::uint32_t(UpstreamHeaderLimitBytes));
+    // Streamed: the length costs no memory. (Not boost::none: Beast 1.74
+    // compares a Content-Length with the optional, and anything is > none.)
+    m_responseParser->body_limit(std::numeric_limits<std::uint64_t>::max());
+    m_responseParser->eager(false);  // the head is looked at before any body is taken
+    m_responseParser->skip(headRequest);
+}
+
+void Session::readUpstream()
+{
+    const std::size_t room = std::min(RelayChunkBytes, m_upIn.max_size() - m_upIn.size());
+    if (room == 0) {
+        upstreamBroke(502, "the upstream sent a malformed response");
+        return;
+    }
+    armUpstreamTimer(opts().upstreamResponseTimeoutMs);
+    m_upstream->async_read_some(m_upIn.prepare(room), [self = shared_from_this()](error_code ec, std::size_t n) {
+        self->onUpstreamRead(ec, n);
+    });
+}
+
+void Session::onUpstreamRead(error_code ec, std::size_t n)
+{
+    disarmUpstreamTimer();
+    if (!m_socket.is_open()) {
+        abandonExchange();
+        return;
+    }
+    if (ec == net::error::eof && m_responseParser->is_header_done() && !m_responseParser->is_done()) {
+        // A body that ends with the connection (no length, not chunked).
+        error_code eofError;
+        m_responseParser->put_eof(eofError);
+        if (!eofError) {
+            relayResponse();
+            return;
+        }
+    }
+    if (ec) {
+        upstreamBroke(502, "the upstream closed the connection or sent a malformed response");
+        return;
+    }
+    m_upIn.commit(n);
+    relayResponse();
+}
+
+// Parses what came from the upstream: the head becomes the client's head,
+// body pieces are framed into m_out, which is written before reading more.
+void Session::relayResponse()
+{
+    while (!m_responseParser->is_done() && m_upIn.size() > 0) {
+        error_code ec;
+        const std::size_t used = m_responseParser->put(m_upIn.data(), ec);
+        m_upIn.consume(used);
+        if (ec == http::error::need_more)
+            break;
+        if (ec) {
+            upstreamBroke(502, "the upstream sent a malformed response");
+            return;
+        }
+        if (m_responseParser->is_header_done() && !m_responseStarted) {
+            if (m_response.status == 101) {  // Upgrade is never forwarded: nothing may switch
+                upstreamBroke(502, "the upstream switched protocols unasked");
+                return;
+            }
+            if (m_response.status / 100 == 1) {
+                // 100 Continue, 103 Early Hints: interim, not relayed; the
+                // final response follows on the same connection.
+                newResponseParser(m_responseParser->skip());
+                continue;
+            }
+            startClientResponse();
+        }
+        if (used == 0)
+            break;
+    }
+    if (m_responseParser->is_done()) {
+        finishResponse();
+        return;
+    }
+    if (!m_out.empty())
+        writeClient(&Session::readUpstream);
+    else
+        readUpstream();
+}
+
+// The client's head from the upstream's: hop-by-hop fields (and those its
+// Connection header names) dropped, the rate-limit headers added, the body
+// framed for this client: the upstream's Content-Length when it gave one,
+// else chunked (HTTP/1.1) or until the connection closes (HTTP/1.0).
+void Session::startClientResponse()
+{
+    m_responseStarted = true;
+    const ResponseHead& h = m_response;
+    const int status = h.status;
+    // docs/BACKGROUND.md, cooldown: a cooldown starts only when the action succeeded.
+    if (status >= 200 && status < 300)
+        m_listener.engine.reportSuccess(m_facts, wallMs());
+    const bool http10 = m_data.version < 11;
+    std::string& o = m_out;
+    o += http10 ? "HTTP/1.0 " : "HTTP/1.1 ";
+    o += std::to_string(status);
+    o += ' ';
+    o += h.view(h.reason);
+    o += "\r\n";
+    const std::string_view connection = h.header("Connection");
+    for (const auto& [n, v] : h.fields) {
+        const std::string_view name = h.view(n);
+        if (!endsAtThisHop(name, connection))
+            appendField(o, name, h.view(v));
+    }
+    if (m_decision.rateLimitHeadersOnAllowed)
+        appendRateLimitHeaders(o, m_decision);
+    const auto length = m_responseParser->content_length();
+    // HEAD and 304 carry no body but the length a GET would get (RFC 9110
+    // §9.3.2, §15.4.5); 204 carries neither.
+    const bool noBody = m_responseParser->skip() || status == 204 || status == 304;
+    bool chunked = false;
+    if (length && status != 204) {
+        o += "Content-Length: ";
+        o += std::to_string(*length);
+        o += "\r\n";
+    } else if (!noBody && !http10) {
+        o += "Transfer-Encoding: chunked\r\n";
+        chunked = true;
+    } else if (!noBody) {
+        m_keepAlive = false;  // HTTP/1.0 and no length: the body ends with the connection
+    }
+    if (!m_keepAlive)
+        o += "Connection: close\r\n";
+    else if (http10)
+        o += "Connection: keep-alive\r\n";
+    o += "\r\n";
+    m_response.bodySink = &m_out;
+    m_response.chunkBody = chunked;
+}
+
+void Session::finishResponse()
+{
+    // The upstream connection goes back to the pool when the upstream allows
+    // it and nothing unread is left on it.
+    if (m_responseParser->keep_alive() && m_upIn.size() == 0 && m_thread.idleUpstream.size() < opts().upstreamPoolPerThread)
+        m_thread.idleUpstream.push_back(std::move(*m_upstream));
+    else
+        dropUpstream();
+    m_upstream.reset();
+    m_response.bodySink = nullptr;
+    writeClient(&Session::forwardDone);
+}
+
+// Writes m_out to the client, then goes on with `next`. The write deadline
+// guards a client that does not read: the sweeper closes it.
+void Session::writeClient(void (Session::*next)())
+{
+    if (m_out.empty()) {
+        (this->*next)();
+        return;
+    }
+    m_deadline = steadyMs() + opts().writeTimeoutMs;
+    m_writeBuffer.swap(m_out);
+    m_out.clear();
+    net::async_write(m_socket, net::buffer(m_writeBuffer), [self = shared_from_this(), next](error_code ec, std::size_t) {
+        self->m_deadline = 0;
+        self->m_writeBuffer.clear();
+        if (ec) {
+            self->abandonExchange();
+            return;
+        }
+        (self.get()->*next)();
+    });
+}
+
+// ---- failures ------------------------------------------------------------------
+
+// The upstream connection failed. A pooled connection the upstream closed
+// just as it was reused is retried once on a new one when nothing came back
+// and the request can be sent again (idempotent, no body: nginx's
+// proxy_next_upstream default); otherwise the client gets 502 (504 when it
+// was the upstream's time that ran out).
+void Session::upstreamBroke(int status, const char* why)
+{
+    const bool nothingBack = !m_responseParser || !m_responseParser->got_some();
+    if (m_upstreamReused && !m_upstreamTimedOut && !m_requestHasBody && nothingBack && !m_responseStarted
+        && isIdempotent(m_data.view(m_data.method))) {
+        dropUpstream();
+        m_responseParser.reset();
+        m_upOut.clear();
+        appendUpstreamHead(m_upOut);
+        connectUpstream(false);
+        return;
+    }
+    if (m_upstreamTimedOut)
+        upstreamFailed(504, "the upstream did not answer in time");
+    else
+        upstreamFailed(status, why);
+}
+
+void Session::upstreamFailed(int status, const char* why)
+{
+    dropUpstream();
+    if (m_listener.metrics)
+        m_listener.metrics->upstreamErrors.fetch_add(1, std::memory_order_relaxed);
+    if (m_responseStarted) {
+        // The head is gone: the only way left to say "incomplete" is to close.
+        abandonExchange();
+        return;
+    }
+    if (m_listener.metrics)
+        m_listener.metrics->countHttpError(m_thread.index, status);
+    m_data.bodySink = nullptr;
+    if (!m_parser->is_done())
+        m_keepAlive = false;  // the rest of the request body was never read
+    appendErrorResponse(m_out, status, why, !m_keepAlive, m_data.version < 11);
+    writeClient(&Session::forwardDone);
+}
+
+// The client went away, stopped reading, or can only be told by a close.
+void Session::abandonExchange()
+{
+    dropUpstream();
+    m_forwarding = false;
+    close();
+}
+
+void Session::dropUpstream()
+{
+    if (m_upstream) {
+        error_code ignored;
+        m_upstream->close(ignored);
+        m_upstream.reset();
+    }
+}
+
+void Session::armUpstreamTimer(Millis ms)
+{
+    m_upstreamTimer.expires_after(std::chrono::milliseconds(ms));
+    m_upstreamTimer.async_wait([self = shared_from_this(), generation = ++m_timerGeneration](error_code ec) {
+        if (ec || generation != self->m_timerGeneration)
+            return;
+        // Out of time: closing the socket ends the pending operation, whose
+        // handler answers 504 (or closes, once the head was relayed).
+        self->m_upstreamTimedOut = true;
+        if (self->m_upstream) {
+            error_code ignored;
+            self->m_upstream->close(ignored);
+        }
+    });
+}
+
+void Session::disarmUpstreamTimer()
+{
+    ++m_timerGeneration;
+    m_upstreamTimer.cancel();
+}
+
+// A keep-alive connection waits without the relay buffers a large body grew
+// (10,000 idle connections must not each keep a few hundred KiB).
+void Session::releaseRelayBuffers()
+{
+    constexpr std::size_t keep = 16 * 1024;
+    for (std::string* s : {&m_out, &m_writeBuffer, &m_upOut})
+        if (s->capacity() > keep)
+            std::string().swap(*s);
+    if (m_upIn.capacity() > keep)
+        m_upIn.shrink_to_fit();
+    if (m_buffer.capacity() > keep + opts().headerLimitBytes)
+        m_buffer.shrink_to_fit();
+}
+
+void Session::forwardDone()
+{
+    m_forwarding = false;
+    m_busy = false;
+    m_data.bodySink = nullptr;
+    releaseRelayBuffers();
+    if (!m_keepAlive || m_closeAfterWrite || m_stopping || !m_socket.is_open()) {
+        close();
+        return;
+    }
+    newRequest();
+    if (m_buffer.size() > 0)
+        process();
+    else
+        read();
+}
+
+} // namespace Floodgate::Http

@@ -1,0 +1,414 @@
+// SPDX-License-Identifier: MIT
+// Inside the traffic listener: one connection (Session), its thread, the
+// request and response parsers. Private to fg_http: only Listener.cpp
+// (accepting, deciding, answering) and Forwarder.cpp (proxy mode) include
+// it, so Boost stays out of the headers everyone else reads.
+#pragma once
+
+#include <utility>  // before Asio: Boost 1.74 + GCC 12 in C++20 need std::exchange declared first
+
+#include "Engine.h"
+#include "Peer.h"
+#include "Listener.h"
+#include "Rules.h"
+#include "Target.h"
+
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+#include <atomic>
+#include <charconv>
+#include <chrono>
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+namespace Floodgate::Http {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = boost::beast::http;
+using tcp = net::ip::tcp;
+using boost::system::error_code;
+using Core::Millis;
+
+// Bodies are relayed through buffers of this size in both directions: a
+// proxied connection holds at most a few of them, whatever the body's length.
+inline constexpr std::size_t RelayChunkBytes = 64 * 1024;
+inline constexpr std::size_t UpstreamHeaderLimitBytes = 64 * 1024;
+
+inline Millis wallMs()
+{
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+inline std::string_view trimView(std::string_view s)
+{
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
+        s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
+        s.remove_suffix(1);
+    return s;
+}
+
+// One piece of a body on its way on: as it is, or as one chunk.
+inline void appendBodyPiece(std::string& out, std::string_view piece, bool chunked)
+{
+    if (piece.empty())
+        return;
+    if (chunked) {
+        char hex[20];
+        const auto [end, ec] = std::to_chars(hex, hex + sizeof hex, piece.size(), 16);
+        out.append(hex, end);
+        out += "\r\n";
+        out += piece;
+        out += "\r\n";
+        return;
+    }
+    out += piece;
+}
+
+// A message head in storage reused from message to message (cleared,
+// capacity kept: no allocation once warm), and where its body goes.
+struct HeaderStore {
+    std::string storage;  // the start line's parts and every field, back to back
+    struct Span {
+        std::uint32_t offset = 0;
+        std::uint32_t length = 0;
+    };
+    std::vector<std::pair<Span, Span>> fields;
+    unsigned version = 11;
+    // Body bytes are appended here (framed as chunks when asked) and the
+    // last chunk when the message ends; null: the body is read and dropped.
+    std::string* bodySink = nullptr;
+    bool chunkBody = false;
+
+    void clearHead()
+    {
+        storage.clear();
+        fields.clear();
+        version = 11;
+    }
+    Span keep(std::string_view s)
+    {
+        Span sp{std::uint32_t(storage.size()), std::uint32_t(s.size())};
+        storage.append(s);
+        return sp;
+    }
+    std::string_view view(Span s) const { return std::string_view(storage).substr(s.offset, s.length); }
+    std::string_view header(std::string_view name) const
+    {
+        for (const auto& [n, v] : fields)
+            if (Core::equalsIgnoreCase(view(n), name))
+                return view(v);
+        return {};
+    }
+    void bodyPiece(std::string_view piece)
+    {
+        if (bodySink)
+            appendBodyPiece(*bodySink, piece, chunkBody);
+    }
+    void bodyEnd()
+    {
+        if (bodySink && chunkBody)
+            *bodySink += "0\r\n\r\n";
+    }
+};
+
+// Everything one request needs after parsing.
+struct RequestData : HeaderStore {
+    Span method, target;
+    std::vector<Core::HeaderField> views;  // built once the header is complete
+    int contentLengthCount = 0;
+    int transferEncodingCount = 0;
+    int hostCount = 0;
+    Span transferEncoding;
+    Span host;
+    int rejectStatus = 0;  // set by our own checks: 400, 431, 501
+    std::string rejectReason;
+    std::size_t maxFields = 100;
+    std::size_t headerLimit = 8 * 1024;
+
+    void clear()
+    {
+        clearHead();
+        views.clear();
+        contentLengthCount = transferEncodingCount = hostCount = 0;
+        transferEncoding = host = {};
+        rejectStatus = 0;
+        rejectReason.clear();
+        bodySink = nullptr;
+        chunkBody = false;
+    }
+    // Every value of a repeatable header, joined with ", " (X-Forwarded-For may come twice).
+    std::string joined(std::string_view name) const
+    {
+        std::string out;
+        for (const auto& [n, v] : fields) {
+            if (!Core::equalsIgnoreCase(view(n), name))
+                continue;
+            if (!out.empty())
+                out += ", ";
+            out += view(v);
+        }
+        return out;
+    }
+    void buildViews()
+    {
+        views.clear();
+        for (const auto& [n, v] : fields)
+            views.push_back({view(n), view(v)});
+    }
+};
+
+// What both parsers do with a body: each piece to the store's sink (framed
+// as a chunk when asked), the last chunk when the message ends.
+template<bool isRequest>
+class RelayingParser : public http::basic_parser<isRequest> {
+protected:
+    explicit RelayingParser(HeaderStore& store) : m_store(store) {}
+
+    void on_body_init_impl(const boost::optional<std::uint64_t>&, error_code&) override {}
+    std::size_t on_body_impl(beast::string_view body, error_code&) override
+    {
+        m_store.bodyPiece(std::string_view(body.data(), body.size()));
+        return body.size();
+    }
+    void on_chunk_header_impl(std::uint64_t, beast::string_view, error_code&) override {}
+    std::size_t on_chunk_body_impl(std::uint64_t, beast::string_view body, error_code&) override
+    {
+        m_store.bodyPiece(std::string_view(body.data(), body.size()));
+        return body.size();
+    }
+    void on_finish_impl(error_code&) override { m_store.bodyEnd(); }
+
+private:
+    HeaderStore& m_store;
+};
+
+// Copies what the engine needs into RequestData, counts fields and judges
+// the header for smuggling and HTTP's musts.
+class RequestParser final : public RelayingParser<true> {
+public:
+    explicit RequestParser(RequestData& data) : RelayingParser(data), m_data(data) {}
+
+private:
+    void on_request_impl(http::verb, beast::string_view method, beast::string_view target, int version, error_code&) override;
+    void on_response_impl(int, beast::string_view, int, error_code&) override {}
+    void on_field_impl(http::field f, beast::string_view name, beast::string_view value, error_code& ec) override;
+    void on_header_impl(error_code& ec) override;
+    bool isFolded(std::string_view name, std::string_view value) const;
+
+    RequestData& m_data;
+};
+
+// The status for a request parse failure, and why.
+int statusFor(const error_code& ec, const RequestData& data, const beast::flat_buffer& buffer, std::size_t headerLimit,
+              std::string& why);
+
+// The upstream's answer: status line and fields kept, the body streamed to
+// the sink piece by piece.
+struct ResponseHead : HeaderStore {
+    int status = 0;
+    Span reason;
+
+    void clear()
+    {
+        clearHead();
+        status = 0;
+        reason = {};
+        bodySink = nullptr;
+        chunkBody = false;
+    }
+};
+
+class ResponseParser final : public RelayingParser<false> {
+public:
+    explicit ResponseParser(ResponseHead& head) : RelayingParser(head), m_head(head) {}
+
+private:
+    void on_request_impl(http::verb, beast::string_view, beast::string_view, int, error_code&) override {}
+    void on_response_impl(int code, beast::string_view reason, int version, error_code&) override
+    {
+        m_head.status = code;
+        m_head.reason = m_head.keep(std::string_view(reason.data(), reason.size()));
+        m_head.version = unsigned(version);
+    }
+    void on_field_impl(http::field, beast::string_view name, beast::string_view value, error_code&) override
+    {
+        if (is_header_done())
+            return;  // an upstream's trailer: the head is already relayed; views into it must stay put
+        const auto n = m_head.keep(std::string_view(name.data(), name.size()));
+        m_head.fields.emplace_back(n, m_head.keep(std::string_view(value.data(), value.size())));
+    }
+    void on_header_impl(error_code&) override {}
+
+    ResponseHead& m_head;
+};
+
+// ---- threads, sessions ---------------------------------------------------------
+
+class Session;
+
+struct ThreadContext {
+    explicit ThreadContext(std::size_t i) : index(i), acceptor(ioc), sweeper(ioc), acceptRetry(ioc) {}
+    std::size_t index;
+    net::io_context ioc{1};
+    tcp::acceptor acceptor;
+    net::steady_timer sweeper;
+    net::steady_timer acceptRetry;
+    std::list<Session*> sessions;  // this thread's connections, for deadlines and shutdown
+    std::vector<tcp::socket> idleUpstream;  // keep-alive connections to the upstream
+    std::vector<tcp::endpoint> upstreamEndpoints;
+    std::thread thread;
+    // This thread's copy of the trusted proxies, refreshed when their
+    // version moves (one relaxed load per request otherwise).
+    std::shared_ptr<const TrustedProxies> proxies;
+    std::uint64_t proxiesVersion = 0;
+};
+
+struct Listener::Impl {
+    Core::Engine& engine;
+    ListenerOptions options;
+    LimiterLog* log;
+    ListenerMetrics* metrics;
+    RequestSamples* samples = nullptr;
+    std::vector<std::unique_ptr<ThreadContext>> threads;
+    std::vector<net::executor_work_guard<net::io_context::executor_type>> workGuards;
+    std::atomic<std::uint16_t> port{0};  // read by the console's snapshot thread
+    std::atomic<bool> stopping{false};
+    // Live sessions on every thread: the connection cap (with or without a
+    // metrics object) and stop()'s "is anyone still busy".
+    std::atomic<std::int64_t> openSessions{0};
+    bool started = false;
+    std::mutex proxiesMutex;
+    std::shared_ptr<const TrustedProxies> proxies;
+    std::atomic<std::uint64_t> proxiesVersion{1};
+
+    const TrustedProxies& trusted(ThreadContext& t)
+    {
+        const std::uint64_t v = proxiesVersion.load(std::memory_order_acquire);
+        if (t.proxiesVersion != v) {
+            std::lock_guard lock(proxiesMutex);
+            t.proxies = proxies;
+            t.proxiesVersion = proxiesVersion.load(std::memory_order_relaxed);
+        }
+        return *t.proxies;
+    }
+
+    Impl(Core::Engine& e, ListenerOptions o, LimiterLog* l, ListenerMetrics* m)
+        : engine(e), options(std::move(o)), log(l), metrics(m), proxies(std::make_shared<const TrustedProxies>(options.trustedProxies))
+    {
+    }
+
+    void accept(ThreadContext& t);
+    void sweep(ThreadContext& t);
+};
+
+// One client connection; lives on one thread. Decision mode and refusals
+// are answered in Listener.cpp; an allowed request in proxy mode is relayed
+// by Forwarder.cpp, one bounded piece at a time in each direction.
+class Session : public std::enable_shared_from_this<Session> {
+public:
+    Session(Listener::Impl& listener, ThreadContext& thread, tcp::socket socket);
+    ~Session();
+
+    void start();
+    // Called by the sweeper: past its deadline, the connection is closed (a
+    // slowloris header, an idle keep-alive, a stuck write, a body that stopped).
+    void expireIfDue(Millis now);
+    // Graceful stop: idle connections close now; busy ones finish the request in hand.
+    void shutdown();
+    void close();
+
+private:
+    const ListenerOptions& opts() const { return m_listener.options; }
+    const TrustedProxies& trusted() { return m_listener.trusted(m_thread); }
+
+    // ---- reading, deciding, answering (Listener.cpp) ---------------------------
+    void newRequest();
+    void read();
+    void onRead(error_code ec, std::size_t n);
+    void process();
+    bool decideAtHeader(Millis now);
+    void useTargetAuthorityAsHost();
+    void respondDecision();
+    void finishRequest();
+    void fail(int status, const std::string& why);
+    void flush();
+    void onWrite(error_code ec);
+
+    // ---- proxy mode (Forwarder.cpp) --------------------------------------------
+    void startForward();
+    void appendUpstreamHead(std::string& r);
+    void appendForwardingHeaders(std::string& r, std::string_view host, std::string_view forwardedHost, std::string_view proto);
+    void connectUpstream(bool pooledAllowed);
+    void pumpRequest();
+    void readRequestBody();
+    void writeUpstream();
+    void readResponse();
+    void newResponseParser(bool headRequest);
+    void readUpstream();
+    void onUpstreamRead(error_code ec, std::size_t n);
+    void relayResponse();
+    void startClientResponse();
+    void finishResponse();
+    void writeClient(void (Session::*next)());
+    void upstreamBroke(int status, const char* why);
+    void upstreamFailed(int status, const char* why);
+    void abandonExchange();
+    void dropUpstream();
+    void armUpstreamTimer(Millis ms);
+    void disarmUpstreamTimer();
+    void releaseRelayBuffers();
+    void forwardDone();
+
+    Listener::Impl& m_listener;
+    ThreadContext& m_thread;
+    tcp::socket m_socket;
+    Core::IpAddress m_peer;
+    beast::flat_buffer m_buffer;
+    RequestData m_data;
+    std::optional<RequestParser> m_parser;
+    Core::RequestFacts m_facts;
+    Core::NormalisedTarget m_target;  // the request's target, as decided on and forwarded
+    Core::Decision m_decision;
+    std::string m_xff;        // the chain trusted proxies reported, as an X-Forwarded-For value (empty from anyone else)
+    std::string m_forwarded;  // a trusted Forwarded header, when that is the --real-ip-header
+    std::string m_out;
+    std::string m_writeBuffer;
+    std::list<Session*>::iterator m_self;
+    Millis m_deadline = 0;
+    Millis m_requestStarted = 0;
+    bool m_decided = false;
+    bool m_trustedPeer = false;  // the peer is a trusted proxy (as of this request's decision)
+    bool m_keepAlive = true;
+    bool m_closeAfterWrite = false;
+    bool m_writing = false;
+    bool m_busy = false;
+    bool m_stopping = false;
+    bool m_forwardPending = false;
+    bool m_forwarding = false;
+
+    // The exchange with the upstream (proxy mode).
+    std::optional<tcp::socket> m_upstream;
+    net::steady_timer m_upstreamTimer;
+    std::uint64_t m_timerGeneration = 0;  // a timer that fired after it was re-armed is stale
+    bool m_upstreamTimedOut = false;
+    bool m_upstreamReused = false;    // taken from the keep-alive pool
+    bool m_requestHasBody = false;
+    bool m_responseStarted = false;   // the client has the response header: a failure can only close
+    std::string m_upOut;              // request bytes on their way to the upstream
+    beast::flat_buffer m_upIn;        // response bytes from the upstream
+    ResponseHead m_response;
+    std::optional<ResponseParser> m_responseParser;
+};
+
+} // namespace Floodgate::Http
