@@ -166,9 +166,11 @@ std::string formatSeconds(Millis ms)
 {
     if (ms % SECOND == 0)
         return std::to_string(ms / SECOND) + " s";
+    // std::to_chars: "1.5 s" under any C library locale (the console's Qt
+    // sets the user's, and snprintf would write "1,5 s").
     char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f s", double(ms) / 1000.0);
-    return buf;
+    const auto r = std::to_chars(buf, buf + sizeof buf, double(ms) / 1000.0, std::chars_format::fixed, 1);
+    return std::string(buf, r.ptr) + " s";
 }
 
 std::string actorOf(const AdminRequest& r)

@@ -15,6 +15,7 @@
 #include <sys/resource.h>
 
 #include <chrono>
+#include <clocale>
 #include <memory>
 #endif
 
@@ -514,6 +515,26 @@ private Q_SLOTS:
         const std::int64_t last = events.find("last_id")->asInteger();
         QVERIFY(s.callJson("GET", "/api/v1/events?since=" + std::to_string(last)).find("events")->asArray().empty());
         QCOMPARE(s.call("GET", "/api/v1/events?since=abc").status, 400);
+    }
+
+    void numbersInAnswersIgnoreTheCLibraryLocale()
+    {
+        // The console runs the admin API in a process whose C library
+        // locale is the user's (Qt sets it): under de_DE, printf writes 1,5.
+        if (!std::setlocale(LC_ALL, "de_DE.UTF-8"))
+            QSKIP("the de_DE.UTF-8 locale is not installed (scripts/setup generates it)");
+        struct Restore {
+            ~Restore() { std::setlocale(LC_ALL, "C"); }
+        } restore;
+        Stack s(freshDb());
+        QCOMPARE(s.call("PUT", "/api/v1/rules", "{\"rules\":[{\"name\":\"ip\",\"levels\":[{\"limit\":1,\"period\":1.5}]}]}").status, 200);
+        QCOMPARE(s.request("127.0.0.46"), 200);
+        QCOMPARE(s.request("127.0.0.46"), 429);
+        s.log.flush();
+        const Response r = s.call("GET", "/api/v1/events?since=0");
+        QVERIFY2(r.body.find("\"window\":1.5,") != std::string::npos, r.body.c_str());
+        QVERIFY2(r.body.find("1 request in the 1.5 s window of ip-1500ms (limit 1)") != std::string::npos, r.body.c_str());
+        QVERIFY2(s.call("GET", "/api/v1/rules").body.find("\"period\":1.5}") != std::string::npos, "the rules as written");
     }
 
     void queryNumbersOutOfRangeAre400NamingTheParameter_data()
