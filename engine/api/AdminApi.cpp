@@ -569,10 +569,10 @@ std::optional<AdminResponse> AdminApi::route(const AdminRequest& r, const Http::
         const auto body = parseBody(r, failure);
         if (!body)
             return failure;
-        // The body is checked first (a clear 400 without queueing; whether
-        // it decodes does not depend on the rules it is applied to), then
-        // applied to the rules as committed, inside the writer.
-        EngineConfig check;
+        // The body is checked first against the rules in force (a clear
+        // 400 without queueing, no database read), then applied to the
+        // rules as committed, inside the writer.
+        EngineConfig check = *m_engine.config();
         if (!Codec::rulesFromJson(*body, check, &why))
             return error(400, why);
         const Storage::Actor actor{actorOf(r)};

@@ -242,6 +242,11 @@ private Q_SLOTS:
                                                << "settings.ipv6_prefix must be <= 128";
         QTest::newRow("refusals fraction") << "PUT" << rules << "{\"escalation\":{\"refusals\":2.5}}" << "escalation.refusals must be a whole number";
         QTest::newRow("factor -0") << "PUT" << rules << "{\"escalation\":{\"factor\":-0}}" << "escalation.factor must be > 0";
+        QTest::newRow("lockout of zero") << "PUT" << rules
+                                         << "{\"rules\":[{\"name\":\"ip\",\"levels\":[{\"limit\":6,\"period\":3,\"algorithm\":\"lockout\",\"lockout\":0}]}]}"
+                                         << "rules[0].levels[0].lockout must be > 0 (leave it out for the period)";
+        QTest::newRow("bucket of zero") << "PUT" << rules << "{\"rules\":[{\"name\":\"ip\",\"levels\":[{\"limit\":6,\"period\":3,\"bucket\":0}]}]}"
+                                        << "rules[0].levels[0].bucket must be > 0 (leave it out for a tenth of the period)";
         QTest::newRow("bad algorithm") << "PUT" << "/api/v1/rules" << "{\"rules\":[{\"name\":\"ip\",\"levels\":[{\"limit\":5,\"period\":1,\"algorithm\":\"leaky\"}]}]}"
                                        << "rules[0].levels[0].algorithm must be \"sliding\", \"fixed\" or \"lockout\"";
     }
@@ -491,6 +496,45 @@ private Q_SLOTS:
         QCOMPARE(s.request("127.0.0.30"), 503);
         // The rest of the document stayed as it was.
         QCOMPARE(s.callJson("GET", "/api/v1/rules").find("rules")->dump(), rules.find("rules")->dump());
+    }
+
+    void perIpLimitingIsTurnedOffOnlyOnPurpose()
+    {
+        Stack s(freshDb());
+        const std::string offMessage = "rules: no rule counts every request by address (key \"address\", no method, no path), which "
+                                       "turns per-IP limiting off for every anonymous client; keep one, or say \"ip_levels_disabled\": true";
+        // An empty list, or only narrower rules, would silently stop limiting every anonymous client.
+        const std::string login = "{\"name\":\"login\",\"method\":\"POST\",\"path\":\"/login\",\"levels\":[{\"limit\":5,\"period\":60}]}";
+        for (const std::string& body : {std::string("{\"rules\":[]}"), "{\"rules\":[" + login + "]}"}) {
+            const Response r = s.call("PUT", "/api/v1/rules", body);
+            QCOMPARE(r.status, 400);
+            QCOMPARE(Json::parse(r.body)->find("error")->asString(), offMessage);
+        }
+        QCOMPARE(s.callJson("GET", "/api/v1/rules").find("ip_levels_disabled")->asBool(), false);
+        // Said on purpose: stored, shown, and anonymous clients are not limited.
+        QCOMPARE(s.call("PUT", "/api/v1/rules", "{\"rules\":[" + login + "],\"ip_levels_disabled\":true}").status, 200);
+        const Json off = s.callJson("GET", "/api/v1/rules");
+        QCOMPARE(off.find("ip_levels_disabled")->asBool(), true);
+        for (int i = 0; i < 10; ++i)
+            QCOMPARE(s.request("127.0.0.47"), 200);
+        // Other edits go on while it is off; the document read is the document written.
+        QCOMPARE(s.call("PUT", "/api/v1/rules", "{\"settings\":{\"throttle_status\":503}}").status, 200);
+        QCOMPARE(s.call("PUT", "/api/v1/rules", s.call("GET", "/api/v1/rules").body).status, 200);
+        // Saying the opposite of the rules is refused.
+        const std::string ip = "{\"name\":\"ip\",\"levels\":[{\"limit\":6,\"period\":3}]}";
+        const Response both = s.call("PUT", "/api/v1/rules", "{\"rules\":[" + ip + "],\"ip_levels_disabled\":true}");
+        QCOMPARE(both.status, 400);
+        QCOMPARE(Json::parse(both.body)->find("error")->asString(),
+                 std::string("ip_levels_disabled is true but rules[0] counts every request by address; remove it or leave ip_levels_disabled out"));
+        const Response stillOff = s.call("PUT", "/api/v1/rules", "{\"ip_levels_disabled\":false}");
+        QCOMPARE(stillOff.status, 400);
+        QCOMPARE(Json::parse(stillOff.body)->find("error")->asString(), offMessage);
+        // A per-IP rule again: limiting is back for the next request.
+        QCOMPARE(s.call("PUT", "/api/v1/rules", "{\"rules\":[" + ip + "]}").status, 200);
+        QCOMPARE(s.callJson("GET", "/api/v1/rules").find("ip_levels_disabled")->asBool(), false);
+        for (int i = 0; i < 6; ++i)
+            QCOMPARE(s.request("127.0.0.48"), 200);
+        QCOMPARE(s.request("127.0.0.48"), 503);
     }
 
     void eventsExplainEachRefusal()
