@@ -6,6 +6,7 @@
 #include "ListFile.h"
 #include "Metrics.h"
 #include "Store.h"
+#include "Utf8.h"
 
 #include <algorithm>
 #include <charconv>
@@ -145,12 +146,20 @@ bool constantTimeEquals(std::string_view a, std::string_view b)
     return diff == 0;
 }
 
-// Names in paths (tiers, customers): printable, no slashes, not too long.
+// Names in paths (tiers, customers): printable UTF-8, no slashes, not too
+// long. A name that is no UTF-8 ("%ff") could be stored but never shown or
+// named again as it is: JSON writes it with U+FFFD.
 bool validName(std::string_view s, std::size_t max)
 {
     if (s.empty() || s.size() > max)
         return false;
-    return std::all_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) >= 0x20 && c != 0x7f && c != '/'; });
+    for (std::size_t i = 0; i < s.size();) {
+        const std::size_t length = utf8SequenceLength(s.substr(i));
+        if (length == 0 || (length == 1 && (static_cast<unsigned char>(s[i]) < 0x20 || s[i] == 0x7f || s[i] == '/')))
+            return false;
+        i += length;
+    }
+    return true;
 }
 
 std::optional<Json> parseBody(const AdminRequest& r, AdminResponse& failure)
@@ -358,7 +367,7 @@ std::optional<AdminResponse> AdminApi::namedCollection(const AdminRequest& r, co
     const auto key = percentDecode(seg[3]);
     if (seg.size() != 4 || !key || !validName(*key, c.maxLength))
         return error(400, std::string(c.field) + ": a " + c.singular + " " + c.field + " is 1-" + std::to_string(c.maxLength)
-                              + " printable characters without '/'");
+                              + " bytes of printable UTF-8 without '/'");
     const Storage::Actor actor{actorOf(r)};
     if (r.method == "PUT") {
         AdminResponse failure;
