@@ -99,6 +99,15 @@ RulesView::RulesView(Console& console, NoticeBar& notice, QWidget* parent)
     auto* ipLayout = new QVBoxLayout(ip);
     ipLayout->addWidget(new QLabel(tr("A request passes while every level has room. Several levels make an exponential back-off "
                                       "(6 / 3 s, 300 / 5 min, 600 / 30 min). IPv6 clients are counted per prefix.")));
+    // Said where the levels would be: with none, no anonymous client is
+    // limited (only the API can store that, with "ip_levels_disabled").
+    m_ipOff = new QLabel(tr("Per-IP limiting is off: anonymous clients are limited by no level here, only by the rules below "
+                            "that match them. Add a level to turn it on."));
+    m_ipOff->setObjectName(QStringLiteral("perIpOff"));
+    m_ipOff->setWordWrap(true);
+    Theme::setTextColor(m_ipOff, Theme::action(Core::Action::Throttle));
+    m_ipOff->hide();
+    ipLayout->addWidget(m_ipOff);
     m_levels = new LevelsEditor({true, false});
     ipLayout->addWidget(m_levels);
     layout->addWidget(ip);
@@ -269,7 +278,7 @@ void RulesView::load(const Core::EngineConfig& c)
     const Core::ThrottleRule* ip = nullptr;
     m_moreRules.clear();
     for (const Core::ThrottleRule& r : c.rules) {
-        if (!ip && isPerIpRule(r))
+        if (!ip && Core::isPerIpRule(r))
             ip = &r;
         else
             m_moreRules.push_back(r);
@@ -308,16 +317,21 @@ Core::EngineConfig RulesView::edited() const
     Core::ThrottleRule ip;
     ip.name = "ip";
     std::size_t ipAt = 0;
+    bool hadIp = false;
     for (std::size_t i = 0; i < m_base.rules.size(); ++i) {
-        if (isPerIpRule(m_base.rules[i])) {
+        if (Core::isPerIpRule(m_base.rules[i])) {
             ip = m_base.rules[i];
             ipAt = i;
+            hadIp = true;
             break;
         }
     }
     ip.levels = m_levels->levels();
     c.rules = m_moreRules;
-    c.rules.insert(c.rules.begin() + std::ptrdiff_t(std::min(ipAt, c.rules.size())), ip);
+    // Per-IP limiting turned off (through the API) stays off until the
+    // operator gives it a level; the form never turns it off by itself.
+    if (hadIp || !ip.levels.empty())
+        c.rules.insert(c.rules.begin() + std::ptrdiff_t(std::min(ipAt, c.rules.size())), ip);
     c.cooldowns.clear();
     for (int row = 0; row < m_cooldowns->rowCount(); ++row) {
         auto text = [&](int col) { return m_cooldowns->item(row, col) ? m_cooldowns->item(row, col)->text().trimmed() : QString(); };
@@ -347,11 +361,6 @@ Core::EngineConfig RulesView::edited() const
     c.escalation.banMs = Core::Millis(m_ban->value()) * 1000;
     c.escalation.maxBanMs = Core::Millis(m_maxBan->value()) * 1000;
     return c;
-}
-
-bool RulesView::isPerIpRule(const Core::ThrottleRule& r)
-{
-    return r.discriminator == Core::Discriminator::ClientAddress && r.method.empty() && r.pathGlob.empty();
 }
 
 void RulesView::markChanged()
@@ -398,7 +407,11 @@ void RulesView::editRule(int row)
 
 void RulesView::revalidate()
 {
-    m_why = m_levels->problem();
+    const bool ipOff = m_levels->levels().empty();
+    m_ipOff->setVisible(ipOff);
+    // No levels is what the stored rules say when per-IP limiting was
+    // turned off; emptying them here is a problem (LevelsEditor says so).
+    m_why = ipOff && !Core::perIpLimiting(m_base.rules) ? QString() : m_levels->problem();
     if (m_why.isEmpty()) {
         for (const QString& l : lines(m_proxies)) {
             std::string why;

@@ -51,8 +51,6 @@ private:
     void showMoreRules();
     void editRule(int row);  // -1: a new rule
 
-    static bool isPerIpRule(const Core::ThrottleRule& rule);
-
     Console& m_console;
     NoticeBar& m_notice;
     Core::EngineConfig m_base;  // what the form was loaded from
@@ -62,6 +60,7 @@ private:
     bool m_loading = false;
     QString m_why;
 
+    QLabel* m_ipOff = nullptr;  // the warning: per-IP limiting is off
     LevelsEditor* m_levels = nullptr;
     std::vector<Core::ThrottleRule> m_moreRules;  // every rule but the per-IP one, in order
     QTableWidget* m_moreTable = nullptr;

@@ -6,6 +6,7 @@
 #include "ListFile.h"
 #include "Metrics.h"
 #include "Store.h"
+#include "Utf8.h"
 
 #include <algorithm>
 #include <charconv>
@@ -145,12 +146,20 @@ bool constantTimeEquals(std::string_view a, std::string_view b)
     return diff == 0;
 }
 
-// Names in paths (tiers, customers): printable, no slashes, not too long.
+// Names in paths (tiers, customers): printable UTF-8, no slashes, not too
+// long. A name that is no UTF-8 ("%ff") could be stored but never shown or
+// named again as it is: JSON writes it with U+FFFD.
 bool validName(std::string_view s, std::size_t max)
 {
     if (s.empty() || s.size() > max)
         return false;
-    return std::all_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) >= 0x20 && c != 0x7f && c != '/'; });
+    for (std::size_t i = 0; i < s.size();) {
+        const std::size_t length = utf8SequenceLength(s.substr(i));
+        if (length == 0 || (length == 1 && (static_cast<unsigned char>(s[i]) < 0x20 || s[i] == 0x7f || s[i] == '/')))
+            return false;
+        i += length;
+    }
+    return true;
 }
 
 std::optional<Json> parseBody(const AdminRequest& r, AdminResponse& failure)
@@ -166,9 +175,11 @@ std::string formatSeconds(Millis ms)
 {
     if (ms % SECOND == 0)
         return std::to_string(ms / SECOND) + " s";
+    // std::to_chars: "1.5 s" under any C library locale (the console's Qt
+    // sets the user's, and snprintf would write "1,5 s").
     char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f s", double(ms) / 1000.0);
-    return buf;
+    const auto r = std::to_chars(buf, buf + sizeof buf, double(ms) / 1000.0, std::chars_format::fixed, 1);
+    return std::string(buf, r.ptr) + " s";
 }
 
 std::string actorOf(const AdminRequest& r)
@@ -356,7 +367,7 @@ std::optional<AdminResponse> AdminApi::namedCollection(const AdminRequest& r, co
     const auto key = percentDecode(seg[3]);
     if (seg.size() != 4 || !key || !validName(*key, c.maxLength))
         return error(400, std::string(c.field) + ": a " + c.singular + " " + c.field + " is 1-" + std::to_string(c.maxLength)
-                              + " printable characters without '/'");
+                              + " bytes of printable UTF-8 without '/'");
     const Storage::Actor actor{actorOf(r)};
     if (r.method == "PUT") {
         AdminResponse failure;
@@ -567,10 +578,10 @@ std::optional<AdminResponse> AdminApi::route(const AdminRequest& r, const Http::
         const auto body = parseBody(r, failure);
         if (!body)
             return failure;
-        // The body is checked first (a clear 400 without queueing; whether
-        // it decodes does not depend on the rules it is applied to), then
-        // applied to the rules as committed, inside the writer.
-        EngineConfig check;
+        // The body is checked first against the rules in force (a clear
+        // 400 without queueing, no database read), then applied to the
+        // rules as committed, inside the writer.
+        EngineConfig check = *m_engine.config();
         if (!Codec::rulesFromJson(*body, check, &why))
             return error(400, why);
         const Storage::Actor actor{actorOf(r)};

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "Codec.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -129,15 +130,15 @@ public:
         out = Int(n);
         return true;
     }
-    bool duration(std::string_view key, Millis& out, bool required = false, bool allowZero = false)
+    // A duration > 0. An absent one keeps its default; 0 is refused rather
+    // than read as "the default" (a lockout of 0 stored as the period).
+    bool duration(std::string_view key, Millis& out, bool required = false, const char* whenAbsent = nullptr)
     {
         const Json* v = get(key);
         if (!v)
             return !required || fail(m_why, path(key) + " is required");
-        if (allowZero && v->isNumber() && v->asNumber() == 0) {
-            out = 0;
-            return true;
-        }
+        if (whenAbsent && v->isNumber() && v->asNumber() == 0)
+            return fail(m_why, path(key) + " must be > 0 (leave it out for " + whenAbsent + ")");
         std::string why;
         const auto d = parseDuration(*v, &why);
         if (!d)
@@ -202,7 +203,7 @@ bool levelFromJson(const Json& v, const std::string& path, Level& out, bool over
             return fail(why, r.path("algorithm") + " must be \"sliding\", \"fixed\" or \"lockout\"");
         l.algorithm = *alg;
     }
-    if (!r.duration("bucket", l.bucketMs, false, true) || !r.duration("lockout", l.lockoutMs, false, true)
+    if (!r.duration("bucket", l.bucketMs, false, "a tenth of the period") || !r.duration("lockout", l.lockoutMs, false, "the period")
         || !r.boolean("count_refused", l.countRefused))
         return false;
     if (l.bucketMs > 0 && l.algorithm != Algorithm::SlidingWindow)
@@ -604,6 +605,9 @@ Json rulesToJson(const EngineConfig& c)
         rules.push(std::move(o));
     }
     j.set("rules", std::move(rules));
+    // Derived, so that a document read here and written back says what it
+    // means: no rule counts every request by address.
+    j.set("ip_levels_disabled", !perIpLimiting(c.rules));
     Json cooldowns = Json::array();
     for (const Cooldown& cd : c.cooldowns) {
         Json o = Json::object();
@@ -648,7 +652,8 @@ Json rulesToJson(const EngineConfig& c)
 bool rulesFromJson(const Json& body, EngineConfig& out, std::string* why)
 {
     Reader top(body, "", why);
-    if (!top.isObject({"rules", "cooldowns", "excluded_paths", "safe_user_agents", "cookieless_only", "escalation", "settings"}))
+    if (!top.isObject({"rules", "ip_levels_disabled", "cooldowns", "excluded_paths", "safe_user_agents", "cookieless_only",
+                       "escalation", "settings"}))
         return false;
     EngineConfig c = out;
     if (const Json* rules = top.array("rules")) {
@@ -674,6 +679,22 @@ bool rulesFromJson(const Json& body, EngineConfig& out, std::string* why)
         }
     } else if (top.get("rules")) {
         return false;
+    }
+    // Without a per-IP rule no anonymous client is limited at all: allowed
+    // only when the document says so, never by an empty or narrowed list.
+    bool ipOff = false;
+    if (!top.boolean("ip_levels_disabled", ipOff))
+        return false;
+    if (top.get("rules") || top.get("ip_levels_disabled")) {
+        const bool off = !perIpLimiting(c.rules);
+        if (off && !ipOff)
+            return fail(why, "rules: no rule counts every request by address (key \"address\", no method, no path), which turns "
+                             "per-IP limiting off for every anonymous client; keep one, or say \"ip_levels_disabled\": true");
+        if (!off && ipOff) {
+            const auto at = std::find_if(c.rules.begin(), c.rules.end(), isPerIpRule) - c.rules.begin();
+            return fail(why, "ip_levels_disabled is true but " + indexed("rules", std::size_t(at))
+                                 + " counts every request by address; remove it or leave ip_levels_disabled out");
+        }
     }
     if (const Json* cds = top.array("cooldowns")) {
         c.cooldowns.clear();

@@ -62,6 +62,16 @@ std::optional<std::string> checkLevels(const std::vector<Level>& levels, const s
     return std::nullopt;
 }
 
+bool isPerIpRule(const ThrottleRule& r)
+{
+    return r.discriminator == Discriminator::ClientAddress && r.method.empty() && r.pathGlob.empty();
+}
+
+bool perIpLimiting(const std::vector<ThrottleRule>& rules)
+{
+    return std::any_of(rules.begin(), rules.end(), isPerIpRule);
+}
+
 std::optional<std::string_view> queryParameter(std::string_view query, std::string_view name)
 {
     while (!query.empty()) {

@@ -118,6 +118,12 @@ struct EngineConfig {
 // docs/INTERFACE.md's defaults on a new database.
 EngineConfig defaultConfig();
 
+// A rule that counts every request by client address (any method, any
+// path): what limits every anonymous client. Without one, per-IP limiting
+// is off and only narrower rules (a path, a header) apply, if any.
+bool isPerIpRule(const ThrottleRule& rule);
+bool perIpLimiting(const std::vector<ThrottleRule>& rules);
+
 // nullopt when the configuration can be published; otherwise what is wrong,
 // naming the field ("rules[0].levels[1].limit must be > 0").
 std::optional<std::string> validate(const EngineConfig& config);

@@ -15,6 +15,9 @@
 #include <sys/resource.h>
 
 #include <chrono>
+#include <climits>
+#include <clocale>
+#include <random>
 #include <memory>
 #endif
 
@@ -127,6 +130,122 @@ int stillOpen(std::vector<std::unique_ptr<Connection>>& clients)
     return open;
 }
 
+// ---- the fuzzer (this suite for ~8 s; scripts/fuzz-admin for longer) ----
+
+// One request of a writing route, as a valid client sends it.
+struct FuzzSeed {
+    std::string method;
+    std::string target;
+    std::string body;
+    std::string headers;
+};
+
+std::vector<FuzzSeed> fuzzSeeds(const std::string& rulesDocument)
+{
+    return {
+        {"POST", "/api/v1/lists/blocklist", "{\"address\":\"203.0.113.7\",\"ttl\":\"7d\",\"reason\":\"scraper\"}", {}},
+        {"POST", "/api/v1/lists/safelist", "{\"address\":\"2001:db8::/48\",\"expires_at\":\"2040-01-01T00:00:00Z\"}", {}},
+        {"POST", "/api/v1/lists/safelist", "{\"address\":\"10.0.0.0/8\",\"ttl\":null,\"reason\":\"office\"}", {}},
+        {"DELETE", "/api/v1/lists/blocklist/203.0.113.7", {}, {}},
+        {"POST", "/api/v1/lists/import", "[{\"list\":\"blocklist\",\"address\":\"10.1.2.3\",\"ttl\":3600,\"reason\":\"x\"}]", {}},
+        {"POST", "/api/v1/lists/import?format=csv", "list,address,reason\r\nblocklist,10.1.2.4,\"a, b\"\r\n", "Content-Type: text/csv\r\n"},
+        {"PUT", "/api/v1/tiers/Pro", "{\"name\":\"Pro\",\"levels\":[{\"limit\":100,\"period\":60},{\"limit\":5000,\"period\":\"1h\"}]}", {}},
+        {"DELETE", "/api/v1/tiers/Free", {}, {}},
+        {"PUT", "/api/v1/customers/acme", "{\"name\":\"Acme\",\"tier\":\"Pro\",\"overrides\":[{\"limit\":1000,\"period\":3600}]}", {}},
+        {"DELETE", "/api/v1/customers/acme", {}, {}},
+        {"PUT", "/api/v1/rules", rulesDocument, {}},
+        {"PUT", "/api/v1/rules",
+         "{\"rules\":[{\"name\":\"ip\",\"levels\":[{\"limit\":6,\"period\":3,\"algorithm\":\"lockout\",\"lockout\":3}]},"
+         "{\"name\":\"key\",\"key\":\"header\",\"header\":\"X-Api-Key\",\"levels\":[{\"limit\":10,\"period\":1,\"bucket\":0.5}]}]}",
+         {}},
+        {"PUT", "/api/v1/rules", "{\"settings\":{\"throttle_status\":503,\"trusted_proxies\":[\"10.0.0.0/8\"]},\"escalation\":{\"refusals\":5}}", {}},
+    };
+}
+
+// One to three edits of a valid body: bytes changed, inserted, cut or
+// repeated; a value swapped for an extreme or another type; deep nesting;
+// a duplicate key; a long or invalid string. Sometimes the name in the path.
+std::string mutate(std::string s, std::mt19937& rng)
+{
+    static const char* const VALUES[] = {"1e400", "-1e400", "-0", "99999999999999999999", "1.5", "-1", "0", "1e-400", "null", "true",
+                                         "[]", "{}", "\"\"", "\"\\ud800\"", "\"\xff\xfe\"", "\"7d\"", "\"-5s\"", "\"1e400s\"",
+                                         "\"0.0.0.0/0\"", "\"::/0\"", "18446744073709551616", "[1,[2,[3]]]"};
+    static const char RAW[] = "{}[]\",:\\0123456789-+.eEtrufalsn \t\r\n\x01\x7f\x80\xc3\xff";
+    static const std::string BYTES = std::string(RAW, sizeof RAW - 1) + '\0';
+    auto pick = [&](std::size_t n) { return n == 0 ? std::size_t(0) : std::size_t(rng() % n); };
+    const int edits = 1 + int(rng() % 3);
+    for (int e = 0; e < edits; ++e) {
+        const std::size_t at = pick(s.size() + 1);
+        switch (rng() % 10) {
+        case 0:
+            if (!s.empty())
+                s[pick(s.size())] = char(rng() % 256);
+            break;
+        case 1: s.insert(at, 1, BYTES[pick(BYTES.size())]); break;
+        case 2: s.erase(at, pick(9)); break;
+        case 3: {
+            const std::string slice = s.substr(pick(s.size() + 1), pick(33));
+            s.insert(at, slice);
+            break;
+        }
+        case 4: s.resize(at); break;
+        case 5:
+        case 6: {
+            // A value (after a ':' or in an array) replaced by another.
+            const std::size_t colon = s.find_first_of(":[,", at);
+            if (colon == std::string::npos)
+                break;
+            const std::size_t end = s.find_first_of(",}]", colon + 1);
+            s.replace(colon + 1, (end == std::string::npos ? s.size() : end) - colon - 1, VALUES[pick(std::size(VALUES))]);
+            break;
+        }
+        case 7: {
+            const std::size_t depth = 1 + pick(120);
+            s.insert(at, std::string(depth, '[') + "1" + std::string(depth, ']'));
+            break;
+        }
+        case 8: {
+            const std::size_t brace = s.find('{', at);
+            if (brace != std::string::npos)
+                s.insert(brace + 1, pick(2) ? "\"address\":\"1.2.3.4\"," : "\"levels\":[],");
+            break;
+        }
+        default: {
+            const std::size_t quote = s.find('"', at);
+            if (quote != std::string::npos)
+                s.insert(quote + 1, pick(2) ? std::string(300, 'x') : std::string("\xc3\x28\xed\xa0\x80\xf4\x90\x80\x80"));
+        }
+        }
+    }
+    return s;
+}
+
+std::string fuzzPath(const std::string& target, std::mt19937& rng)
+{
+    static const char* const NAMES[] = {"%ff", "%00x", "a%2Fb", "%c3%a9t%c3%a9", "", "..", "Pro%20", "%", "%zz", "%7f",
+                                        "2001:db8::%2F200", "1.2.3.4%2F-1", "999.1.1.1", "greylist"};
+    const auto slash = target.rfind('/');
+    const std::string name = rng() % 5 == 0 ? std::string(150 + rng() % 100, 'n') : NAMES[rng() % std::size(NAMES)];
+    return target.substr(0, slash + 1) + name;
+}
+
+// The first `n` bytes of a body, printable, for a failure message.
+std::string shown(const std::string& body)
+{
+    std::string out;
+    for (char c : body.substr(0, 400))
+        out += (c >= 0x20 && c < 0x7f) ? std::string(1, c) : "\\x" + QByteArray(1, c).toHex().toStdString();
+    return out;
+}
+
+int environmentNumber(const char* name, int fallback)
+{
+    const QByteArray v = qgetenv(name);
+    bool ok = false;
+    const int n = v.toInt(&ok);
+    return ok ? n : fallback;
+}
+
 QString str(const Json* j)
 {
     return j && j->isString() ? QString::fromStdString(j->asString()) : QStringLiteral("<missing>");
@@ -205,6 +324,8 @@ private Q_SLOTS:
                                       << "list: unknown list \"greylist\" (safelist or blocklist)";
         QTest::newRow("unknown tier") << "PUT" << "/api/v1/customers/acme" << "{\"tier\":\"Platinum\"}"
                                       << "tier \"Platinum\" is not a known tier";
+        QTest::newRow("a name that is no UTF-8") << "PUT" << "/api/v1/customers/%ff" << "{\"tier\":\"Pro\"}"
+                                                 << "id: a customer id is 1-100 bytes of printable UTF-8 without '/'";
         QTest::newRow("limit of zero") << "PUT" << "/api/v1/tiers/Pro" << "{\"levels\":[{\"limit\":0,\"period\":60}]}"
                                        << "levels[0].limit must be > 0";
         QTest::newRow("period of zero") << "PUT" << "/api/v1/tiers/Pro" << "{\"levels\":[{\"limit\":10,\"period\":0}]}"
@@ -241,6 +362,11 @@ private Q_SLOTS:
                                                << "settings.ipv6_prefix must be <= 128";
         QTest::newRow("refusals fraction") << "PUT" << rules << "{\"escalation\":{\"refusals\":2.5}}" << "escalation.refusals must be a whole number";
         QTest::newRow("factor -0") << "PUT" << rules << "{\"escalation\":{\"factor\":-0}}" << "escalation.factor must be > 0";
+        QTest::newRow("lockout of zero") << "PUT" << rules
+                                         << "{\"rules\":[{\"name\":\"ip\",\"levels\":[{\"limit\":6,\"period\":3,\"algorithm\":\"lockout\",\"lockout\":0}]}]}"
+                                         << "rules[0].levels[0].lockout must be > 0 (leave it out for the period)";
+        QTest::newRow("bucket of zero") << "PUT" << rules << "{\"rules\":[{\"name\":\"ip\",\"levels\":[{\"limit\":6,\"period\":3,\"bucket\":0}]}]}"
+                                        << "rules[0].levels[0].bucket must be > 0 (leave it out for a tenth of the period)";
         QTest::newRow("bad algorithm") << "PUT" << "/api/v1/rules" << "{\"rules\":[{\"name\":\"ip\",\"levels\":[{\"limit\":5,\"period\":1,\"algorithm\":\"leaky\"}]}]}"
                                        << "rules[0].levels[0].algorithm must be \"sliding\", \"fixed\" or \"lockout\"";
         // The engine's caps (Tuning.h) are refused by name, never silently cut.
@@ -504,6 +630,97 @@ private Q_SLOTS:
         QCOMPARE(s.callJson("GET", "/api/v1/rules").find("rules")->dump(), rules.find("rules")->dump());
     }
 
+    void perIpLimitingIsTurnedOffOnlyOnPurpose()
+    {
+        Stack s(freshDb());
+        const std::string offMessage = "rules: no rule counts every request by address (key \"address\", no method, no path), which "
+                                       "turns per-IP limiting off for every anonymous client; keep one, or say \"ip_levels_disabled\": true";
+        // An empty list, or only narrower rules, would silently stop limiting every anonymous client.
+        const std::string login = "{\"name\":\"login\",\"method\":\"POST\",\"path\":\"/login\",\"levels\":[{\"limit\":5,\"period\":60}]}";
+        for (const std::string& body : {std::string("{\"rules\":[]}"), "{\"rules\":[" + login + "]}"}) {
+            const Response r = s.call("PUT", "/api/v1/rules", body);
+            QCOMPARE(r.status, 400);
+            QCOMPARE(Json::parse(r.body)->find("error")->asString(), offMessage);
+        }
+        QCOMPARE(s.callJson("GET", "/api/v1/rules").find("ip_levels_disabled")->asBool(), false);
+        // Said on purpose: stored, shown, and anonymous clients are not limited.
+        QCOMPARE(s.call("PUT", "/api/v1/rules", "{\"rules\":[" + login + "],\"ip_levels_disabled\":true}").status, 200);
+        const Json off = s.callJson("GET", "/api/v1/rules");
+        QCOMPARE(off.find("ip_levels_disabled")->asBool(), true);
+        for (int i = 0; i < 10; ++i)
+            QCOMPARE(s.request("127.0.0.47"), 200);
+        // Other edits go on while it is off; the document read is the document written.
+        QCOMPARE(s.call("PUT", "/api/v1/rules", "{\"settings\":{\"throttle_status\":503}}").status, 200);
+        QCOMPARE(s.call("PUT", "/api/v1/rules", s.call("GET", "/api/v1/rules").body).status, 200);
+        // Saying the opposite of the rules is refused.
+        const std::string ip = "{\"name\":\"ip\",\"levels\":[{\"limit\":6,\"period\":3}]}";
+        const Response both = s.call("PUT", "/api/v1/rules", "{\"rules\":[" + ip + "],\"ip_levels_disabled\":true}");
+        QCOMPARE(both.status, 400);
+        QCOMPARE(Json::parse(both.body)->find("error")->asString(),
+                 std::string("ip_levels_disabled is true but rules[0] counts every request by address; remove it or leave ip_levels_disabled out"));
+        const Response stillOff = s.call("PUT", "/api/v1/rules", "{\"ip_levels_disabled\":false}");
+        QCOMPARE(stillOff.status, 400);
+        QCOMPARE(Json::parse(stillOff.body)->find("error")->asString(), offMessage);
+        // A per-IP rule again: limiting is back for the next request.
+        QCOMPARE(s.call("PUT", "/api/v1/rules", "{\"rules\":[" + ip + "]}").status, 200);
+        QCOMPARE(s.callJson("GET", "/api/v1/rules").find("ip_levels_disabled")->asBool(), false);
+        for (int i = 0; i < 6; ++i)
+            QCOMPARE(s.request("127.0.0.48"), 200);
+        QCOMPARE(s.request("127.0.0.48"), 503);
+    }
+
+    void fuzzedBodiesGetJsonAnswersAndNothingCrashes()
+    {
+        // Seeded and bounded: about 8 s or 5,000 requests here;
+        // scripts/fuzz-admin sets FLOODGATE_FUZZ_SECONDS and _SEED for longer runs.
+        const unsigned seed = unsigned(environmentNumber("FLOODGATE_FUZZ_SEED", 9));
+        const int seconds = environmentNumber("FLOODGATE_FUZZ_SECONDS", 8);
+        const int most = qEnvironmentVariableIsSet("FLOODGATE_FUZZ_SECONDS") ? INT_MAX : 5000;
+        std::mt19937 rng(seed);
+        Stack s(freshDb());
+        const std::string token = bearer(s.store->adminToken());
+        const std::vector<FuzzSeed> seeds = fuzzSeeds(s.call("GET", "/api/v1/rules").body);
+        const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+        int sent = 0, accepted = 0;
+        while (sent < most && std::chrono::steady_clock::now() < end) {
+            const FuzzSeed& f = seeds[rng() % seeds.size()];
+            const bool named = f.target.find("/tiers/") != std::string::npos || f.target.find("/customers/") != std::string::npos
+                || f.method == "DELETE";
+            const std::string target = named && rng() % 4 == 0 ? fuzzPath(f.target, rng) : f.target;
+            const std::string body = rng() % 10 == 0 ? f.body : mutate(f.body, rng);
+            const auto r = fetch(s.admin->port(), withBody(f.method, target, body, token + f.headers), 5000);
+            ++sent;
+            const std::string what = "seed " + std::to_string(seed) + ", request " + std::to_string(sent) + ": " + f.method + " "
+                + shown(target) + " " + shown(body);
+            QVERIFY2(r.has_value(), ("no answer to " + what).c_str());
+            QVERIFY2((r->status >= 200 && r->status < 300) || (r->status >= 400 && r->status < 500),
+                     (std::to_string(r->status) + " " + r->body + " for " + what).c_str());
+            accepted += r->status < 300;
+            if (r->status == 204)
+                continue;
+            QVERIFY2(r->header("content-type") == "application/json", (r->header("content-type") + " for " + what).c_str());
+            std::string why;
+            const auto answer = Json::parse(r->body, &why);
+            QVERIFY2(answer.has_value(), (why + " in the answer to " + what).c_str());
+            if (r->status >= 400) {
+                const Json* error = answer->find("error");
+                QVERIFY2(error && error->isString() && !error->asString().empty(), (r->body + " for " + what).c_str());
+            }
+        }
+        qInfo("%d fuzzed requests (seed %u), %d accepted", sent, seed, accepted);
+        QVERIFY(sent >= 100);
+        // Still serving, every read route answers valid JSON, and the engine decides.
+        QCOMPARE(fetch(s.admin->port(), get("/healthz"), 1000).value_or(Response{}).status, 200);
+        for (const char* read : {"/api/v1/rules", "/api/v1/tiers", "/api/v1/customers", "/api/v1/lists/blocklist",
+                                 "/api/v1/lists/safelist", "/api/v1/audit", "/api/v1/clients"}) {
+            const Response r = s.call("GET", read);
+            QCOMPARE(r.status, 200);
+            QVERIFY2(Json::parse(r.body).has_value(), read);
+        }
+        const int decided = s.request("127.0.0.49");
+        QVERIFY2(decided == 200 || decided == 403 || decided == 429 || decided == 503, QByteArray::number(decided).constData());
+    }
+
     void eventsExplainEachRefusal()
     {
         Stack s(freshDb());
@@ -526,6 +743,26 @@ private Q_SLOTS:
         const std::int64_t last = events.find("last_id")->asInteger();
         QVERIFY(s.callJson("GET", "/api/v1/events?since=" + std::to_string(last)).find("events")->asArray().empty());
         QCOMPARE(s.call("GET", "/api/v1/events?since=abc").status, 400);
+    }
+
+    void numbersInAnswersIgnoreTheCLibraryLocale()
+    {
+        // The console runs the admin API in a process whose C library
+        // locale is the user's (Qt sets it): under de_DE, printf writes 1,5.
+        if (!std::setlocale(LC_ALL, "de_DE.UTF-8"))
+            QSKIP("the de_DE.UTF-8 locale is not installed (scripts/setup generates it)");
+        struct Restore {
+            ~Restore() { std::setlocale(LC_ALL, "C"); }
+        } restore;
+        Stack s(freshDb());
+        QCOMPARE(s.call("PUT", "/api/v1/rules", "{\"rules\":[{\"name\":\"ip\",\"levels\":[{\"limit\":1,\"period\":1.5}]}]}").status, 200);
+        QCOMPARE(s.request("127.0.0.46"), 200);
+        QCOMPARE(s.request("127.0.0.46"), 429);
+        s.log.flush();
+        const Response r = s.call("GET", "/api/v1/events?since=0");
+        QVERIFY2(r.body.find("\"window\":1.5,") != std::string::npos, r.body.c_str());
+        QVERIFY2(r.body.find("1 request in the 1.5 s window of ip-1500ms (limit 1)") != std::string::npos, r.body.c_str());
+        QVERIFY2(s.call("GET", "/api/v1/rules").body.find("\"period\":1.5}") != std::string::npos, "the rules as written");
     }
 
     void queryNumbersOutOfRangeAre400NamingTheParameter_data()

@@ -5,6 +5,9 @@
 
 #include "Json.h"
 
+#include <clocale>
+#include <cstdio>
+
 using namespace Floodgate::Core;
 
 class TestJson : public QObject {
@@ -164,6 +167,28 @@ private Q_SLOTS:
         QCOMPARE(huge->asArray()[1].asInteger(), std::int64_t(INT64_MIN));
         QCOMPARE(huge->asArray()[2].asInteger(), std::int64_t(INT64_MAX));
         QVERIFY(!huge->asArray()[2].isInteger());
+    }
+
+    void numbersIgnoreTheCLibraryLocale()
+    {
+        // The console's Qt sets the user's locale; under de_DE the C
+        // library writes and reads 0,5. JSON is for machines: 0.5 always.
+        if (!std::setlocale(LC_ALL, "de_DE.UTF-8"))
+            QSKIP("the de_DE.UTF-8 locale is not installed (scripts/setup generates it)");
+        char probe[16];
+        std::snprintf(probe, sizeof probe, "%.1f", 0.5);
+        const std::string cLibrary = probe;
+        Json o = Json::object();
+        o.set("half", 0.5);
+        o.set("rate", 1234.25);
+        o.set("big", std::int64_t(1234567));
+        const std::string text = o.dump();
+        const auto back = Json::parse("{\"x\":0.25}");
+        std::setlocale(LC_ALL, "C");
+        QCOMPARE(QString::fromStdString(cLibrary), QStringLiteral("0,5"));  // the locale is really in force
+        QCOMPARE(QString::fromStdString(text), QStringLiteral("{\"half\":0.5,\"rate\":1234.25,\"big\":1234567}"));
+        QVERIFY(back);
+        QCOMPARE(back->find("x")->asNumber(), 0.25);
     }
 
     void accessors()

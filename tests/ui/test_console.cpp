@@ -27,6 +27,7 @@
 #include "TrafficView.h"
 
 #include <QAction>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QLineEdit>
 #include <QDateTimeEdit>
@@ -370,6 +371,37 @@ private Q_SLOTS:
         const Core::EngineConfig stored = s.store->config();
         QCOMPARE(stored.rules[0].levels[0].limit, 8u);
         QVERIFY(stored.settings.dryRun);
+    }
+
+    void theRulesViewWarnsWhenPerIpLimitingIsOff()
+    {
+        ConsoleStack s;
+        Ui::MainWindow& w = *s.mainWindow;
+        w.showView(Ui::MainWindow::Rules);
+        s.console->refreshNow();
+        auto* warning = w.rules()->findChild<QLabel*>(QStringLiteral("perIpOff"));
+        QVERIFY(warning);
+        QVERIFY(!warning->isVisible());  // the default rules limit every address
+        // Turned off elsewhere (the API, with "ip_levels_disabled": true).
+        bool off = false;
+        s.console->updateRules([](Core::EngineConfig& c) -> std::optional<std::string> {
+            c.rules.clear();
+            return std::nullopt;
+        }, [&](const Storage::Outcome& o) { off = o.ok(); });
+        QTRY_VERIFY_WITH_TIMEOUT(off, 5000);
+        s.console->refreshNow();
+        QTRY_VERIFY_WITH_TIMEOUT(warning->isVisible(), 3000);
+        QVERIFY(warning->text().startsWith(QStringLiteral("Per-IP limiting is off")));
+        // Other edits are still saved, and do not turn it on or off by themselves.
+        QVERIFY(w.rules()->problem().isEmpty());
+        w.rules()->findChild<QCheckBox*>()->toggle();  // counting only cookie-less requests
+        QVERIFY(w.rules()->dirty());
+        QVERIFY(w.rules()->problem().isEmpty());
+        w.rules()->save();
+        QTRY_VERIFY_WITH_TIMEOUT(!w.rules()->dirty(), 5000);
+        QVERIFY(s.store->config().rules.empty());
+        QVERIFY(s.store->config().bot.cookielessOnly);
+        QVERIFY(warning->isVisible());
     }
 
     void aRuleAddedInTheConsoleCountsByItsHeader()
