@@ -142,6 +142,7 @@ int runConsole(const Options& o, int argc, char** argv)
             QMessageBox::critical(nullptr, QObject::tr("Floodgate cannot start"), QString::fromStdString(failure->message));
         return failure->exitCode;
     }
+    runtime.printStartLines();
     int code = 0;
     {
         Ui::Console console(servicesOf(runtime, o));

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "Metrics.h"
 
+#include "Decimal.h"
 #include "Engine.h"
 #include "LimiterLog.h"
 
@@ -149,13 +150,12 @@ std::string ListenerMetrics::render(const Core::Engine& engine, const LimiterLog
     std::uint64_t cumulative = 0;
     for (std::size_t b = 0; b < LatencyBoundsNs.size(); ++b) {
         cumulative += latency[b];
-        char le[32];
-        std::snprintf(le, sizeof le, "le=\"%g\"", double(LatencyBoundsNs[b]) / 1e9);
-        metric("floodgate_decision_seconds_bucket", le, cumulative);
+        // The bounds as %g always wrote them ("0.0001"): dashboards match le by text.
+        metric("floodgate_decision_seconds_bucket", "le=\"" + Core::decimal(double(LatencyBoundsNs[b]) / 1e9, 6) + "\"", cumulative);
     }
     cumulative += latency.back();
     metric("floodgate_decision_seconds_bucket", "le=\"+Inf\"", cumulative);
-    out += "floodgate_decision_seconds_sum " + std::to_string(double(latencySum) / 1e9) + "\n";
+    out += "floodgate_decision_seconds_sum " + Core::decimal(double(latencySum) / 1e9) + "\n";
     metric("floodgate_decision_seconds_count", "", cumulative);
 
     line("# HELP floodgate_http_errors_total Malformed or hostile requests answered with an error status, and upstream failures.");
