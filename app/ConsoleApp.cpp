@@ -13,6 +13,7 @@
 
 #include <QApplication>
 #include <QDir>
+#include <QSocketNotifier>
 #include <QGuiApplication>
 #include <QMessageBox>
 #include <QTableView>
@@ -20,7 +21,13 @@
 #include <QStyle>
 #include <QTimer>
 
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <memory>
+#include <unistd.h>
 
 namespace Floodgate::App {
 
@@ -47,6 +54,68 @@ Ui::ConsoleServices servicesOf(Runtime& runtime, const Options& o)
     s.dryRunForced = o.dryRun;
     return s;
 }
+
+// SIGTERM (a logout, `systemctl stop`, `kill`) and SIGINT close the console
+// as its window's close button does, so the runtime stops in order (listener,
+// queued writes, limiter.log) and the exit code is 0, not 143. The standard
+// Qt pattern: a signal handler may only write to a descriptor; a notifier
+// reads it on the GUI thread. A second signal ends the process at once.
+int g_signalPipe[2] = {-1, -1};
+
+void onStopSignal(int signal)
+{
+    const int saved = errno;
+    const unsigned char byte = static_cast<unsigned char>(signal);
+    [[maybe_unused]] const auto n = ::write(g_signalPipe[1], &byte, 1);
+    errno = saved;
+}
+
+class StopSignals {
+public:
+    StopSignals()
+    {
+        if (::pipe2(g_signalPipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+            std::fprintf(stderr, "floodgate: cannot watch for SIGTERM (%s): it will end the console without a clean stop\n",
+                         std::strerror(errno));
+            return;
+        }
+        struct sigaction sa {};
+        sa.sa_handler = onStopSignal;
+        sigemptyset(&sa.sa_mask);
+        sa.sa_flags = SA_RESTART;
+        ::sigaction(SIGTERM, &sa, nullptr);
+        ::sigaction(SIGINT, &sa, nullptr);
+        m_notifier = std::make_unique<QSocketNotifier>(g_signalPipe[0], QSocketNotifier::Read);
+        QObject::connect(m_notifier.get(), &QSocketNotifier::activated, m_notifier.get(), [] {
+            unsigned char byte = 0;
+            if (::read(g_signalPipe[0], &byte, 1) != 1)
+                return;
+            ::signal(SIGTERM, SIG_DFL);
+            ::signal(SIGINT, SIG_DFL);
+            std::fprintf(stderr, "floodgate: %s received, closing\n", byte == SIGINT ? "SIGINT" : "SIGTERM");
+            // Every window, dialogs included (a dialog left open would keep
+            // the application running): the main window's close is the
+            // last one, and the event loop ends as on the close button.
+            QApplication::closeAllWindows();
+        });
+    }
+    ~StopSignals()
+    {
+        if (!m_notifier)
+            return;
+        m_notifier.reset();
+        ::signal(SIGTERM, SIG_DFL);
+        ::signal(SIGINT, SIG_DFL);
+        ::close(g_signalPipe[0]);
+        ::close(g_signalPipe[1]);
+        g_signalPipe[0] = g_signalPipe[1] = -1;
+    }
+    StopSignals(const StopSignals&) = delete;
+    StopSignals& operator=(const StopSignals&) = delete;
+
+private:
+    std::unique_ptr<QSocketNotifier> m_notifier;
+};
 
 // Under the offscreen or minimal platforms (tests, CI) nobody can click a
 // dialog away: the reason goes to stderr only.
@@ -133,6 +202,8 @@ int runConsole(const Options& o, int argc, char** argv)
     QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/floodgate.svg")));
     QApplication::setDesktopFileName(QStringLiteral("floodgate"));
     applyTheme(o.theme);
+    // Before anything starts: a signal during start-up closes the window as soon as it is up.
+    const StopSignals stopSignals;
 
     const Core::SystemClock clock;
     Runtime runtime(clock);
@@ -142,6 +213,7 @@ int runConsole(const Options& o, int argc, char** argv)
             QMessageBox::critical(nullptr, QObject::tr("Floodgate cannot start"), QString::fromStdString(failure->message));
         return failure->exitCode;
     }
+    runtime.printStartLines();
     int code = 0;
     {
         Ui::Console console(servicesOf(runtime, o));

@@ -59,16 +59,7 @@ int runHeadless(const Options& o)
         std::fprintf(stderr, "floodgate: %s\n", failure->message.c_str());
         return failure->exitCode;
     }
-    std::printf("listening on %s (%s)\n", runtime.listenUrl().c_str(), runtime.modeText().c_str());
-    if (!runtime.adminUrl().empty())
-        std::printf("admin on %s\n", runtime.adminUrl().c_str());
-    if (!runtime.adminUrl().empty())
-        std::printf("admin API wants \"Authorization: Bearer TOKEN\"%s; `floodgate token --db %s` prints it\n",
-                    runtime.adminBeyondLoopback() ? " (beyond loopback /healthz and /metrics too)" : "", runtime.databasePath().c_str());
-    std::printf("database %s%s\n", runtime.databasePath().c_str(), runtime.store().created() ? " (new, with the default rules)" : "");
-    std::printf("limiter log %s%s\n", runtime.logPath().empty() ? "off" : runtime.logPath().c_str(),
-                o.dryRun ? " (dry run: nothing is refused)" : "");
-    std::fflush(stdout);
+    runtime.printStartLines();
 
     const Core::Millis start = wallMs();
     Core::Millis nextTick = start + 1000;

@@ -148,6 +148,19 @@ std::optional<StartFailure> Runtime::start(const Options& o)
     return std::nullopt;
 }
 
+void Runtime::printStartLines() const
+{
+    std::printf("listening on %s (%s)\n", listenUrl().c_str(), modeText().c_str());
+    if (!adminUrl().empty())
+        std::printf("admin on %s\n", adminUrl().c_str());
+    if (!adminUrl().empty())
+        std::printf("admin API wants \"Authorization: Bearer TOKEN\"%s; `floodgate token --db %s` prints it\n",
+                    m_adminBeyondLoopback ? " (beyond loopback /healthz and /metrics too)" : "", m_dbPath.c_str());
+    std::printf("database %s%s\n", m_dbPath.c_str(), m_store->created() ? " (new, with the default rules)" : "");
+    std::printf("limiter log %s%s\n", m_logPath.empty() ? "off" : m_logPath.c_str(), m_options.dryRun ? " (dry run: nothing is refused)" : "");
+    std::fflush(stdout);
+}
+
 void Runtime::adjust(Core::EngineConfig& c) const
 {
     // Command-line overrides: applied to every configuration published,

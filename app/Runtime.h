@@ -51,6 +51,10 @@ public:
     // Everything up to serving. On failure nothing keeps running.
     std::optional<StartFailure> start(const Options& options);
     void stop();
+    // After start(), on stdout, one line each: where it listens, the admin
+    // API, the database, limiter.log ("limiter log ..." is the last line).
+    // Both modes print them, so a script can find a port-0 listener.
+    void printStartLines() const;
 
 
     // Demo traffic on or off while running (the console's toggle).

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <fcntl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -66,28 +67,29 @@ bool LimiterLog::start(std::string* error)
         // Visitors' addresses: the owner's alone (created 0600, an older
         // looser file tightened).
         std::string why;
-        const int fd = Files::openPrivateAppend(m_path, nullptr, &why);
-        if (fd < 0) {
+        m_fd = Files::openPrivateAppend(m_path, nullptr, &why);
+        if (m_fd < 0) {
             if (error)
                 *error = "limiter log: " + why;
             return false;
         }
         Files::tighten(m_path);
         struct stat st {};
-        const bool existed = ::fstat(fd, &st) == 0 && st.st_size > 0;
-        std::FILE* f = ::fdopen(fd, "ab");
-        if (!f) {
-            ::close(fd);
-            if (error)
-                *error = "limiter log: cannot open " + m_path + ": " + std::strerror(errno);
-            return false;
+        const off_t size = ::fstat(m_fd, &st) == 0 ? st.st_size : 0;
+        m_headerPending = size == 0;
+        if (size > 0) {
+            // A file cut mid-record (a full disk before a restart): the
+            // next record starts on a line of its own.
+            char last = '\n';
+            if (const int reader = ::open(m_path.c_str(), O_RDONLY | O_CLOEXEC); reader >= 0) {
+                if (::pread(reader, &last, 1, size - 1) != 1)
+                    last = '\n';
+                ::close(reader);
+            }
+            m_torn = last != '\n';
         }
-        if (!existed) {
-            std::fputs(LimiterLogHeader, f);
-            std::fputs("\r\n", f);
-            std::fflush(f);
-        }
-        m_file = f;
+        if (m_headerPending || m_torn)
+            writeOut(std::string(), 0);
     }
     m_started = true;
     m_thread = std::thread([this] { run(); });
@@ -105,11 +107,83 @@ void LimiterLog::stop()
     m_wake.notify_all();
     if (m_thread.joinable())
         m_thread.join();
-    if (m_file) {
-        std::fclose(static_cast<std::FILE*>(m_file));
-        m_file = nullptr;
+    if (m_fd >= 0) {
+        ::close(m_fd);
+        m_fd = -1;
     }
     m_started = false;
+}
+
+void LimiterLog::writeOut(const std::string& batch, std::uint64_t lines)
+{
+    // What goes before the records: a line break ending a record a failed
+    // write cut (when it could not be cut off), and the header line while
+    // the file has none.
+    std::string out;
+    if (m_torn)
+        out += "\r\n";
+    if (m_headerPending) {
+        out += LimiterLogHeader;
+        out += "\r\n";
+    }
+    const std::size_t prefix = out.size();
+    out += batch;
+    std::size_t done = 0;
+    int error = 0;
+    while (done < out.size()) {
+        const ssize_t n = ::write(m_fd, out.data() + done, out.size() - done);
+        if (n > 0) {
+            done += std::size_t(n);
+        } else if (n < 0 && errno == EINTR) {
+            continue;
+        } else {
+            error = n < 0 ? errno : EIO;  // ENOSPC, EDQUOT, EFBIG, EIO
+            break;
+        }
+    }
+    // On disk now: whole lines up to `kept`. A record the failure cut in
+    // two is cut off (the file had grown by `done` bytes), so the next
+    // write starts on a line boundary; if the file cannot be shortened,
+    // the next write begins with a line break instead.
+    std::size_t kept = done;
+    if (done < out.size()) {
+        const auto nl = std::string_view(out.data(), done).rfind('\n');
+        const std::size_t whole = nl == std::string_view::npos ? 0 : nl + 1;
+        const off_t cut = off_t(done - whole);
+        const off_t end = cut > 0 ? ::lseek(m_fd, 0, SEEK_END) : 0;
+        if (cut == 0 || (end >= cut && ::ftruncate(m_fd, end - cut) == 0))
+            kept = whole;
+    }
+    if (kept > 0)
+        m_torn = out[kept - 1] != '\n';
+    if (kept >= prefix)
+        m_headerPending = false;
+    std::uint64_t landed = 0;
+    if (kept > prefix)
+        landed = std::uint64_t(std::count(out.begin() + std::ptrdiff_t(prefix), out.begin() + std::ptrdiff_t(kept), '\n'));
+    m_written.fetch_add(landed, std::memory_order_relaxed);
+    if (done == out.size()) {
+        if (m_failing.exchange(false, std::memory_order_relaxed))
+            std::fprintf(stderr, "floodgate: limiter log %s: writing again (%llu lines were lost)\n", m_path.c_str(),
+                         (unsigned long long)m_failed.load(std::memory_order_relaxed));
+        return;
+    }
+    m_failed.fetch_add(lines - landed, std::memory_order_relaxed);
+    if (m_failing.exchange(true, std::memory_order_relaxed))
+        return;  // said once per episode
+    std::string message = "cannot write " + m_path + ": " + std::strerror(error)
+        + "; refusals are not logged (floodgate_limiter_log_lines_total{result=\"failed\"} counts them) until it can be written again";
+    std::fprintf(stderr, "floodgate: limiter log: %s\n", message.c_str());
+    std::lock_guard lock(m_problemMutex);
+    const std::uint64_t serial = m_problem ? m_problem->serial + 1 : 1;
+    using namespace std::chrono;
+    m_problem = Core::Problem{serial, duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count(), std::move(message)};
+}
+
+std::optional<Core::Problem> LimiterLog::lastProblem() const
+{
+    std::lock_guard lock(m_problemMutex);
+    return m_problem;
 }
 
 void LimiterLog::push(std::size_t producer, const Core::Decision& d, const Core::RequestFacts& f, std::string_view customer,
@@ -156,6 +230,7 @@ bool LimiterLog::drainOnce(std::size_t perRing)
 {
     bool left = false;
     std::string batch;
+    std::uint64_t lines = 0;
     const std::size_t capacity = Core::Tuning::maxEventsKept;
     for (auto& ring : m_rings) {
         if (ring->empty())
@@ -165,8 +240,10 @@ bool LimiterLog::drainOnce(std::size_t perRing)
             m_events.resize(capacity);
         const std::size_t n = ring->drain(
             [&](const LogRecord& r) {
-                if (m_file)
+                if (m_fd >= 0) {
                     batch += formatLogLine(r);
+                    ++lines;
+                }
                 // Event n sits in slot (n - 1) % capacity: the newest
                 // overwrite the oldest; no allocation per event.
                 m_events[(m_nextEventId - 1) % capacity] = Event{m_nextEventId, r};
@@ -174,12 +251,11 @@ bool LimiterLog::drainOnce(std::size_t perRing)
             },
             perRing);
         left = left || !ring->empty();
-        m_written.fetch_add(n, std::memory_order_relaxed);
+        if (m_fd < 0)
+            m_written.fetch_add(n, std::memory_order_relaxed);  // --log off: counted as handled
     }
-    if (!batch.empty() && m_file) {
-        std::fwrite(batch.data(), 1, batch.size(), static_cast<std::FILE*>(m_file));
-        std::fflush(static_cast<std::FILE*>(m_file));
-    }
+    if (!batch.empty())
+        writeOut(batch, lines);
     return left;
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "Decision.h"
+#include "Problem.h"
 #include "SpscRing.h"
 
 #include <atomic>
@@ -13,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -78,8 +80,17 @@ public:
     std::vector<Event> events(std::uint64_t afterId, std::size_t limit) const;
     std::uint64_t lastEventId() const;
 
+    // Lines on disk (with --log off: records handled).
     std::uint64_t written() const { return m_written.load(std::memory_order_relaxed); }
-    std::uint64_t dropped() const;
+    std::uint64_t dropped() const;  // the ring was full: never reached the writer
+    // Lines the file did not take (a full disk, a quota, the file size
+    // limit, an I/O error). A record cut by a failed write is cut off again
+    // (or ended with a line break), so the file stays whole lines.
+    std::uint64_t failed() const { return m_failed.load(std::memory_order_relaxed); }
+    bool failing() const { return m_failing.load(std::memory_order_relaxed); }  // the last write failed
+    // The latest write failure, for the console's banner (said once on
+    // stderr per episode, and again when writing works again).
+    std::optional<Core::Problem> lastProblem() const;
     const std::string& path() const { return m_path; }
     // Blocks until every record pushed before the call is written (tests).
     void flush();
@@ -88,6 +99,9 @@ private:
     void run();
     // Writes at most `perRing` records of each ring; true when some are left.
     bool drainOnce(std::size_t perRing);
+    // Appends `lines` formatted records (and the header / a line break when
+    // due), counts what landed and what did not, reports a failure.
+    void writeOut(const std::string& batch, std::uint64_t lines);
 
     std::string m_path;
     std::vector<std::unique_ptr<SpscRing<LogRecord>>> m_rings;
@@ -101,7 +115,13 @@ private:
     mutable std::mutex m_eventsMutex;
     std::vector<Event> m_events;  // a circular buffer of Tuning::maxEventsKept, allocated once; event n in slot (n - 1) % size
     std::uint64_t m_nextEventId = 1;
-    void* m_file = nullptr;  // std::FILE*
+    int m_fd = -1;                // the file, O_APPEND; -1 with --log off
+    bool m_headerPending = false;  // the file has no header line yet (writer thread only, after start)
+    bool m_torn = false;           // the file ends inside a record
+    std::atomic<std::uint64_t> m_failed{0};
+    std::atomic<bool> m_failing{false};
+    mutable std::mutex m_problemMutex;
+    std::optional<Core::Problem> m_problem;
 };
 
 } // namespace Floodgate::Http

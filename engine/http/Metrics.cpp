@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "Metrics.h"
 
+#include "Decimal.h"
 #include "Engine.h"
 #include "LimiterLog.h"
 
@@ -149,13 +150,12 @@ std::string ListenerMetrics::render(const Core::Engine& engine, const LimiterLog
     std::uint64_t cumulative = 0;
     for (std::size_t b = 0; b < LatencyBoundsNs.size(); ++b) {
         cumulative += latency[b];
-        char le[32];
-        std::snprintf(le, sizeof le, "le=\"%g\"", double(LatencyBoundsNs[b]) / 1e9);
-        metric("floodgate_decision_seconds_bucket", le, cumulative);
+        // The bounds as %g always wrote them ("0.0001"): dashboards match le by text.
+        metric("floodgate_decision_seconds_bucket", "le=\"" + Core::decimal(double(LatencyBoundsNs[b]) / 1e9, 6) + "\"", cumulative);
     }
     cumulative += latency.back();
     metric("floodgate_decision_seconds_bucket", "le=\"+Inf\"", cumulative);
-    out += "floodgate_decision_seconds_sum " + std::to_string(double(latencySum) / 1e9) + "\n";
+    out += "floodgate_decision_seconds_sum " + Core::decimal(double(latencySum) / 1e9) + "\n";
     metric("floodgate_decision_seconds_count", "", cumulative);
 
     line("# HELP floodgate_http_errors_total Malformed or hostile requests answered with an error status, and upstream failures.");
@@ -201,10 +201,15 @@ std::string ListenerMetrics::render(const Core::Engine& engine, const LimiterLog
     line("# TYPE floodgate_upstream_errors_total counter");
     metric("floodgate_upstream_errors_total", "", upstreamErrors.load());
 
-    line("# HELP floodgate_limiter_log_lines_total limiter.log lines written, and dropped because the queue was full.");
+    line("# HELP floodgate_limiter_log_lines_total limiter.log lines written, dropped because the queue was full, and failed because the file "
+         "could not be written (full disk, quota, file size limit, I/O error).");
     line("# TYPE floodgate_limiter_log_lines_total counter");
     metric("floodgate_limiter_log_lines_total", "result=\"written\"", log ? log->written() : 0);
     metric("floodgate_limiter_log_lines_total", "result=\"dropped\"", log ? log->dropped() : 0);
+    metric("floodgate_limiter_log_lines_total", "result=\"failed\"", log ? log->failed() : 0);
+    line("# HELP floodgate_limiter_log_failing 1 while limiter.log cannot be written (its last write failed).");
+    line("# TYPE floodgate_limiter_log_failing gauge");
+    metric("floodgate_limiter_log_failing", "", log && log->failing() ? 1 : 0);
     return out;
 }
 

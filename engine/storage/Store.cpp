@@ -2,6 +2,7 @@
 #include "Store.h"
 
 #include "Codec.h"
+#include "Decimal.h"
 #include "Engine.h"
 #include "PrivateFiles.h"
 #include "Schema.h"
@@ -86,9 +87,7 @@ void completeEntry(ListEntry& entry, Millis now, const Actor& actor)
 
 std::string seconds(int ms)
 {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%g s", ms / 1000.0);
-    return buf;
+    return Core::decimal(ms / 1000.0, 6) + " s";  // as %g wrote it, whatever the locale
 }
 
 } // namespace

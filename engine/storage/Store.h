@@ -12,6 +12,7 @@
 #include "Json.h"
 #include "Rules.h"
 #include "Tables.h"
+#include "Problem.h"
 #include "Time.h"
 
 #include <atomic>
@@ -82,11 +83,7 @@ struct Loaded {
 
 // Something that went wrong in the background (a purge, a reload, a
 // publish) that no caller was waiting for: the console shows it.
-struct Problem {
-    std::uint64_t serial = 0;  // grows with each new problem
-    Core::Millis at = 0;
-    std::string message;
-};
+using Problem = Core::Problem;
 
 class Store {
 public:

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// The built `floodgate` as a child process: started with arguments, its
-// start-up lines read for the real ports, stopped with a signal. Every child
+// The built `floodgate` as a child process (headless or the console: both
+// print the same start-up lines): started with arguments, its start-up
+// lines read for the real ports, stopped with a signal. Every child
 // gets its own XDG_DATA_HOME so nothing lands in the developer's real data
 // folder when a test does not name --db.
 #pragma once
@@ -30,9 +31,9 @@ struct Child {
     QString firstLine;
     QString startup;  // every start-up line
 
-    bool start(const QStringList& args)
+    bool start(const QStringList& args, const QProcessEnvironment& env = childEnvironment())
     {
-        proc.setProcessEnvironment(childEnvironment());
+        proc.setProcessEnvironment(env);
         proc.start(QStringLiteral(FLOODGATE_BINARY), args);
         if (!proc.waitForStarted(5000))
             return false;
