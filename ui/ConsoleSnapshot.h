@@ -71,6 +71,7 @@ struct ConsoleSnapshot {
     std::shared_ptr<const Core::EngineConfig> storedConfig;  // as stored: what the rules form edits
     std::map<std::string, std::vector<Core::LevelUsage>> customerUsage;  // by customer id
     std::optional<Storage::Problem> storeProblem;  // the latest background storage problem
+    std::optional<Core::Problem> logProblem;        // the latest limiter.log write failure
     bool listening = true;
     bool demo = false;
     QString listenUrl;

@@ -368,6 +368,10 @@ void MainWindow::applySnapshot(SnapshotPtr snapshot)
         m_shownProblem = s.storeProblem->serial;
         m_problem->show(tr("Database (%1): %2").arg(formatClock(s.storeProblem->at, s.now), qs(s.storeProblem->message)));
     }
+    if (s.logProblem && s.logProblem->serial != m_shownLogProblem) {
+        m_shownLogProblem = s.logProblem->serial;
+        m_problem->show(tr("limiter.log (%1): %2").arg(formatClock(s.logProblem->at, s.now), qs(s.logProblem->message)));
+    }
     if (m_wasListening && !s.listening)
         m_problem->show(tr("The traffic listener is stopped: nothing is being decided. Start it again from the toolbar."));
     m_wasListening = s.listening;

@@ -98,7 +98,8 @@ private:
     qint64 m_lastApplyNs = 0;
     bool m_wasListening = true;
     int m_listenerShown = -1;  // the listener action shows: 1 stop, 0 start, -1 not yet
-    std::uint64_t m_shownProblem = 0;
+    std::uint64_t m_shownProblem = 0;     // the store problem last shown (its serial)
+    std::uint64_t m_shownLogProblem = 0;  // the limiter.log problem last shown
 };
 
 } // namespace Floodgate::Ui

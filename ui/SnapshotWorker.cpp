@@ -200,6 +200,8 @@ SnapshotPtr SnapshotWorker::take()
             s->customerUsage.emplace(c.id, std::move(*usage));
     if (m_services.store)
         s->storeProblem = m_services.store->lastProblem();
+    if (m_services.log)
+        s->logProblem = m_services.log->lastProblem();
     s->listening = !m_services.listening || m_services.listening();
     s->demo = m_services.demoRunning && m_services.demoRunning();
     if (m_services.listenUrl)

@@ -2,7 +2,7 @@
 // A serving stack in process for the suites above the listener (admin API,
 // console): a SQLite file opened by the store (polling other processes'
 // changes every 50 ms) and its writer, the engine on the stored rules, the
-// limiter log (in memory), and the traffic listener on 127.0.0.1 port 0
+// limiter log (in memory unless given a file), and the traffic listener on 127.0.0.1 port 0
 // with its request samples. Header-only: the suites that include it link
 // storage and the listener.
 #pragma once
@@ -23,7 +23,10 @@ namespace FloodgateTest {
 
 struct TrafficStack {
     // busyTimeoutMs: how long a write waits for another connection's lock.
-    explicit TrafficStack(const std::string& dbPath, int busyTimeoutMs = Floodgate::Storage::StoreOptions{}.busyTimeoutMs)
+    // logPath: limiter.log's file (empty: in memory only).
+    explicit TrafficStack(const std::string& dbPath, int busyTimeoutMs = Floodgate::Storage::StoreOptions{}.busyTimeoutMs,
+                          const std::string& logPath = {})
+        : log(logPath, 1)
     {
         using namespace Floodgate;
         Storage::StoreOptions so;
@@ -68,7 +71,7 @@ struct TrafficStack {
     Floodgate::Core::SystemClock clock;
     std::unique_ptr<Floodgate::Storage::Store> store;
     std::unique_ptr<Floodgate::Core::Engine> engine;
-    Floodgate::Http::LimiterLog log{std::string(), 1};
+    Floodgate::Http::LimiterLog log;
     Floodgate::Http::ListenerMetrics metrics{1};
     Floodgate::Http::RequestSamples samples{1};
     std::unique_ptr<Floodgate::Http::Listener> listener;

@@ -21,6 +21,7 @@
 #include <sys/resource.h>
 
 #include <atomic>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -486,6 +487,110 @@ private Q_SLOTS:
             QCOMPARE(QString::fromStdString(Core::Csv::restoreField(ua)), QString::fromStdString(agents[i]));
             QCOMPARE(QString::fromStdString(f[7]), QStringLiteral("'=1+1"));  // the query
         }
+    }
+
+    // A full disk, a quota or the file size limit: lines the file did not
+    // take are counted as failed (never as written), said once, and the
+    // file stays whole lines so the next record starts on its own line.
+    // RLIMIT_FSIZE plays the full disk: no root, no mount.
+    void limiterLogWriteFailuresAreCountedSaidAndHealed()
+    {
+        QTemporaryDir dir;
+        const std::string path = dir.filePath(QStringLiteral("limiter.log")).toStdString();
+        Http::LimiterLog log(path, 1);
+        std::string why;
+        QVERIFY2(log.start(&why), why.c_str());
+        Core::Decision d;
+        d.action = Core::Action::Throttle;
+        Core::RequestFacts f;
+        f.method = "GET";
+        f.path = "/";
+        auto push = [&](int n, std::string_view agent) {
+            f.userAgent = agent;
+            for (int i = 0; i < n; ++i)
+                log.push(0, d, f, {}, {}, Core::Millis(1'700'000'000'000 + i));
+            log.flush();
+        };
+        push(10, "before");
+        QCOMPARE(log.written(), std::uint64_t(10));
+        QCOMPARE(log.failed(), std::uint64_t(0));
+        QVERIFY(!log.lastProblem());
+
+        const auto size = std::filesystem::file_size(path);
+        ::signal(SIGXFSZ, SIG_IGN);  // EFBIG instead of the signal's default (dumping core)
+        rlimit old{};
+        ::getrlimit(RLIMIT_FSIZE, &old);
+        rlimit tight = old;
+        tight.rlim_cur = rlim_t(size + 150);  // room for about one and a half lines
+        QCOMPARE(::setrlimit(RLIMIT_FSIZE, &tight), 0);
+        push(20, "during");
+        QVERIFY(log.failing());
+        QVERIFY2(log.failed() > 0, "lines the file did not take are counted as failed");
+        QCOMPARE(log.written() + log.failed(), std::uint64_t(30));
+        const auto problem = log.lastProblem();
+        QVERIFY(problem);
+        QVERIFY2(problem->message.find("File too large") != std::string::npos, problem->message.c_str());
+        QVERIFY2(problem->message.find(path) != std::string::npos, problem->message.c_str());
+        const std::uint64_t serial = problem->serial;
+        push(5, "still full");  // the same episode: not said again
+        QCOMPARE(log.lastProblem()->serial, serial);
+
+        QCOMPARE(::setrlimit(RLIMIT_FSIZE, &old), 0);  // space again
+        push(3, "after");
+        QVERIFY(!log.failing());
+        QCOMPARE(log.written() + log.failed(), std::uint64_t(38));
+        Core::EngineConfig config = noEscalation();
+        Core::Engine engine(config);
+        Http::ListenerMetrics metrics(1);
+        const std::string text = metrics.render(engine, &log, Core::Millis(1'700'000'100'000));
+        QVERIFY2(text.find("floodgate_limiter_log_lines_total{result=\"failed\"} " + std::to_string(log.failed()) + "\n") != std::string::npos,
+                 text.c_str());
+        QVERIFY2(text.find("floodgate_limiter_log_failing 0\n") != std::string::npos, text.c_str());
+        log.stop();
+
+        // On disk: the header and exactly the written lines, each whole.
+        std::ifstream in(path, std::ios::binary);
+        const std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        QVERIFY(content.ends_with("\r\n"));
+        std::vector<Core::Csv::Record> records;
+        QVERIFY2(Core::Csv::read(content, records, why), why.c_str());
+        QCOMPARE(records.size(), std::size_t(1 + log.written()));
+        for (std::size_t i = 1; i < records.size(); ++i)
+            QCOMPARE(records[i].fields.size(), std::size_t(12));
+        QCOMPARE(QString::fromStdString(records.back().fields[8]), QStringLiteral("after"));
+    }
+
+    // A file a crash or a full disk left cut inside a record: the next
+    // start begins on a line of its own, so the cut record stays the only
+    // damaged one.
+    void aLimiterLogEndingMidRecordIsContinuedOnANewLine()
+    {
+        QTemporaryDir dir;
+        const std::string path = dir.filePath(QStringLiteral("limiter.log")).toStdString();
+        {
+            std::ofstream out(path, std::ios::binary);
+            out << Http::LimiterLogHeader << "\r\n" << "2026-11-23T10:00:00.000Z,throttle,ip-3s,203.0.";
+        }
+        Http::LimiterLog log(path, 1);
+        std::string why;
+        QVERIFY2(log.start(&why), why.c_str());
+        Core::Decision d;
+        d.action = Core::Action::Throttle;
+        Core::RequestFacts f;
+        f.method = "GET";
+        f.path = "/next";
+        log.push(0, d, f, {}, {}, Core::Millis(1'700'000'000'000));
+        log.flush();
+        log.stop();
+        std::ifstream in(path, std::ios::binary);
+        const std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        std::vector<Core::Csv::Record> records;
+        QVERIFY2(Core::Csv::read(content, records, why), why.c_str());
+        QCOMPARE(records.size(), std::size_t(3));  // header, the cut record, the new one
+        QCOMPARE(records[1].fields.size(), std::size_t(4));
+        QCOMPARE(records[2].fields.size(), std::size_t(12));
+        QCOMPARE(QString::fromStdString(records[2].fields[6]), QStringLiteral("/next"));
+        QCOMPARE(std::count(content.begin(), content.end(), '\n'), std::ptrdiff_t(3));
     }
 
     void theEventRingKeepsTheNewestWithConsecutiveIds()

@@ -21,8 +21,8 @@ struct ScratchFolder {
 };
 
 struct ConsoleStack : ScratchFolder, TrafficStack {
-    explicit ConsoleStack(bool window = true)
-        : TrafficStack(dbPath.toStdString())
+    explicit ConsoleStack(bool window = true, const std::string& logPath = {})
+        : TrafficStack(dbPath.toStdString(), Floodgate::Storage::StoreOptions{}.busyTimeoutMs, logPath)
     {
         using namespace Floodgate;
         Ui::ConsoleServices s;

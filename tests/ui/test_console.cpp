@@ -32,6 +32,8 @@
 #include <QLineEdit>
 #include <QDateTimeEdit>
 #include <QDialogButtonBox>
+#include <QFileInfo>
+#include <QTemporaryDir>
 #include <QLabel>
 #include <QProcess>
 #include <QPushButton>
@@ -41,6 +43,9 @@
 #include <QToolButton>
 
 #include <sqlite3.h>
+#include <sys/resource.h>
+
+#include <csignal>
 #endif
 
 using namespace Floodgate;
@@ -166,6 +171,35 @@ private Q_SLOTS:
         QCOMPARE(audit.size(), std::size_t(2));
         QCOMPARE(QString::fromStdString(audit[0].action), QStringLiteral("list.add"));
         QCOMPARE(QString::fromStdString(audit[1].action), QStringLiteral("list.remove"));
+    }
+
+    // limiter.log on a full disk: the problem banner says so once, with the
+    // file and the reason; serving goes on. RLIMIT_FSIZE plays the full disk.
+    void aLimiterLogThatCannotBeWrittenShowsInTheBanner()
+    {
+        QTemporaryDir dir;
+        const std::string path = dir.filePath(QStringLiteral("limiter.log")).toStdString();
+        ConsoleStack s(true, path);
+        Ui::MainWindow& w = *s.mainWindow;
+        QVERIFY(!w.problem()->isVisible());
+        ::signal(SIGXFSZ, SIG_IGN);
+        rlimit old{};
+        ::getrlimit(RLIMIT_FSIZE, &old);
+        rlimit full = old;
+        full.rlim_cur = rlim_t(QFileInfo(QString::fromStdString(path)).size());  // not one byte more
+        QCOMPARE(::setrlimit(RLIMIT_FSIZE, &full), 0);
+        for (int i = 0; i < 6; ++i)
+            QCOMPARE(s.request("127.0.0.21"), 200);
+        QCOMPARE(s.request("127.0.0.21"), 429);  // refused: a line for limiter.log
+        s.log.flush();
+        QCOMPARE(::setrlimit(RLIMIT_FSIZE, &old), 0);
+        QVERIFY(s.log.failed() > 0);
+        s.console->refreshNow();
+        QTRY_VERIFY_WITH_TIMEOUT(w.problem()->isVisible(), 3000);
+        const QString text = w.problem()->text();
+        QVERIFY2(text.startsWith(QStringLiteral("limiter.log (")), qPrintable(text));
+        QVERIFY2(text.contains(QString::fromStdString(path)) && text.contains(QStringLiteral("File too large")), qPrintable(text));
+        QCOMPARE(s.request("127.0.0.22"), 200);  // serving goes on
     }
 
     void safelistFromTheToolbarAndTheListsView()
