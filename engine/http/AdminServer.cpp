@@ -69,6 +69,11 @@ struct AdminServer::Impl {
     std::uint16_t port = 0;
     bool loopback = true;
     bool started = false;
+    // Set on the I/O thread when stop() closes everything. A timer that
+    // fired just before (its handler queued, no longer cancellable) must not
+    // arm itself again, or the I/O thread never runs out of work and stop()
+    // waits for it forever.
+    bool stopping = false;
 
     void accept();
     void admit(tcp::socket socket);
@@ -379,7 +384,7 @@ void AdminServer::Impl::admit(tcp::socket socket)
 void AdminServer::Impl::accept()
 {
     acceptor.async_accept(ioc, [this](error_code ec, tcp::socket socket) {
-        if (ec == net::error::operation_aborted || !acceptor.is_open())
+        if (ec == net::error::operation_aborted || !acceptor.is_open() || stopping)
             return;
         if (!ec) {
             admit(std::move(socket));
@@ -389,7 +394,7 @@ void AdminServer::Impl::accept()
         // Out of descriptors or similar: try again shortly, keep the port.
         acceptRetry.expires_after(std::chrono::milliseconds(100));
         acceptRetry.async_wait([this](error_code e) {
-            if (!e)
+            if (!e && !stopping)
                 accept();
         });
     });
@@ -399,7 +404,7 @@ void AdminServer::Impl::sweep()
 {
     sweeper.expires_after(std::chrono::milliseconds(Core::Tuning::sweepIntervalMs));
     sweeper.async_wait([this](error_code ec) {
-        if (ec)
+        if (ec || stopping)
             return;
         const Millis now = steadyMs();
         const auto open = sessions;  // expiring closes, and closing erases from the list
@@ -469,6 +474,7 @@ void AdminServer::stop()
     }
     // Close everything on the I/O thread; it runs out of work and returns.
     net::post(m->ioc, [impl = m.get()] {
+        impl->stopping = true;
         error_code ec;
         impl->acceptor.close(ec);
         impl->acceptRetry.cancel();

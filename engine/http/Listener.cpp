@@ -546,7 +546,10 @@ void Listener::Impl::sweep(ThreadContext& t)
 {
     t.sweeper.expires_after(std::chrono::milliseconds(Core::Tuning::sweepIntervalMs));
     t.sweeper.async_wait([this, &t](error_code ec) {
-        if (ec)
+        // Stopping: a sweep that fired before stop() cancelled it must not
+        // arm the timer again, or the thread never runs out of work and
+        // stop() waits for it forever.
+        if (ec || stopping.load())
             return;
         const Millis now = steadyMs();
         // expireIfDue may close a session, whose destructor runs later (after

@@ -83,7 +83,7 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(QFileInfo(log).size() > 2000, 10'000);
         const auto r = fetch(c.adminPort, withBody("POST", "/api/v1/lists/blocklist",
                                                    "{\"address\":\"203.0.113.99\",\"reason\":\"just before the signal\"}",
-                                                   "Content-Type: application/json\r\n"));
+                                                   "Content-Type: application/json\r\n" + bearer(adminToken(db))));
         QVERIFY(r);
         QCOMPARE(r->status, 201);
         QCOMPARE(c.stop(signal), 0);  // not 143 (killed by SIGTERM) nor 130
