@@ -2,10 +2,69 @@
 #include "Sqlite.h"
 
 #include <sqlite3.h>
+#include <fcntl.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 
 namespace Floodgate::Storage {
+
+namespace {
+
+// SQLite does not always keep the errno of a failed write (a WAL write on
+// ext4 gone read-only after an error left it 0, and the mount is flagged
+// read-only only later): create and remove a file beside the database to
+// learn what the file system says now. Only on a failed write's path.
+int probeFolder(const char* file)
+{
+    if (!file || !*file)
+        return 0;
+    std::string probe(file);
+    probe += ".probe-" + std::to_string(::getpid());
+    const int fd = ::open(probe.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return errno == EEXIST ? 0 : errno;
+    int e = 0;
+    if (::write(fd, "x", 1) < 0)
+        e = errno;
+    ::close(fd);
+    ::unlink(probe.c_str());
+    return e;
+}
+
+// SQLite's message, and for a failure of the file system below it the
+// cause an operator can act on: "disk I/O error" alone does not say that
+// the disk is full or was remounted read-only (sqlite3_system_errno keeps
+// the errno of the failed call).
+std::string describe(sqlite3* db, int rc, const char* message)
+{
+    std::string out = message ? message : sqlite3_errstr(rc);
+    switch (rc & 0xff) {
+    case SQLITE_IOERR:
+    case SQLITE_FULL:
+    case SQLITE_CANTOPEN:
+    case SQLITE_READONLY:
+    case SQLITE_PERM:
+        break;
+    default:
+        return out;
+    }
+    int e = db ? sqlite3_system_errno(db) : 0;
+    if (e == 0 && db)
+        e = probeFolder(sqlite3_db_filename(db, "main"));
+    switch (e) {
+    case 0: return out;
+    case EROFS: return out + " (the file system is read-only)";
+    case ENOSPC: return out + " (no space left on the device)";
+    case EDQUOT: return out + " (the disk quota is used up)";
+    case EACCES:
+    case EPERM: return out + " (permission denied by the file system)";
+    default: return out + " (" + std::strerror(e) + ")";
+    }
+}
+
+} // namespace
 
 bool SqliteError::busy() const
 {
@@ -49,7 +108,7 @@ void Connection::fail(int rc, std::string_view context) const
     std::string message(context);
     if (!message.empty())
         message += ": ";
-    message += sqlite3_errmsg(m_db);
+    message += describe(m_db, rc, sqlite3_errmsg(m_db));
     throw SqliteError(rc & 0xff, message);
 }
 
@@ -59,7 +118,7 @@ void Connection::exec(std::string_view sql)
     char* error = nullptr;
     const int rc = sqlite3_exec(m_db, text.c_str(), nullptr, nullptr, &error);
     if (rc != SQLITE_OK) {
-        std::string message = error ? error : sqlite3_errstr(rc);
+        std::string message = describe(m_db, rc, error);
         sqlite3_free(error);
         throw SqliteError(rc & 0xff, message);
     }

@@ -4,6 +4,8 @@
 // the last resetPeak() (Linux 4.0+, /proc/<pid>/clear_refs "5").
 #pragma once
 
+#include "Sanitizers.h"
+
 #include <sys/types.h>
 
 #include <cstdint>
@@ -12,6 +14,11 @@
 #include <string>
 
 namespace FloodgateTest {
+
+// Under a sanitizer resident memory no longer says what the code holds
+// (ASan keeps freed memory in a quarantine, TSan adds shadow memory for
+// every byte touched): the bounds are checked in normal builds only.
+inline constexpr bool residentMemoryIsMeaningful = !Sanitized;
 
 // Kilobytes of `key` ("VmRSS", "VmHWM") for `pid` (0: this process); -1 when unreadable.
 inline std::int64_t memoryKb(pid_t pid, const std::string& key)

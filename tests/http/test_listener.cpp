@@ -70,6 +70,21 @@ Core::EngineConfig noEscalation()
     return c;
 }
 
+// A refused GET as the listener hands it to limiter.log.
+struct Refusal {
+    Core::Decision decision;
+    Core::RequestFacts facts;
+};
+
+Refusal throttledGet(std::string_view path)
+{
+    Refusal r;
+    r.decision.action = Core::Action::Throttle;
+    r.facts.method = "GET";
+    r.facts.path = path;
+    return r;
+}
+
 } // namespace
 
 class TestListener : public QObject {
@@ -500,11 +515,9 @@ private Q_SLOTS:
         Http::LimiterLog log(path, 1);
         std::string why;
         QVERIFY2(log.start(&why), why.c_str());
-        Core::Decision d;
-        d.action = Core::Action::Throttle;
-        Core::RequestFacts f;
-        f.method = "GET";
-        f.path = "/";
+        Refusal r = throttledGet("/");
+        const Core::Decision& d = r.decision;
+        Core::RequestFacts& f = r.facts;
         auto push = [&](int n, std::string_view agent) {
             f.userAgent = agent;
             for (int i = 0; i < n; ++i)
@@ -574,11 +587,9 @@ private Q_SLOTS:
         Http::LimiterLog log(path, 1);
         std::string why;
         QVERIFY2(log.start(&why), why.c_str());
-        Core::Decision d;
-        d.action = Core::Action::Throttle;
-        Core::RequestFacts f;
-        f.method = "GET";
-        f.path = "/next";
+        Refusal r = throttledGet("/next");
+        const Core::Decision& d = r.decision;
+        Core::RequestFacts& f = r.facts;
         log.push(0, d, f, {}, {}, Core::Millis(1'700'000'000'000));
         log.flush();
         log.stop();
@@ -600,11 +611,9 @@ private Q_SLOTS:
         Http::LimiterLog log(std::string(), 1, 4096);
         std::string why;
         QVERIFY(log.start(&why));
-        Core::Decision d;
-        d.action = Core::Action::Throttle;
-        Core::RequestFacts f;
-        f.method = "GET";
-        f.path = "/";
+        Refusal r = throttledGet("/");
+        const Core::Decision& d = r.decision;
+        Core::RequestFacts& f = r.facts;
         const std::size_t capacity = Core::Tuning::maxEventsKept;
         const std::uint64_t total = capacity + 2'500;
         for (std::uint64_t i = 1; i <= total; ++i) {

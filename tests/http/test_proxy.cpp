@@ -554,6 +554,8 @@ private Q_SLOTS:
         QCOMPARE(up.lastBody().value, sent.value);
         qInfo("test process: VmRSS %lld kB before, peak %lld kB during a %llu MiB upload", (long long)before, (long long)peak,
               (unsigned long long)(size >> 20));
+        if (!residentMemoryIsMeaningful)
+            QSKIP("the body arrived whole; its memory bound is checked without a sanitizer (tests/http/Sanitizers.h)");
         QVERIFY2(peak - before < 16 * 1024, qPrintable(QStringLiteral("grew by %1 kB").arg(peak - before)));
     }
 

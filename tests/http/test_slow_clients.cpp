@@ -12,6 +12,7 @@
 #ifndef Q_MOC_RUN
 #include "HttpTestClient.h"
 #include "ListenerStack.h"
+#include "Sanitizers.h"
 
 #include <sys/resource.h>
 
@@ -25,7 +26,7 @@ using namespace FloodgateTest;
 namespace {
 
 constexpr int SlowConnections = 300;
-constexpr qint64 AnsweredWithinMs = 1000;
+constexpr qint64 AnsweredWithinMs = latencyBound(1000);
 
 // Decision mode with nothing throttled, two I/O threads: the slow clients
 // are held by the listener's deadlines, not turned away by the engine.
