@@ -34,7 +34,7 @@ std::string userName()
 
 int exportLists(const Options& o, const std::string& file)
 {
-    const auto format = Core::ListFile::formatForPath(file);
+    const auto format = Wire::ListFile::formatForPath(file);
     if (!format) {
         std::fprintf(stderr, "floodgate: %s: the file name must end in .csv or .json\n", file.c_str());
         return 2;
@@ -47,7 +47,7 @@ int exportLists(const Options& o, const std::string& file)
     std::vector<Core::ListedEntry> all = store->entries();
     std::erase_if(all, [&](const Core::ListedEntry& e) { return !e.entry.activeAt(now); });
     const auto safe = std::size_t(std::count_if(all.begin(), all.end(), [](const Core::ListedEntry& e) { return e.kind == Core::ListKind::Safelist; }));
-    const std::string text = Core::ListFile::format(all, *format, now);
+    const std::string text = Wire::ListFile::format(all, *format, now);
     std::ofstream out(file, std::ios::binary | std::ios::trunc);
     out << text;
     out.close();
@@ -61,7 +61,7 @@ int exportLists(const Options& o, const std::string& file)
 
 int importLists(const Options& o, const std::string& file)
 {
-    const auto format = Core::ListFile::formatForPath(file);
+    const auto format = Wire::ListFile::formatForPath(file);
     if (!format) {
         std::fprintf(stderr, "floodgate: %s: the file name must end in .csv or .json\n", file.c_str());
         return 2;
@@ -74,7 +74,7 @@ int importLists(const Options& o, const std::string& file)
     std::stringstream buffer;
     buffer << in.rdbuf();
     const Core::SystemClock clock;
-    const Core::ListFile::Parsed parsed = Core::ListFile::parse(buffer.str(), *format, clock.now(), Core::Tuning::defaultListTtlMs);
+    const Wire::ListFile::Parsed parsed = Wire::ListFile::parse(buffer.str(), *format, clock.now(), Core::Tuning::defaultListTtlMs);
     if (!parsed.fileError.empty()) {
         std::fprintf(stderr, "floodgate: %s: %s; nothing was imported\n", file.c_str(), parsed.fileError.c_str());
         return 1;
@@ -84,7 +84,7 @@ int importLists(const Options& o, const std::string& file)
             std::fprintf(stderr, "%s:%zu: %s\n", file.c_str(), r.line, r.why.c_str());
         std::fprintf(stderr, "floodgate: %zu of %zu %s rejected; nothing was imported (fix them and run the import again)\n",
                      parsed.rejected.size(), parsed.rejected.size() + parsed.rows.size(),
-                     *format == Core::ListFile::Format::Csv ? "lines" : "entries");
+                     *format == Wire::ListFile::Format::Csv ? "lines" : "entries");
         return 1;
     }
     auto store = openStore(o, clock);

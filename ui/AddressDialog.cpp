@@ -21,8 +21,8 @@
 namespace Floodgate::Ui {
 
 namespace {
-constexpr Core::Millis HOUR = 3'600'000;
-constexpr Core::Millis DAY = 24 * HOUR;
+using Core::DAY;
+using Core::HOUR;
 constexpr std::array<Core::Millis, 4> TTLS = {HOUR, DAY, 7 * DAY, 30 * DAY};
 } // namespace
 

@@ -40,7 +40,7 @@ QString formatDuration(Core::Millis ms)
         ms = 0;
     if (ms < 10'000)
         return QStringLiteral("%1 s").arg(double(ms) / 1000.0, 0, 'f', 1);
-    const std::int64_t s = Core::ceilDiv(ms, 1000);
+    const std::int64_t s = Core::secondsRoundedUp(ms);
     if (s < 60)
         return QStringLiteral("%1 s").arg(s);
     if (s < 3600)
@@ -84,15 +84,15 @@ QString formatClock(Core::Millis ms, Core::Millis now)
     static Core::Millis offsetMs = 0;
     if (now >= offsetValidUntil) {
         offsetMs = Core::Millis(QDateTime::fromMSecsSinceEpoch(now).offsetFromUtc()) * 1000;
-        offsetValidUntil = now + 60'000;
+        offsetValidUntil = now + Core::MINUTE;
     }
-    constexpr Core::Millis DAY = 86'400'000;
+    using Core::DAY;
     const Core::Millis local = ms + offsetMs;
     if (Core::floorDiv(local, DAY) != Core::floorDiv(now + offsetMs, DAY))
         return QDateTime::fromMSecsSinceEpoch(ms).toString(QStringLiteral("yyyy-MM-dd HH:mm"));
     const Core::Millis inDay = local - Core::floorDiv(local, DAY) * DAY;
     char buf[16];
-    std::snprintf(buf, sizeof buf, "%02d:%02d:%02d", int(inDay / 3'600'000), int(inDay / 60'000 % 60), int(inDay / 1000 % 60));
+    std::snprintf(buf, sizeof buf, "%02d:%02d:%02d", int(inDay / Core::HOUR), int(inDay / Core::MINUTE % 60), int(inDay / Core::SECOND % 60));
     return QString::fromLatin1(buf);
 }
 

@@ -36,10 +36,8 @@
 
 namespace Floodgate::Ui {
 
-namespace {
-constexpr Core::Millis HOUR = 3'600'000;
-constexpr Core::Millis DAY = 24 * HOUR;
-} // namespace
+using Core::DAY;
+using Core::HOUR;
 
 MainWindow::MainWindow(Console& console, QWidget* parent)
     : QMainWindow(parent)

@@ -218,14 +218,14 @@ void Operations::extend(Core::ListKind kind, const std::vector<Core::ListEntry>&
 
 void Operations::importFile(const QString& path)
 {
-    const auto format = Core::ListFile::formatForPath(path.toStdString());
+    const auto format = Wire::ListFile::formatForPath(path.toStdString());
     QFile f(path);
     if (!format || !f.open(QIODevice::ReadOnly)) {
         m_problem.show(format ? tr("Cannot read %1: %2").arg(path, f.errorString()) : tr("%1: the file name must end in .csv or .json").arg(path));
         return;
     }
     const QByteArray content = f.readAll();
-    const auto parsed = Core::ListFile::parse(std::string_view(content.constData(), std::size_t(content.size())), *format,
+    const auto parsed = Wire::ListFile::parse(std::string_view(content.constData(), std::size_t(content.size())), *format,
                                               m_console.services().clock->now(), Core::Tuning::defaultListTtlMs);
     if (!parsed.ok()) {
         QString details;
@@ -261,7 +261,7 @@ void Operations::importFile(const QString& path)
 
 void Operations::exportFile(const QString& path)
 {
-    const auto format = Core::ListFile::formatForPath(path.toStdString());
+    const auto format = Wire::ListFile::formatForPath(path.toStdString());
     if (!format) {
         m_problem.show(tr("%1: the file name must end in .csv or .json").arg(path));
         return;
@@ -276,7 +276,7 @@ void Operations::exportFile(const QString& path)
         for (const auto& e : list->entries())
             if (e.activeAt(now))
                 all.push_back({Core::ListKind::Blocklist, e});
-    const std::string text = Core::ListFile::format(all, *format, now);
+    const std::string text = Wire::ListFile::format(all, *format, now);
     QFile f(path);
     if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate) || f.write(text.data(), qint64(text.size())) != qint64(text.size())) {
         m_problem.show(tr("Cannot write %1: %2").arg(path, f.errorString()));

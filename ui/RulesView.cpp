@@ -450,15 +450,15 @@ void RulesView::save()
     // Only what the operator changed in the form goes out, applied to the
     // rules as committed: a toggle or an API edit made meanwhile stays.
     Core::EngineConfig wanted = edited();
-    const Core::Json before = Core::Codec::rulesToJson(m_base);
-    const Core::Json after = Core::Codec::rulesToJson(wanted);
-    Core::Json patch = Core::Json::object();
+    const Wire::Json before = Wire::Codec::rulesToJson(m_base);
+    const Wire::Json after = Wire::Codec::rulesToJson(wanted);
+    Wire::Json patch = Wire::Json::object();
     for (const auto& [key, value] : after.asObject()) {
-        const Core::Json* old = before.find(key);
+        const Wire::Json* old = before.find(key);
         if (value.isObject() && old && old->isObject()) {
-            Core::Json fields = Core::Json::object();
+            Wire::Json fields = Wire::Json::object();
             for (const auto& [field, v] : value.asObject())
-                if (const Core::Json* o = old->find(field); !o || !(*o == v))
+                if (const Wire::Json* o = old->find(field); !o || !(*o == v))
                     fields.set(field, v);
             if (!fields.asObject().empty())
                 patch.set(key, std::move(fields));
@@ -475,7 +475,7 @@ void RulesView::save()
     m_console.updateRules(
         [patch](Core::EngineConfig& c) -> std::optional<std::string> {
             std::string why;
-            if (!Core::Codec::rulesFromJson(patch, c, &why))
+            if (!Wire::Codec::rulesFromJson(patch, c, &why))
                 return why;
             return std::nullopt;
         },

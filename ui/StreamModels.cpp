@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "StreamModels.h"
 
-#include "AdminApi.h"
+#include "Explain.h"
 #include "Codec.h"
 #include "Format.h"
 #include "Json.h"
@@ -34,7 +34,7 @@ QVariant EventsModel::data(const QModelIndex& index, int role) const
     const Http::LogRecord& r = e->record;
     switch (role) {
     case ClientRole: return qs(r.ip.toString());
-    case WhyRole: return qs(Api::explain(r));
+    case WhyRole: return qs(Http::explain(r));
     case SortRole:
         switch (index.column()) {
         case Time: return qulonglong(e->id);
@@ -56,7 +56,7 @@ QVariant EventsModel::data(const QModelIndex& index, int role) const
         case Customer: return QString::fromUtf8(r.customer);
         }
         return {};
-    case Qt::ToolTipRole: return qs(Api::explain(r));
+    case Qt::ToolTipRole: return qs(Http::explain(r));
     case Qt::ForegroundRole:
         if (index.column() == Action)
             return Theme::action(r.action);
@@ -106,7 +106,7 @@ QVariant AuditModel::data(const QModelIndex& index, int role) const
     switch (role) {
     case SortRole: return index.column() == Time ? QVariant(qlonglong(a->id)) : data(index, Qt::DisplayRole);
     case DetailRole: {
-        QString text = tr("%1 by %2 at %3").arg(qs(a->action), qs(a->actor), qs(Core::Codec::formatTime(a->at, true)));
+        QString text = tr("%1 by %2 at %3").arg(qs(a->action), qs(a->actor), qs(Wire::Codec::formatTime(a->at, true)));
         if (!a->before.empty())
             text += tr("\n\nBefore: %1").arg(qs(a->before));
         if (!a->after.empty())

@@ -3,6 +3,7 @@
 
 #include "Codec.h"
 #include "Engine.h"
+#include "Explain.h"
 #include "ListFile.h"
 #include "Metrics.h"
 #include "Store.h"
@@ -14,12 +15,12 @@
 namespace Floodgate::Api {
 
 using namespace Core;
+using namespace Wire;
 using Http::AdminRequest;
 using Http::AdminResponse;
 
 namespace {
 
-constexpr Millis SECOND = 1000;
 
 AdminResponse json(int status, const Json& body)
 {
@@ -171,52 +172,12 @@ std::optional<Json> parseBody(const AdminRequest& r, AdminResponse& failure)
     return body;
 }
 
-std::string formatSeconds(Millis ms)
-{
-    if (ms % SECOND == 0)
-        return std::to_string(ms / SECOND) + " s";
-    // std::to_chars: "1.5 s" under any C library locale (the console's Qt
-    // sets the user's, and snprintf would write "1,5 s").
-    char buf[32];
-    const auto r = std::to_chars(buf, buf + sizeof buf, double(ms) / 1000.0, std::chars_format::fixed, 1);
-    return std::string(buf, r.ptr) + " s";
-}
-
 std::string actorOf(const AdminRequest& r)
 {
     return "api:" + r.peer.toString();
 }
 
 } // namespace
-
-std::string explain(const Http::LogRecord& r)
-{
-    std::string why;
-    const std::string rule(r.rule.view());
-    switch (r.reason) {
-    case Reason::Blocklisted: why = "On the blocklist"; break;
-    case Reason::AutoBanned: why = "Banned automatically after repeated refusals"; break;
-    case Reason::Cooldown:
-        why = std::string(r.method) + " " + r.path + " was repeated inside the " + formatSeconds(r.windowMs) + " " + rule;
-        break;
-    default:
-        why = std::to_string(r.attempts) + " request" + (r.attempts == 1 ? "" : "s") + " in the " + formatSeconds(r.windowMs)
-            + " window of " + rule + " (limit " + std::to_string(r.limit) + ")";
-    }
-    if (r.retryAfterMs > 0)
-        why += "; passes again in " + Codec::humanDuration(r.retryAfterMs);
-    if (r.action == Action::DryRun)
-        why += " (dry run: let through)";
-    why += ". ";
-    if (r.forwardedFor[0])
-        why += "Client " + r.ip.toString() + " taken from X-Forwarded-For \"" + r.forwardedFor + "\" sent by trusted proxy "
-            + r.peer.toString() + ".";
-    else if (r.ip != r.peer)
-        why += "Client " + r.ip.toString() + " named by trusted proxy " + r.peer.toString() + ".";
-    else
-        why += "Client " + r.ip.toString() + " is the TCP peer.";
-    return why;
-}
 
 Json toJson(const Http::Event& e)
 {
@@ -240,9 +201,9 @@ Json toJson(const Http::Event& e)
     j.set("limit", r.limit);
     j.set("window", Codec::seconds(r.windowMs));
     j.set("window_start", r.windowStart ? Json(Codec::formatTime(r.windowStart, true)) : Json());
-    j.set("retry_after", r.retryAfterMs > 0 ? Json(std::max<std::int64_t>(1, ceilDiv(r.retryAfterMs, SECOND))) : Json());
+    j.set("retry_after", r.retryAfterMs > 0 ? Json(Core::retryAfterSeconds(r.retryAfterMs)) : Json());
     j.set("cookies", r.cookies);
-    j.set("why", explain(r));
+    j.set("why", Http::explain(r));
     return j;
 }
 
@@ -554,7 +515,7 @@ std::optional<AdminResponse> AdminApi::route(const AdminRequest& r, const Http::
                     l.set("period", Codec::seconds(u.periodMs));
                     l.set("used", u.used);
                     l.set("remaining", u.remaining);
-                    l.set("reset", ceilDiv(u.resetMs, SECOND));
+                    l.set("reset", Core::secondsRoundedUp(u.resetMs));
                     usage.push(std::move(l));
                 }
             }

@@ -73,8 +73,8 @@ private:
     std::optional<Http::AdminResponse> namedCollection(const Http::AdminRequest& r, const Http::AdminReply& reply,
                                                        const std::vector<std::string>& seg, const Collection& c,
                                                        const std::vector<T>& items, const std::function<std::string(const T&)>& keyOf,
-                                                       const std::function<Core::Json(const T&)>& show,
-                                                       std::optional<T> (*decode)(const Core::Json&, std::string_view, std::string*),
+                                                       const std::function<Wire::Json(const T&)>& show,
+                                                       std::optional<T> (*decode)(const Wire::Json&, std::string_view, std::string*),
                                                        const std::function<void(T, Storage::Actor, std::function<void(const Storage::Outcome&)>)>& put,
                                                        const std::function<void(std::string, Storage::Actor, std::function<void(const Storage::Outcome&)>)>& remove);
 
@@ -87,9 +87,6 @@ private:
 };
 
 // One refusal as the events API shows it, with its "why".
-Core::Json toJson(const Http::Event& event);
-// "7 requests in the 3 s window of ip-3s (limit 6): wait 3 s. Client
-// 203.0.113.7 is the TCP peer." — what the console's events view shows.
-std::string explain(const Http::LogRecord& record);
+Wire::Json toJson(const Http::Event& event);
 
 } // namespace Floodgate::Api

@@ -92,9 +92,8 @@ struct Decision {
     bool rateLimitHeadersOnAllowed = true;
 
     bool refused() const { return action == Action::Throttle || action == Action::Block; }
-    // HTTP Retry-After: whole seconds, rounded up, at least 1.
-    std::int64_t retryAfterSeconds() const { return std::max<std::int64_t>(1, ceilDiv(retryAfterMs, 1000)); }
-    std::int64_t resetSeconds() const { return ceilDiv(resetMs, 1000); }
+    std::int64_t retryAfterSeconds() const { return Core::retryAfterSeconds(retryAfterMs); }
+    std::int64_t resetSeconds() const { return secondsRoundedUp(resetMs); }
 };
 
 } // namespace Floodgate::Core

@@ -21,10 +21,6 @@ Level level(std::uint32_t limit, Millis periodMs, Algorithm algorithm = Algorith
     return l;
 }
 
-constexpr Millis SECOND = 1000;
-constexpr Millis MINUTE = 60 * SECOND;
-constexpr Millis HOUR = 60 * MINUTE;
-
 } // namespace
 
 std::optional<std::string> checkLevels(const std::vector<Level>& levels, const std::string& field, bool allowEmpty)

@@ -11,9 +11,28 @@ namespace Floodgate::Core {
 
 using Millis = std::int64_t;  // milliseconds since 1970-01-01T00:00:00Z
 
+// The units, stated once: every duration in the code is built from these.
+inline constexpr Millis SECOND = 1000;
+inline constexpr Millis MINUTE = 60 * SECOND;
+inline constexpr Millis HOUR = 60 * MINUTE;
+inline constexpr Millis DAY = 24 * HOUR;
+
 // Ceiling division for non-negative numerators and positive divisors; the
 // "whole seconds, rounded up" of Retry-After.
 constexpr std::int64_t ceilDiv(std::int64_t a, std::int64_t b) { return a <= 0 ? 0 : (a + b - 1) / b; }
+
+// Whole seconds, rounded up: a reset or a time to live shown in seconds
+// never says a moment sooner than the truth.
+constexpr std::int64_t secondsRoundedUp(Millis ms) { return ceilDiv(ms, SECOND); }
+
+// HTTP Retry-After (RFC 9110 section 10.2.3) and every "retry after" a
+// client or an operator reads: whole seconds, rounded up, at least 1 (a
+// client told 0 would retry at once).
+constexpr std::int64_t retryAfterSeconds(Millis ms)
+{
+    const std::int64_t s = secondsRoundedUp(ms);
+    return s < 1 ? 1 : s;
+}
 
 // Floor division that is right for negative numerators too (times before the
 // epoch never occur in practice, tests may still use small numbers).

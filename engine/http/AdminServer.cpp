@@ -90,7 +90,7 @@ AdminResponse jsonError(int status, const std::string& message)
     r.status = status;
     r.contentType = "application/json";
     r.body = "{\"error\":";
-    Core::appendJsonString(r.body, message);
+    Wire::appendJsonString(r.body, message);
     r.body += "}\n";
     return r;
 }

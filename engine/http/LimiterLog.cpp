@@ -22,29 +22,29 @@ std::string formatLogLine(const LogRecord& r)
 {
     std::string out;
     out.reserve(256);
-    out += Core::Codec::formatTime(r.time, true);
+    out += Wire::Codec::formatTime(r.time, true);
     out += ',';
     out += Core::toString(r.action);
     out += ',';
-    Core::Csv::appendField(out, r.rule.view());
+    Wire::Csv::appendField(out, r.rule.view());
     out += ',';
     out += r.ip.toString();
     out += ',';
     out += std::to_string(r.attempts);
     out += ',';
-    Core::Csv::appendField(out, r.method);
+    Wire::Csv::appendField(out, r.method);
     out += ',';
-    Core::Csv::appendField(out, r.path);
+    Wire::Csv::appendField(out, r.path);
     out += ',';
-    Core::Csv::appendField(out, r.query);
+    Wire::Csv::appendField(out, r.query);
     out += ',';
-    Core::Csv::appendField(out, r.userAgent);
+    Wire::Csv::appendField(out, r.userAgent);
     out += ',';
-    out += r.windowStart ? Core::Codec::formatTime(r.windowStart, true) : std::string();
+    out += r.windowStart ? Wire::Codec::formatTime(r.windowStart, true) : std::string();
     out += ',';
     out += std::to_string(r.cookies);
     out += ',';
-    Core::Csv::appendField(out, r.customer);
+    Wire::Csv::appendField(out, r.customer);
     out += "\r\n";
     return out;
 }

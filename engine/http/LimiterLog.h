@@ -55,7 +55,7 @@ struct Event {
 };
 
 // RFC 4180 line for a record (with CRLF), times in RFC 3339 UTC with
-// milliseconds ("2026-11-22T05:00:00.123Z", Codec::formatTime).
+// milliseconds ("2026-11-22T05:00:00.123Z", Wire::Codec::formatTime).
 std::string formatLogLine(const LogRecord& r);
 
 class LimiterLog {

@@ -151,11 +151,11 @@ std::string ListenerMetrics::render(const Core::Engine& engine, const LimiterLog
     for (std::size_t b = 0; b < LatencyBoundsNs.size(); ++b) {
         cumulative += latency[b];
         // The bounds as %g always wrote them ("0.0001"): dashboards match le by text.
-        metric("floodgate_decision_seconds_bucket", "le=\"" + Core::decimal(double(LatencyBoundsNs[b]) / 1e9, 6) + "\"", cumulative);
+        metric("floodgate_decision_seconds_bucket", "le=\"" + Wire::decimal(double(LatencyBoundsNs[b]) / 1e9, 6) + "\"", cumulative);
     }
     cumulative += latency.back();
     metric("floodgate_decision_seconds_bucket", "le=\"+Inf\"", cumulative);
-    out += "floodgate_decision_seconds_sum " + Core::decimal(double(latencySum) / 1e9) + "\n";
+    out += "floodgate_decision_seconds_sum " + Wire::decimal(double(latencySum) / 1e9) + "\n";
     metric("floodgate_decision_seconds_count", "", cumulative);
 
     line("# HELP floodgate_http_errors_total Malformed or hostile requests answered with an error status, and upstream failures.");

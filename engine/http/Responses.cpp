@@ -92,7 +92,7 @@ void appendRateLimitHeaders(std::string& out, const Decision& d)
     out += ";q=";
     appendNumber(out, d.limit);
     out += ";w=";
-    appendNumber(out, Core::ceilDiv(d.windowMs, 1000));
+    appendNumber(out, Core::secondsRoundedUp(d.windowMs));
     out += "\r\nRateLimit: ";
     appendSfString(out, d.rule.view());
     out += ";r=";
@@ -129,7 +129,7 @@ void appendDecisionResponse(std::string& out, const Decision& d, const ResponseC
         appendRateLimitHeaders(out, d);
         if (ctx.wantsJson) {
             std::string body = "{\"error\":\"rate_limited\",\"rule\":";
-            Core::appendJsonString(body, d.rule.view());
+            Wire::appendJsonString(body, d.rule.view());
             body += ",\"retry_after\":";
             appendNumber(body, d.retryAfterSeconds());
             body += "}\n";

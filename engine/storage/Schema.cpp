@@ -172,7 +172,7 @@ void migrateDefaultExclusions(Connection& db)
         for (std::size_t i = 0; i < patterns.size(); ++i) {
             if (i > 0)
                 out += ',';
-            Core::appendJsonString(out, patterns[i]);
+            Wire::appendJsonString(out, patterns[i]);
         }
         return out + "]}";
     };

@@ -20,6 +20,7 @@
 namespace Floodgate::Storage {
 
 using namespace Core;
+using namespace Wire;
 
 struct Store::Effects {
     bool config = false;
@@ -87,7 +88,7 @@ void completeEntry(ListEntry& entry, Millis now, const Actor& actor)
 
 std::string seconds(int ms)
 {
-    return Core::decimal(ms / 1000.0, 6) + " s";  // as %g wrote it, whatever the locale
+    return Wire::decimal(ms / 1000.0, 6) + " s";  // as %g wrote it, whatever the locale
 }
 
 } // namespace

@@ -68,7 +68,7 @@ struct Actor {
 struct Outcome {
     int status = 200;     // HTTP-like: 200, 201, 204, 400, 404, 409, 503
     std::string error;    // empty on success; names the field on 400
-    Core::Json value;     // the stored value in the API's shape
+    Wire::Json value;     // the stored value in the API's shape
     bool ok() const { return status < 400; }
 };
 
@@ -177,8 +177,8 @@ private:
     void purgeExpired();
     void publishConfig(Core::EngineConfig config);
     void report(std::string message);
-    void writeAudit(Connection& db, const Actor& actor, std::string action, std::string subject, const Core::Json* before,
-               const Core::Json* after);
+    void writeAudit(Connection& db, const Actor& actor, std::string action, std::string subject, const Wire::Json* before,
+               const Wire::Json* after);
 
     StoreOptions m_options;
     const Core::Clock& m_clock;

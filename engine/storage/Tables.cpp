@@ -10,6 +10,7 @@
 namespace Floodgate::Storage::Tables {
 
 using namespace Core;
+using namespace Wire;
 
 namespace {
 

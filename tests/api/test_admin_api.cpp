@@ -23,7 +23,7 @@
 
 using namespace Floodgate;
 using namespace FloodgateTest;
-using Core::Json;
+using Wire::Json;
 
 namespace {
 

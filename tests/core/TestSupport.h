@@ -24,10 +24,10 @@
 
 namespace Floodgate::Core::Test {
 
-inline constexpr Millis SECOND = 1000;
-inline constexpr Millis MINUTE = 60 * SECOND;
-inline constexpr Millis HOUR = 60 * MINUTE;
-inline constexpr Millis DAY = 24 * HOUR;
+using Core::DAY;
+using Core::HOUR;
+using Core::MINUTE;
+using Core::SECOND;
 
 // A whole hour of wall-clock time (2026-09-21): every default bucket width
 // (3 s, 30 s, 3 min, 6 s, 6 min) divides it, so bucket arithmetic stays exact.

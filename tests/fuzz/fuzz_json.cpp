@@ -9,6 +9,7 @@
 #include <string_view>
 
 using namespace Floodgate::Core;
+using namespace Floodgate::Wire;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
 {

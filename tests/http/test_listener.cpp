@@ -482,16 +482,16 @@ private Q_SLOTS:
         }
         std::ifstream in(path, std::ios::binary);
         const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-        std::vector<Core::Csv::Record> records;
+        std::vector<Wire::Csv::Record> records;
         std::string error;
-        QVERIFY2(Core::Csv::read(text, records, error), error.c_str());
+        QVERIFY2(Wire::Csv::read(text, records, error), error.c_str());
         QCOMPARE(records.size(), agents.size() + 1);
         // Each listener thread has its own queue, so lines from requests on
         // different connections may be written in any order: find each
         // agent's line by its user agent.
         for (std::size_t i = 0; i < agents.size(); ++i) {
-            const auto it = std::find_if(records.begin() + 1, records.end(), [&](const Core::Csv::Record& r) {
-                return r.fields.size() == 12 && Core::Csv::restoreField(r.fields[8]) == agents[i];
+            const auto it = std::find_if(records.begin() + 1, records.end(), [&](const Wire::Csv::Record& r) {
+                return r.fields.size() == 12 && Wire::Csv::restoreField(r.fields[8]) == agents[i];
             });
             QVERIFY2(it != records.end(), (agents[i] + " is not in the log:\n" + text).c_str());
             const auto& f = it->fields;
@@ -499,7 +499,7 @@ private Q_SLOTS:
             const bool formula = std::string_view("=+-@").find(agents[i][0]) != std::string_view::npos;
             QVERIFY2(std::string_view("=+-@\t\r").find(ua[0]) == std::string_view::npos, ua.c_str());  // no cell starts a formula
             QCOMPARE(QString::fromStdString(ua), QString::fromStdString(formula ? "'" + agents[i] : agents[i]));
-            QCOMPARE(QString::fromStdString(Core::Csv::restoreField(ua)), QString::fromStdString(agents[i]));
+            QCOMPARE(QString::fromStdString(Wire::Csv::restoreField(ua)), QString::fromStdString(agents[i]));
             QCOMPARE(QString::fromStdString(f[7]), QStringLiteral("'=1+1"));  // the query
         }
     }
@@ -565,8 +565,8 @@ private Q_SLOTS:
         std::ifstream in(path, std::ios::binary);
         const std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
         QVERIFY(content.ends_with("\r\n"));
-        std::vector<Core::Csv::Record> records;
-        QVERIFY2(Core::Csv::read(content, records, why), why.c_str());
+        std::vector<Wire::Csv::Record> records;
+        QVERIFY2(Wire::Csv::read(content, records, why), why.c_str());
         QCOMPARE(records.size(), std::size_t(1 + log.written()));
         for (std::size_t i = 1; i < records.size(); ++i)
             QCOMPARE(records[i].fields.size(), std::size_t(12));
@@ -595,8 +595,8 @@ private Q_SLOTS:
         log.stop();
         std::ifstream in(path, std::ios::binary);
         const std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-        std::vector<Core::Csv::Record> records;
-        QVERIFY2(Core::Csv::read(content, records, why), why.c_str());
+        std::vector<Wire::Csv::Record> records;
+        QVERIFY2(Wire::Csv::read(content, records, why), why.c_str());
         QCOMPARE(records.size(), std::size_t(3));  // header, the cut record, the new one
         QCOMPARE(records[1].fields.size(), std::size_t(4));
         QCOMPARE(records[2].fields.size(), std::size_t(12));

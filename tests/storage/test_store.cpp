@@ -19,6 +19,7 @@
 
 using namespace Floodgate;
 using namespace Floodgate::Core;
+using namespace Floodgate::Wire;
 using namespace Floodgate::Core::Test;
 using Storage::OpenError;
 using Storage::Outcome;

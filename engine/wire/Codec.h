@@ -16,7 +16,24 @@
 #include <string_view>
 #include <vector>
 
-namespace Floodgate::Core::Codec {
+namespace Floodgate::Wire::Codec {
+
+// The engine's values this codec writes and reads.
+using Core::Algorithm;
+using Core::Cidr;
+using Core::ClientDetail;
+using Core::ClientSummary;
+using Core::Customer;
+using Core::CustomerSource;
+using Core::Discriminator;
+using Core::EngineConfig;
+using Core::Level;
+using Core::ListEntry;
+using Core::ListKind;
+using Core::LiveBuckets;
+using Core::Millis;
+using Core::NeverExpires;
+using Core::Tier;
 
 // "2026-11-22T05:00:00Z"; with milliseconds ("…:00.123Z") when they are not
 // zero or when `alwaysMillis`.
@@ -73,4 +90,4 @@ std::optional<Discriminator> discriminatorFromString(std::string_view text);
 const char* toString(CustomerSource s);  // "query" | "header" | "either"
 std::optional<CustomerSource> customerSourceFromString(std::string_view text);
 
-} // namespace Floodgate::Core::Codec
+} // namespace Floodgate::Wire::Codec

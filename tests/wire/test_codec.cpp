@@ -9,6 +9,7 @@
 #include "TestSupport.h"
 
 using namespace Floodgate::Core;
+using namespace Floodgate::Wire;
 using namespace Floodgate::Core::Test;
 
 namespace {

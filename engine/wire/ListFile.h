@@ -12,7 +12,10 @@
 #include <string_view>
 #include <vector>
 
-namespace Floodgate::Core::ListFile {
+namespace Floodgate::Wire::ListFile {
+
+using Core::ListedEntry;
+using Core::Millis;
 
 enum class Format { Csv, Json };
 // By extension: ".csv" or ".json" (case-insensitive).
@@ -40,4 +43,4 @@ std::string format(const std::vector<ListedEntry>& entries, Format format, Milli
 
 inline constexpr const char* CsvHeader = "list,address,reason,source,created_at,created_by,expires_at";
 
-} // namespace Floodgate::Core::ListFile
+} // namespace Floodgate::Wire::ListFile

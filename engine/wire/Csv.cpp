@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "Csv.h"
 
-namespace Floodgate::Core::Csv {
+namespace Floodgate::Wire::Csv {
 
 namespace {
 
@@ -104,4 +104,4 @@ bool read(std::string_view text, std::vector<Record>& out, std::string& error)
     return true;
 }
 
-} // namespace Floodgate::Core::Csv
+} // namespace Floodgate::Wire::Csv

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-namespace Floodgate::Core::Csv {
+namespace Floodgate::Wire::Csv {
 
 // Appends one field. A field that starts with = + - @, a tab or a CR gets a
 // leading apostrophe: a spreadsheet would run it as a formula (a user agent
@@ -30,4 +30,4 @@ struct Record {
 // quoted field is not closed.
 bool read(std::string_view text, std::vector<Record>& out, std::string& error);
 
-} // namespace Floodgate::Core::Csv
+} // namespace Floodgate::Wire::Csv

@@ -16,15 +16,15 @@
 #include <variant>
 #include <vector>
 
-namespace Floodgate::Core {
+namespace Floodgate::Wire {
 
 // What one JSON document may hold; beyond, the parse fails naming the bound.
 // Duplicate keys are found in linear time, so the cost of a parse follows
 // the size of the text whatever its shape.
 struct JsonLimits {
-    int maxDepth = Tuning::jsonMaxDepth;
-    std::size_t maxKeysPerObject = Tuning::jsonMaxKeysPerObject;
-    std::size_t maxValues = Tuning::jsonMaxValues;
+    int maxDepth = Core::Tuning::jsonMaxDepth;
+    std::size_t maxKeysPerObject = Core::Tuning::jsonMaxKeysPerObject;
+    std::size_t maxValues = Core::Tuning::jsonMaxValues;
 };
 
 class Json {
@@ -116,4 +116,4 @@ private:
 // U+FFFD (the one string escaper: every JSON Floodgate writes goes here).
 void appendJsonString(std::string& out, std::string_view s);
 
-} // namespace Floodgate::Core
+} // namespace Floodgate::Wire

@@ -8,7 +8,9 @@
 #include <cstdio>
 #include <unordered_set>
 
-namespace Floodgate::Core {
+namespace Floodgate::Wire {
+
+using namespace Core;
 
 namespace {
 
@@ -557,4 +559,4 @@ std::string Json::dump() const
     return out;
 }
 
-} // namespace Floodgate::Core
+} // namespace Floodgate::Wire

@@ -8,7 +8,9 @@
 #include <map>
 #include <set>
 
-namespace Floodgate::Core::ListFile {
+namespace Floodgate::Wire::ListFile {
+
+using namespace Core;
 
 namespace {
 
@@ -245,4 +247,4 @@ std::string format(const std::vector<ListedEntry>& entries, Format format, Milli
 }
 
 
-} // namespace Floodgate::Core::ListFile
+} // namespace Floodgate::Wire::ListFile

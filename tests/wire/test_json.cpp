@@ -9,6 +9,7 @@
 #include <cstdio>
 
 using namespace Floodgate::Core;
+using namespace Floodgate::Wire;
 
 class TestJson : public QObject {
     Q_OBJECT

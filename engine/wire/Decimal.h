@@ -8,7 +8,7 @@
 #include <charconv>
 #include <string>
 
-namespace Floodgate::Core {
+namespace Floodgate::Wire {
 
 // The shortest text that reads back as the same double ("2.5e-06",
 // "0.000123", "5"); with `significantDigits`, what printf("%.Ng") writes in
@@ -21,4 +21,4 @@ inline std::string decimal(double value, int significantDigits = 0)
     return std::string(buf, r.ptr);
 }
 
-} // namespace Floodgate::Core
+} // namespace Floodgate::Wire
