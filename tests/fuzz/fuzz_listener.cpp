@@ -20,6 +20,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <cstdint>
@@ -60,26 +61,42 @@ struct Server {
     std::unique_ptr<Http::Listener> listener;
 };
 
-// Each connection from the next loopback source address (127.1.0.1,
-// 127.1.0.2, ...): the client closes first, so each leaves a TIME_WAIT
-// behind for 60 s, and at over 1,000 connections a second one source
-// address runs out of ports within half a minute (connect() fails with
-// EADDRNOTAVAIL). All of 127.0.0.0/8 is a trusted proxy here, and no rule
-// counts, so the source changes nothing else.
+// libFuzzer's -timeout runs a once-a-second SIGALRM, so every blocking
+// call here may return EINTR: each is retried (connect() by waiting for the
+// handshake it had started).
 int connectTo(std::uint16_t port)
 {
-    static std::uint32_t next = 0;
     const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in source{};
-    source.sin_family = AF_INET;
-    source.sin_addr.s_addr = htonl((127u << 24) | (1u << 16) | (next++ % 65'000u + 1u));
-    FUZZ_CHECK(::bind(fd, reinterpret_cast<sockaddr*>(&source), sizeof source) == 0);
     sockaddr_in a{};
     a.sin_family = AF_INET;
     a.sin_port = htons(port);
     ::inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
-    FUZZ_CHECK(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+        FUZZ_CHECK(errno == EINTR);
+        pollfd p{fd, POLLOUT, 0};
+        while (::poll(&p, 1, 5000) < 0 && errno == EINTR) {
+        }
+        int error = 0;
+        socklen_t length = sizeof error;
+        FUZZ_CHECK(::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) == 0 && error == 0 && (p.revents & POLLOUT));
+    }
     return fd;
+}
+
+// Sends what it can; false once the listener closed (it may refuse and
+// close before reading everything).
+bool sendAll(int fd, const char* data, std::size_t size)
+{
+    std::size_t off = 0;
+    while (off < size) {
+        const ssize_t n = ::send(fd, data + off, size - off, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return false;
+        off += std::size_t(n);
+    }
+    return true;
 }
 
 // Everything the listener answers until it closes; false when it did not
@@ -96,6 +113,8 @@ bool readToClose(int fd, std::string& out, int ms)
         if (::poll(&p, 1, int(left)) <= 0)
             continue;
         const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
         if (n <= 0)
             return true;  // closed (or reset: the listener closed with unread input)
         out.append(buf, std::size_t(n));
@@ -134,13 +153,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     static Server server;
     const std::uint16_t port = server.listener->port();
     const int fd = connectTo(port);
-    std::size_t off = 0;
-    while (off < size) {
-        const ssize_t n = ::send(fd, data + off, size - off, MSG_NOSIGNAL);
-        if (n <= 0)
-            break;  // the listener refused and closed before reading everything
-        off += std::size_t(n);
-    }
+    sendAll(fd, reinterpret_cast<const char*>(data), size);
     ::shutdown(fd, SHUT_WR);
     std::string answer;
     FUZZ_CHECK(readToClose(fd, answer, 5000));
@@ -150,7 +163,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // Still serving.
     const int ok = connectTo(port);
     static const std::string get = "GET /fuzz-health HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n";
-    FUZZ_CHECK(::send(ok, get.data(), get.size(), MSG_NOSIGNAL) == ssize_t(get.size()));
+    FUZZ_CHECK(sendAll(ok, get.data(), get.size()));
     std::string health;
     FUZZ_CHECK(readToClose(ok, health, 5000));
     ::close(ok);
