@@ -62,6 +62,25 @@ private:
     std::optional<Http::AdminResponse> route(const Http::AdminRequest& request, const Http::AdminReply& reply);
     bool authorized(const Http::AdminRequest& request) const;
 
+    // One /api/v1/ request on its way to its resource.
+    struct Call {
+        const Http::AdminRequest& request;
+        const Http::AdminReply& reply;        // for a write: answers after COMMIT
+        const std::vector<std::string>& seg;  // "api", "v1", the resource, what follows
+        Core::Millis now;
+        bool get;  // GET or HEAD
+    };
+    using Handler = std::optional<Http::AdminResponse> (AdminApi::*)(const Call&);
+    // The resources, one file each: ApiClients.cpp, ApiLists.cpp,
+    // ApiConfig.cpp (tiers, customers, rules), ApiHistory.cpp (events, audit).
+    std::optional<Http::AdminResponse> clients(const Call& call);
+    std::optional<Http::AdminResponse> buckets(const Call& call);
+    std::optional<Http::AdminResponse> lists(const Call& call);
+    std::optional<Http::AdminResponse> tiers(const Call& call);
+    std::optional<Http::AdminResponse> customers(const Call& call);
+    std::optional<Http::AdminResponse> rules(const Call& call);
+    std::optional<Http::AdminResponse> history(const Call& call);
+
     // GET the collection; GET, PUT, DELETE one item by its name or id.
     struct Collection {
         const char* plural;     // "tiers"

@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: MIT
+// /api/v1/tiers, /api/v1/customers, /api/v1/rules: what the operator configures.
+#include "AdminApi.h"
+
+#include "ApiSupport.h"
+#include "Codec.h"
+#include "Engine.h"
+#include "Store.h"
+
+namespace Floodgate::Api {
+
+using namespace Core;
+using namespace Wire;
+using Http::AdminRequest;
+using Http::AdminResponse;
+
+template <class T>
+std::optional<AdminResponse> AdminApi::namedCollection(const AdminRequest& r, const Http::AdminReply& reply, const std::vector<std::string>& seg, const Collection& c,
+                                        const std::vector<T>& items, const std::function<std::string(const T&)>& keyOf,
+                                        const std::function<Json(const T&)>& show,
+                                        std::optional<T> (*decode)(const Json&, std::string_view, std::string*),
+                                        const std::function<void(T, Storage::Actor, Storage::Store::Done)>& put,
+                                        const std::function<void(std::string, Storage::Actor, Storage::Store::Done)>& remove)
+{
+    const bool get = r.method == "GET" || r.method == "HEAD";
+    if (seg.size() == 3) {
+        if (!get)
+            return methodNotAllowed("GET");
+        Json list = Json::array();
+        for (const T& item : items)
+            list.push(show(item));
+        Json body = Json::object();
+        body.set(c.plural, std::move(list));
+        return json(200, body);
+    }
+    const auto key = percentDecode(seg[3]);
+    if (seg.size() != 4 || !key || !validName(*key, c.maxLength))
+        return error(400, std::string(c.field) + ": a " + c.singular + " " + c.field + " is 1-" + std::to_string(c.maxLength)
+                              + " bytes of printable UTF-8 without '/'");
+    const Storage::Actor actor{actorOf(r)};
+    if (r.method == "PUT") {
+        AdminResponse failure;
+        const auto body = parseBody(r, failure);
+        if (!body)
+            return failure;
+        std::string why;
+        auto item = decode(*body, *key, &why);
+        if (!item)
+            return error(400, why);
+        return afterCommit(reply, [&](auto done) { put(std::move(*item), actor, done); });
+    }
+    if (r.method == "DELETE")
+        return afterCommit(reply, [&](auto done) { remove(*key, actor, done); });
+    if (!get)
+        return methodNotAllowed("GET, PUT, DELETE");
+    for (const T& item : items)
+        if (keyOf(item) == *key)
+            return json(200, show(item));
+    return error(404, "there is no " + std::string(c.singular) + " \"" + *key + "\"");
+}
+
+std::optional<AdminResponse> AdminApi::tiers(const Call& call)
+{
+    const AdminRequest& r = call.request;
+    const Http::AdminReply& reply = call.reply;
+    const std::vector<std::string>& seg = call.seg;
+    const auto tiers = m_engine.config()->tiers;
+    return namedCollection<Tier>(
+        r, reply, seg, {"tiers", "tier", "name", 40}, tiers, [](const Tier& t) { return t.name; },
+        [](const Tier& t) { return Codec::toJson(t); }, Codec::tierFromJson,
+        [this](Tier t, Storage::Actor a, Storage::Store::Done d) { m_store.putTier(std::move(t), std::move(a), std::move(d)); },
+        [this](std::string n, Storage::Actor a, Storage::Store::Done d) { m_store.deleteTier(std::move(n), std::move(a), std::move(d)); });
+}
+
+std::optional<AdminResponse> AdminApi::customers(const Call& call)
+{
+    const AdminRequest& r = call.request;
+    const Http::AdminReply& reply = call.reply;
+    const std::vector<std::string>& seg = call.seg;
+    const Millis now = call.now;
+    const auto customers = m_engine.config()->customers;
+    auto withUsage = [&](const Customer& c) {
+        Json j = Codec::toJson(c);
+        Json usage = Json::array();
+        if (const auto levels = m_engine.customerUsage(c.id, now)) {
+            for (const LevelUsage& u : *levels) {
+                Json l = Json::object();
+                l.set("name", u.name);
+                l.set("limit", u.limit);
+                l.set("period", Codec::seconds(u.periodMs));
+                l.set("used", u.used);
+                l.set("remaining", u.remaining);
+                l.set("reset", Core::secondsRoundedUp(u.resetMs));
+                usage.push(std::move(l));
+            }
+        }
+        j.set("usage", std::move(usage));
+        return j;
+    };
+    return namedCollection<Customer>(
+        r, reply, seg, {"customers", "customer", "id", 100}, customers, [](const Customer& c) { return c.id; }, withUsage,
+        Codec::customerFromJson,
+        [this](Customer c, Storage::Actor a, Storage::Store::Done d) { m_store.putCustomer(std::move(c), std::move(a), std::move(d)); },
+        [this](std::string id, Storage::Actor a, Storage::Store::Done d) { m_store.deleteCustomer(std::move(id), std::move(a), std::move(d)); });
+}
+
+std::optional<AdminResponse> AdminApi::rules(const Call& call)
+{
+    const AdminRequest& r = call.request;
+    const Http::AdminReply& reply = call.reply;
+    const std::string& method = call.request.method;
+    const bool get = call.get;
+    std::string why;
+    if (get)
+        return json(200, Codec::rulesToJson(m_store.config()));
+    if (method != "PUT")
+        return methodNotAllowed("GET, PUT");
+    AdminResponse failure;
+    const auto body = parseBody(r, failure);
+    if (!body)
+        return failure;
+    // The body is checked first against the rules in force (a clear
+    // 400 without queueing, no database read), then applied to the
+    // rules as committed, inside the writer.
+    EngineConfig check = *m_engine.config();
+    if (!Codec::rulesFromJson(*body, check, &why))
+        return error(400, why);
+    const Storage::Actor actor{actorOf(r)};
+    return afterCommit(reply, [&](auto done) {
+        m_store.updateRules(
+            [doc = *body](EngineConfig& c) -> std::optional<std::string> {
+                std::string bad;
+                if (!Codec::rulesFromJson(doc, c, &bad))
+                    return bad;
+                return std::nullopt;
+            },
+            actor, done);
+    });
+}
+
+} // namespace Floodgate::Api

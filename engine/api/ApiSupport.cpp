@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: MIT
+#include "ApiSupport.h"
+
+#include "Store.h"
+#include "Utf8.h"
+
+#include <algorithm>
+#include <charconv>
+
+namespace Floodgate::Api {
+
+using namespace Core;
+using namespace Wire;
+using Http::AdminRequest;
+using Http::AdminResponse;
+
+namespace {
+
+int hexValue(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+} // namespace
+
+AdminResponse json(int status, const Json& body)
+{
+    AdminResponse r;
+    r.status = status;
+    r.contentType = "application/json";
+    r.body = body.dump() + "\n";
+    return r;
+}
+
+AdminResponse error(int status, std::string message)
+{
+    Json body = Json::object();
+    body.set("error", std::move(message));
+    return json(status, body);
+}
+
+AdminResponse methodNotAllowed(const char* allow)
+{
+    AdminResponse r = error(405, std::string("method not allowed here; use ") + allow);
+    r.headers.emplace_back("Allow", allow);
+    return r;
+}
+
+AdminResponse fromOutcome(const Storage::Outcome& o)
+{
+    if (!o.ok())
+        return error(o.status, o.error);
+    if (o.status == 204) {
+        AdminResponse r;
+        r.status = 204;
+        return r;
+    }
+    return json(o.status, o.value);
+}
+
+std::optional<std::string> percentDecode(std::string_view s)
+{
+    std::string out;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        if (s[i] != '%') {
+            out += s[i];
+            continue;
+        }
+        if (i + 2 >= s.size() || hexValue(s[i + 1]) < 0 || hexValue(s[i + 2]) < 0)
+            return std::nullopt;
+        out += char(hexValue(s[i + 1]) * 16 + hexValue(s[i + 2]));
+        i += 2;
+    }
+    return out;
+}
+
+// A query parameter's decoded value; nullopt when absent or badly encoded.
+std::optional<std::string> queryValue(std::string_view query, std::string_view name)
+{
+    if (const auto raw = queryParameter(query, name))
+        return percentDecode(*raw);
+    return std::nullopt;
+}
+
+// A whole number query parameter from 0 to `max`; error text naming it when
+// it is anything else (a sign, "-0", a fraction, an exponent, more than
+// `max`: nothing is silently capped).
+bool queryNumber(const AdminRequest& r, std::string_view name, std::int64_t& out, std::int64_t max, std::string& why)
+{
+    const auto v = queryValue(r.query, name);
+    if (!v)
+        return true;
+    std::int64_t n = 0;
+    const bool digits = !v->empty() && std::all_of(v->begin(), v->end(), [](char c) { return c >= '0' && c <= '9'; });
+    const auto res = digits ? std::from_chars(v->data(), v->data() + v->size(), n) : std::from_chars_result{v->data(), std::errc::invalid_argument};
+    if (res.ec != std::errc() || n > max) {
+        why = std::string(name) + " must be a whole number " + (max == INT64_MAX ? std::string(">= 0") : "from 0 to " + std::to_string(max));
+        return false;
+    }
+    out = n;
+    return true;
+}
+
+std::vector<std::string> segments(std::string_view path)
+{
+    std::vector<std::string> out;
+    while (!path.empty()) {
+        if (path.front() == '/') {
+            path.remove_prefix(1);
+            continue;
+        }
+        const auto slash = path.find('/');
+        out.emplace_back(path.substr(0, slash));
+        if (slash == std::string_view::npos)
+            break;
+        path.remove_prefix(slash);
+    }
+    return out;
+}
+
+// Names in paths (tiers, customers): printable UTF-8, no slashes, not too
+// long. A name that is no UTF-8 ("%ff") could be stored but never shown or
+// named again as it is: JSON writes it with U+FFFD.
+bool validName(std::string_view s, std::size_t max)
+{
+    if (s.empty() || s.size() > max)
+        return false;
+    for (std::size_t i = 0; i < s.size();) {
+        const std::size_t length = utf8SequenceLength(s.substr(i));
+        if (length == 0 || (length == 1 && (static_cast<unsigned char>(s[i]) < 0x20 || s[i] == 0x7f || s[i] == '/')))
+            return false;
+        i += length;
+    }
+    return true;
+}
+
+std::optional<Json> parseBody(const AdminRequest& r, AdminResponse& failure)
+{
+    std::string why;
+    auto body = Json::parse(r.body, &why);
+    if (!body)
+        failure = error(400, "body: " + why);
+    return body;
+}
+
+std::string actorOf(const AdminRequest& r)
+{
+    return "api:" + r.peer.toString();
+}
+
+} // namespace Floodgate::Api
