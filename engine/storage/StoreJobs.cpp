@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: MIT
+// The jobs the API, the console and the CLI submit: list entries (add, remove, import) and the configuration (tiers, customers, rules). Each runs inside the writer's transaction and says what it changed.
+#include "Store.h"
+
+#include "Codec.h"
+#include "Engine.h"
+#include "Sqlite.h"
+#include "StoreEffects.h"
+#include "Tables.h"
+
+#include <algorithm>
+
+namespace Floodgate::Storage {
+
+using namespace Core;
+using namespace Wire;
+
+namespace {
+
+// Puts item in place of the element with the same key, or at the end; the
+// JSON of the element it replaced, if any, for the audit trail.
+template <class T, class KeyOf>
+std::optional<Json> replaceOrAdd(std::vector<T>& items, const T& item, KeyOf keyOf)
+{
+    auto it = std::find_if(items.begin(), items.end(), [&](const T& x) { return keyOf(x) == keyOf(item); });
+    if (it == items.end()) {
+        items.push_back(item);
+        return std::nullopt;
+    }
+    Json before = Codec::toJson(*it);
+    *it = item;
+    return before;
+}
+
+// Where the caller left them open: the entry starts now and is the actor's.
+// A start the caller fixed stands (it computed the expiry from it: a 7-day
+// block lasts exactly 7 days), unless it lies in the future.
+void completeEntry(ListEntry& entry, Millis now, const Actor& actor)
+{
+    if (entry.createdAt == 0 || entry.createdAt > now)
+        entry.createdAt = now;
+    if (entry.createdBy.empty())
+        entry.createdBy = actor.name;
+}
+
+} // namespace
+
+void Store::addEntry(ListKind kind, ListEntry entry, Actor actor, Done done)
+{
+    submit("add to the " + std::string(toString(kind)), [this, kind, entry = std::move(entry), actor = std::move(actor)](Connection& db, Effects& fx) mutable {
+        const Millis now = m_clock.now();
+        if (entry.expiresAt <= now)
+            return Outcome{400, "the entry would already be expired", {}};
+        completeEntry(entry, now, actor);
+        const auto before = Tables::upsertEntry(db, kind, entry);
+        const Json after = Codec::toJson(entry, kind, now);
+        if (before) {
+            const Json old = Codec::toJson(*before, kind, now);
+            writeAudit(db, actor, "list.replace", subjectOf(kind, entry.range), &old, &after);
+        } else {
+            writeAudit(db, actor, "list.add", subjectOf(kind, entry.range), nullptr, &after);
+        }
+        fx.upserts.emplace_back(kind, entry);
+        return Outcome{before ? 200 : 201, {}, after};
+    }, std::move(done));
+}
+
+void Store::removeEntry(ListKind kind, Cidr range, Actor actor, Done done)
+{
+    submit("remove from the " + std::string(toString(kind)), [this, kind, range, actor = std::move(actor)](Connection& db, Effects& fx) {
+        const Millis now = m_clock.now();
+        std::optional<Json> before;
+        if (const auto old = Tables::findEntry(db, kind, range)) {
+            Tables::deleteEntry(db, kind, range);
+            before = Codec::toJson(old->entry, kind, now);
+        } else if (kind == ListKind::Blocklist && m_engine) {
+            // An escalation ban made a moment ago, its row not written yet:
+            // drop it from the queue and lift it, so it does not come back.
+            bool pending = false;
+            {
+                std::lock_guard lock(m_mutex);
+                pending = m_unwrittenBans.erase(range) > 0;
+                std::erase_if(m_autoBans, [&](const ListEntry& e) { return e.range == range; });
+            }
+            if (const ListEntry* held = m_engine->automaticBans()->find(range); pending && held)
+                before = Codec::toJson(*held, kind, now);
+        }
+        if (!before)
+            return Outcome{404, range.toString() + " is not on the " + toString(kind), {}};
+        writeAudit(db, actor, "list.remove", subjectOf(kind, range), &*before, nullptr);
+        fx.removals.emplace_back(kind, range);
+        return Outcome{204, {}, *before};
+    }, std::move(done));
+}
+
+void Store::putTier(Tier tier, Actor actor, Done done)
+{
+    std::string label = "save tier " + tier.name;  // before tier is moved into the job
+    submit(std::move(label), [this, tier = std::move(tier), actor = std::move(actor)](Connection& db, Effects& fx) {
+        EngineConfig config = Tables::readConfig(db);
+        const std::optional<Json> before = replaceOrAdd(config.tiers, tier, [](const Tier& t) -> const std::string& { return t.name; });
+        if (auto error = validate(config))
+            return Outcome{400, *error, {}};
+        Tables::writeTier(db, tier);
+        const Json after = Codec::toJson(tier);
+        writeAudit(db, actor, before ? "tier.replace" : "tier.add", "tier " + tier.name, before ? &*before : nullptr, &after);
+        fx.config = true;
+        return Outcome{before ? 200 : 201, {}, after};
+    }, std::move(done));
+}
+
+void Store::deleteTier(std::string name, Actor actor, Done done)
+{
+    std::string label = "delete tier " + name;
+    submit(std::move(label), [this, name = std::move(name), actor = std::move(actor)](Connection& db, Effects& fx) {
+        const EngineConfig config = Tables::readConfig(db);
+        auto it = std::find_if(config.tiers.begin(), config.tiers.end(), [&](const Tier& t) { return t.name == name; });
+        if (it == config.tiers.end())
+            return Outcome{404, "there is no tier \"" + name + "\"", {}};
+        std::string users;
+        std::size_t count = 0;
+        for (const Customer& c : config.customers) {
+            if (c.tier != name)
+                continue;
+            if (count++ < 3)
+                users += (users.empty() ? "" : ", ") + c.id;
+        }
+        if (count)
+            return Outcome{409, "tier \"" + name + "\" is used by " + std::to_string(count) + " customer" + (count == 1 ? "" : "s")
+                                    + " (" + users + (count > 3 ? ", ..." : "") + "): move them to another tier first", {}};
+        const Json before = Codec::toJson(*it);
+        Tables::deleteTier(db, name);
+        writeAudit(db, actor, "tier.delete", "tier " + name, &before, nullptr);
+        fx.config = true;
+        return Outcome{204, {}, before};
+    }, std::move(done));
+}
+
+void Store::putCustomer(Customer customer, Actor actor, Done done)
+{
+    std::string label = "save customer " + customer.id;
+    submit(std::move(label), [this, customer = std::move(customer), actor = std::move(actor)](Connection& db, Effects& fx) {
+        EngineConfig config = Tables::readConfig(db);
+        if (std::none_of(config.tiers.begin(), config.tiers.end(), [&](const Tier& t) { return t.name == customer.tier; }))
+            return Outcome{400, "tier \"" + customer.tier + "\" is not a known tier", {}};
+        const std::optional<Json> before = replaceOrAdd(config.customers, customer, [](const Customer& c) -> const std::string& { return c.id; });
+        if (auto error = validate(config))
+            return Outcome{400, *error, {}};
+        Tables::writeCustomer(db, customer);
+        const Json after = Codec::toJson(customer);
+        writeAudit(db, actor, before ? "customer.replace" : "customer.add", "customer " + customer.id, before ? &*before : nullptr, &after);
+        fx.config = true;
+        return Outcome{before ? 200 : 201, {}, after};
+    }, std::move(done));
+}
+
+void Store::deleteCustomer(std::string id, Actor actor, Done done)
+{
+    std::string label = "delete customer " + id;
+    submit(std::move(label), [this, id = std::move(id), actor = std::move(actor)](Connection& db, Effects& fx) {
+        const EngineConfig config = Tables::readConfig(db);
+        auto it = std::find_if(config.customers.begin(), config.customers.end(), [&](const Customer& c) { return c.id == id; });
+        if (it == config.customers.end())
+            return Outcome{404, "there is no customer \"" + id + "\"", {}};
+        const Json before = Codec::toJson(*it);
+        Tables::deleteCustomer(db, id);
+        writeAudit(db, actor, "customer.delete", "customer " + id, &before, nullptr);
+        fx.config = true;
+        return Outcome{204, {}, before};
+    }, std::move(done));
+}
+
+void Store::putRules(EngineConfig rules, Actor actor, Done done)
+{
+    // The sections the rules are made of replace the stored ones; tiers and
+    // customers stay.
+    updateRules(
+        [rules = std::move(rules)](EngineConfig& config) -> std::optional<std::string> {
+            config.rules = rules.rules;
+            config.cooldowns = rules.cooldowns;
+            config.bot = rules.bot;
+            config.escalation = rules.escalation;
+            config.settings = rules.settings;
+            return std::nullopt;
+        },
+        std::move(actor), std::move(done));
+}
+
+void Store::updateRules(std::function<std::optional<std::string>(EngineConfig&)> change, Actor actor, Done done)
+{
+    submit("change rules", [this, change = std::move(change), actor = std::move(actor)](Connection& db, Effects& fx) {
+        // Read, changed and written inside one write transaction: an edit
+        // committed by anyone else in between is not reverted.
+        EngineConfig config = Tables::readConfig(db);
+        const Json before = Codec::rulesToJson(config);
+        if (auto why = change(config))
+            return Outcome{400, *why, {}};
+        if (auto error = validate(config))
+            return Outcome{400, *error, {}};
+        const Json after = Codec::rulesToJson(config);
+        if (after == before)
+            return Outcome{200, {}, after};  // nothing to write, nothing to audit
+        Tables::writeRules(db, config);
+        writeAudit(db, actor, "rules.replace", "rules", &before, &after);
+        fx.config = true;
+        return Outcome{200, {}, after};
+    }, std::move(done));
+}
+
+void Store::republish(Done done)
+{
+    submit("publish the configuration", [](Connection&, Effects& fx) {
+        fx.config = true;  // read back and published by the writer, in order with every write
+        return Outcome{200, {}, {}};
+    }, std::move(done));
+}
+
+void Store::importEntries(std::vector<ListedEntry> rows, Actor actor, Done done)
+{
+    submit("import list entries", [this, rows = std::move(rows), actor = std::move(actor)](Connection& db, Effects& fx) mutable {
+        const Millis now = m_clock.now();
+        std::size_t replaced = 0;
+        for (ListedEntry& r : rows) {
+            if (r.entry.expiresAt <= now)
+                return Outcome{400, r.entry.range.toString() + ": already expired", {}};
+            completeEntry(r.entry, now, actor);
+            if (Tables::upsertEntry(db, r.kind, r.entry))
+                ++replaced;
+            fx.upserts.emplace_back(r.kind, r.entry);
+        }
+        Json summary = Json::object();
+        summary.set("imported", rows.size());
+        summary.set("replaced", replaced);
+        writeAudit(db, actor, "lists.import", std::to_string(rows.size()) + (rows.size() == 1 ? " entry" : " entries"), nullptr, &summary);
+        return Outcome{200, {}, summary};
+    }, std::move(done));
+}
+
+} // namespace Floodgate::Storage
