@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Inside the traffic listener: one connection (Session), its thread, the
 // request and response parsers. Private to fg_http: only Listener.cpp
-// (accepting, deciding, answering) and Forwarder.cpp (proxy mode) include
-// it, so Boost stays out of the headers everyone else reads.
+// (accepting, stopping), RequestParser.cpp, Session.cpp (deciding,
+// answering) and Forwarder.cpp (proxy mode) include it, so Boost stays out
+// of the headers everyone else reads.
 #pragma once
 
 #include <utility>  // before Asio: Boost 1.74 + GCC 12 in C++20 need std::exchange declared first
@@ -313,7 +314,7 @@ struct Listener::Impl {
 };
 
 // One client connection; lives on one thread. Decision mode and refusals
-// are answered in Listener.cpp; an allowed request in proxy mode is relayed
+// are answered in Session.cpp; an allowed request in proxy mode is relayed
 // by Forwarder.cpp, one bounded piece at a time in each direction.
 class Session : public std::enable_shared_from_this<Session> {
 public:
@@ -332,7 +333,7 @@ private:
     const ListenerOptions& opts() const { return m_listener.options; }
     const TrustedProxies& trusted() { return m_listener.trusted(m_thread); }
 
-    // ---- reading, deciding, answering (Listener.cpp) ---------------------------
+    // ---- reading, deciding, answering (Session.cpp) ----------------------------
     void newRequest();
     void read();
     void onRead(error_code ec, std::size_t n);
