@@ -313,6 +313,12 @@ struct Listener::Impl {
     void sweep(ThreadContext& t);
 };
 
+// Proxy mode's field rules (ForwardHead.cpp), for both directions: a field
+// that ends at this hop (hop-by-hop, named in Connection, or Content-Length:
+// the body is framed anew), and one "Name: value" line.
+bool endsAtThisHop(std::string_view name, std::string_view connection);
+void appendField(std::string& out, std::string_view name, std::string_view value);
+
 // One client connection; lives on one thread. Decision mode and refusals
 // are answered in Session.cpp; an allowed request in proxy mode is relayed
 // by Forwarder.cpp, one bounded piece at a time in each direction.
