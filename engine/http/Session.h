@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Inside the traffic listener: one connection (Session), its thread, the
 // request and response parsers. Private to fg_http: only Listener.cpp
-// (accepting, deciding, answering) and Forwarder.cpp (proxy mode) include
-// it, so Boost stays out of the headers everyone else reads.
+// (accepting, stopping), RequestParser.cpp, Session.cpp (deciding,
+// answering) and Forwarder.cpp (proxy mode) include it, so Boost stays out
+// of the headers everyone else reads.
 #pragma once
 
 #include <utility>  // before Asio: Boost 1.74 + GCC 12 in C++20 need std::exchange declared first
@@ -312,8 +313,14 @@ struct Listener::Impl {
     void sweep(ThreadContext& t);
 };
 
+// Proxy mode's field rules (ForwardHead.cpp), for both directions: a field
+// that ends at this hop (hop-by-hop, named in Connection, or Content-Length:
+// the body is framed anew), and one "Name: value" line.
+bool endsAtThisHop(std::string_view name, std::string_view connection);
+void appendField(std::string& out, std::string_view name, std::string_view value);
+
 // One client connection; lives on one thread. Decision mode and refusals
-// are answered in Listener.cpp; an allowed request in proxy mode is relayed
+// are answered in Session.cpp; an allowed request in proxy mode is relayed
 // by Forwarder.cpp, one bounded piece at a time in each direction.
 class Session : public std::enable_shared_from_this<Session> {
 public:
@@ -332,7 +339,7 @@ private:
     const ListenerOptions& opts() const { return m_listener.options; }
     const TrustedProxies& trusted() { return m_listener.trusted(m_thread); }
 
-    // ---- reading, deciding, answering (Listener.cpp) ---------------------------
+    // ---- reading, deciding, answering (Session.cpp) ----------------------------
     void newRequest();
     void read();
     void onRead(error_code ec, std::size_t n);

@@ -1,0 +1,379 @@
+// SPDX-License-Identifier: MIT
+// One client connection: reading with deadlines, deciding at the header
+// (the request facts built from the parsed request), answering, pipelining;
+// responses are written by hand and batched when pipelined. Proxy mode's
+// relaying is in Forwarder.cpp.
+#include "Session.h"
+
+#include "LimiterLog.h"
+#include "Metrics.h"
+#include "Peer.h"
+#include "RequestSamples.h"
+#include "Responses.h"
+
+#include <algorithm>
+
+namespace Floodgate::Http {
+
+namespace {
+
+std::size_t countCookies(const RequestData& d)
+{
+    std::size_t n = 0;
+    for (const auto& [name, value] : d.fields) {
+        if (!Core::equalsIgnoreCase(d.view(name), "cookie"))
+            continue;
+        const std::string_view v = d.view(value);
+        if (trimView(v).empty())
+            continue;
+        n += 1 + std::size_t(std::count(v.begin(), v.end(), ';'));
+    }
+    return n;
+}
+
+} // namespace
+
+Session::Session(Listener::Impl& listener, ThreadContext& thread, tcp::socket socket)
+    : m_listener(listener)
+    , m_thread(thread)
+    , m_socket(std::move(socket))
+    , m_buffer(listener.options.headerLimitBytes + 64 * 1024)
+    , m_upstreamTimer(thread.ioc)
+    , m_upIn(UpstreamHeaderLimitBytes + RelayChunkBytes)
+{
+    error_code ec;
+    const auto ep = m_socket.remote_endpoint(ec);
+    m_peer = ec ? Core::IpAddress() : toIp(ep.address());
+    m_socket.set_option(tcp::no_delay(true), ec);
+    m_data.maxFields = listener.options.maxHeaderFields;
+    m_data.headerLimit = listener.options.headerLimitBytes;
+}
+
+Session::~Session()
+{
+    m_thread.sessions.erase(m_self);
+    m_listener.openSessions.fetch_sub(1, std::memory_order_acq_rel);  // taken by accept()
+    if (m_listener.metrics)
+        m_listener.metrics->openConnections.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void Session::start()
+{
+    m_thread.sessions.push_front(this);
+    m_self = m_thread.sessions.begin();
+    if (m_listener.metrics)
+        m_listener.metrics->openConnections.fetch_add(1, std::memory_order_relaxed);
+    newRequest();
+    read();
+}
+
+void Session::expireIfDue(Millis now)
+{
+    // While forwarding, the deadline is set only when the client is awaited
+    // (its body, or reading what it was sent); the upstream has its own timer.
+    if (m_deadline != 0 && now >= m_deadline)
+        close();
+}
+
+void Session::shutdown()
+{
+    m_stopping = true;
+    if (!m_busy && m_buffer.size() == 0)
+        close();
+}
+
+void Session::close()
+{
+    error_code ec;
+    m_socket.shutdown(tcp::socket::shutdown_both, ec);
+    m_socket.close(ec);
+    m_deadline = 0;
+    m_upstreamTimer.cancel();
+    if (m_upstream)
+        m_upstream->close(ec);
+}
+
+void Session::newRequest()
+{
+    m_data.clear();
+    m_parser.emplace(m_data);
+    m_parser->header_limit(std::uint32_t(opts().headerLimitBytes));
+    m_parser->body_limit(opts().bodyLimitBytes);
+    m_parser->eager(false);
+    m_decided = false;
+    m_requestStarted = 0;
+}
+
+void Session::read()
+{
+    const Millis now = steadyMs();
+    if (m_buffer.size() == 0 && !m_parser->got_some()) {
+        m_deadline = now + opts().idleTimeoutMs;
+    } else if (!m_parser->is_header_done()) {
+        if (m_requestStarted == 0)
+            m_requestStarted = now;
+        m_deadline = m_requestStarted + opts().headerTimeoutMs;
+    } else {
+        m_deadline = now + opts().bodyTimeoutMs;
+    }
+    if (m_buffer.size() >= m_buffer.max_size()) {
+        fail(431, "request header too large");
+        return;
+    }
+    const std::size_t room = std::min<std::size_t>(16 * 1024, m_buffer.max_size() - m_buffer.size());
+    m_socket.async_read_some(m_buffer.prepare(room), [self = shared_from_this()](error_code ec, std::size_t n) {
+        self->onRead(ec, n);
+    });
+}
+
+void Session::onRead(error_code ec, std::size_t n)
+{
+    if (ec) {
+        close();
+        return;
+    }
+    m_buffer.commit(n);
+    if (m_requestStarted == 0)
+        m_requestStarted = steadyMs();
+    process();
+}
+
+// Parses and answers every complete request in the buffer (pipelining),
+// up to pipelineDepth per write.
+void Session::process()
+{
+    const Millis now = wallMs();
+    std::size_t answered = 0;
+    while (true) {
+        bool progress = false;
+        if (!m_parser->is_done() && m_buffer.size() > 0) {
+            error_code ec;
+            const std::size_t used = m_parser->put(m_buffer.data(), ec);
+            m_buffer.consume(used);
+            progress = used > 0;
+            if (ec && ec != http::error::need_more) {
+                std::string why;
+                const int status = statusFor(ec, m_data, m_buffer, opts().headerLimitBytes, why);
+                fail(status, why);
+                return;
+            }
+        }
+        if (m_parser->is_header_done() && !m_decided && !decideAtHeader(now))
+            return;
+        if (m_forwardPending) {
+            // Proxy mode relays the body as it comes: nothing more is parsed here.
+            if (m_out.empty())
+                startForward();
+            else
+                flush();  // earlier answers (or 100 Continue) first; onWrite starts the forward
+            return;
+        }
+        if (!m_parser->is_done()) {
+            if (progress && m_buffer.size() > 0)
+                continue;
+            break;  // need more bytes
+        }
+        finishRequest();
+        ++answered;
+        if (m_closeAfterWrite || m_stopping)
+            break;
+        newRequest();
+        if (answered >= opts().pipelineDepth || m_buffer.size() == 0)
+            break;
+    }
+    flush();
+}
+
+// The header is complete: decide now, before reading any body. Returns
+// false when the connection is done with (a refusal with a body to skip,
+// a bad target).
+bool Session::decideAtHeader(Millis now)
+{
+    m_decided = true;
+    m_busy = true;
+    m_data.buildViews();
+    const RequestData& d = m_data;
+    Core::RequestFacts& f = m_facts;
+    f = Core::RequestFacts{};
+    f.peer = m_peer;
+    // One proxy list for the whole request, even if it is replaced meanwhile.
+    const TrustedProxies& proxies = trusted();
+    m_trustedPeer = proxies.contains(m_peer);
+    const bool trustedPeer = m_trustedPeer;
+    std::string_view target = d.view(d.target);
+    std::string_view method = d.view(d.method);
+    if (trustedPeer && !opts().upstream) {
+        // nginx auth_request / Traefik ForwardAuth carry the original
+        // request in headers. (Proxy mode forwards the request line, so
+        // it is what is decided on.)
+        if (auto uri = d.header("X-Original-URI"); !uri.empty())
+            target = uri;
+        else if (auto fwdUri = d.header("X-Forwarded-Uri"); !fwdUri.empty())
+            target = fwdUri;
+        if (auto m = d.header("X-Original-Method"); !m.empty())
+            method = m;
+        else if (auto fm = d.header("X-Forwarded-Method"); !fm.empty())
+            method = fm;
+    }
+    // One spelling per resource before anything matches it (and proxy
+    // mode forwards exactly this).
+    if (!Core::normaliseTarget(target, m_target)) {
+        fail(400, m_target.reason);
+        return false;
+    }
+    if (m_target.absoluteForm)
+        useTargetAuthorityAsHost();
+    // Only the header the operator named (--real-ip-header), never another one.
+    std::string trustedValue = trustedPeer ? d.joined(proxies.header()) : std::string();
+    // A trusted Forwarded chain is carried on in proxy mode's Forwarded header.
+    m_forwarded = proxies.forwardedSyntax() ? trustedValue : std::string();
+    ClientIdentity id = resolveClient(m_peer, std::move(trustedValue), proxies);
+    f.client = id.client;
+    m_xff = std::move(id.chain);
+    f.path = m_target.matchPath;
+    f.query = m_target.query();
+    f.method = method;
+    f.userAgent = d.header("User-Agent");
+    f.cookieCount = std::uint32_t(countCookies(d));
+    f.headers = d.views;
+
+    ListenerMetrics* metrics = m_listener.metrics;
+    const bool sample = metrics && metrics->shouldSample(m_thread.index);
+    const auto t0 = sample ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+    m_decision = m_listener.engine.decide(f, now);
+    if (sample)
+        metrics->observeLatency(m_thread.index,
+                                std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
+    if (m_listener.samples)
+        m_listener.samples->push(m_thread.index, f, now);
+    const Core::Action action = m_decision.action;
+    if (action != Core::Action::Allow) {
+        if (metrics)
+            metrics->countRefusal(m_thread.index, m_decision);
+        if (m_listener.log)
+            m_listener.log->push(m_thread.index, m_decision, f, m_decision.customerId.view(), m_xff, now);
+    }
+    const bool refused = m_decision.refused();
+    m_keepAlive = m_parser->keep_alive() && !m_stopping;
+    if (refused && !m_parser->is_done()) {
+        // A refused request with a body: answer now and close rather
+        // than read a body nobody will use.
+        m_keepAlive = false;
+        respondDecision();
+        m_closeAfterWrite = true;
+        flush();
+        return false;
+    }
+    if (!refused && opts().upstream) {
+        m_forwardPending = true;
+        if (d.header("Expect").size() && Core::equalsIgnoreCase(trimView(d.header("Expect")), "100-continue") && !m_parser->is_done())
+            m_out += "HTTP/1.1 100 Continue\r\n\r\n";
+    }
+    return true;
+}
+
+// Absolute-form: the Host is the target's authority, whatever the Host
+// header says (RFC 9112 §3.2.2); header rules see that one.
+void Session::useTargetAuthorityAsHost()
+{
+    bool replaced = false;
+    for (auto& h : m_data.views)
+        if (Core::equalsIgnoreCase(h.name, "host")) {
+            h.value = m_target.authority;
+            replaced = true;
+        }
+    if (!replaced)
+        m_data.views.push_back({"Host", m_target.authority});
+}
+
+void Session::respondDecision()
+{
+    ResponseContext ctx;
+    ctx.keepAlive = m_keepAlive;
+    ctx.http10 = m_data.version < 11;
+    const std::string_view accept = m_data.header("Accept");
+    ctx.wantsJson = accept.find("json") != std::string_view::npos;
+    ctx.headRequest = Core::equalsIgnoreCase(m_data.view(m_data.method), "HEAD");
+    ctx.rateLimitHeaders = m_decision.rateLimitHeadersOnAllowed;
+    ctx.throttleStatus = m_decision.throttleStatus;
+    // nginx auth_request accepts only 2xx, 401 and 403 from its
+    // subrequest: a trusted proxy may ask for throttles as 401 (and turn
+    // them back into 429 with the Retry-After it copies; see docs/INTEGRATIONS.md).
+    if (m_trustedPeer) {
+        const std::string_view want = trimView(m_data.header("X-Floodgate-Refusal-Status"));
+        if (want == "401" || want == "403")
+            ctx.throttleStatus = want == "401" ? 401 : 403;
+    }
+    appendDecisionResponse(m_out, m_decision, ctx);
+}
+
+// The request is complete and decided (decision mode, or refused).
+void Session::finishRequest()
+{
+    // Decision mode never sees the upstream's answer: an allowed action
+    // is taken as done, so its cooldown starts now (proxy mode waits for a 2xx).
+    if (!opts().upstream && !m_decision.refused())
+        m_listener.engine.reportSuccess(m_facts, wallMs());
+    respondDecision();
+    if (!m_keepAlive)
+        m_closeAfterWrite = true;
+    m_busy = false;
+}
+
+void Session::fail(int status, const std::string& why)
+{
+    if (m_listener.metrics)
+        m_listener.metrics->countHttpError(m_thread.index, status);
+    appendErrorResponse(m_out, status, why, true, m_data.version < 11 && m_parser->is_header_done());
+    m_closeAfterWrite = true;
+    flush();
+}
+
+void Session::flush()
+{
+    if (m_out.empty()) {
+        if (m_closeAfterWrite || (m_stopping && !m_busy)) {
+            close();
+            return;
+        }
+        read();
+        return;
+    }
+    if (m_writing)
+        return;
+    m_writing = true;
+    m_deadline = steadyMs() + opts().writeTimeoutMs;
+    m_writeBuffer.swap(m_out);
+    m_out.clear();
+    net::async_write(m_socket, net::buffer(m_writeBuffer), [self = shared_from_this()](error_code ec, std::size_t) {
+        self->onWrite(ec);
+    });
+}
+
+void Session::onWrite(error_code ec)
+{
+    m_writing = false;
+    m_writeBuffer.clear();
+    if (ec || m_closeAfterWrite) {
+        close();
+        return;
+    }
+    if (m_stopping && !m_busy) {
+        close();
+        return;
+    }
+    if (m_forwardPending) {
+        startForward();
+        return;
+    }
+    if (!m_out.empty()) {
+        flush();
+        return;
+    }
+    if (m_buffer.size() > 0)
+        process();
+    else
+        read();
+}
+
+} // namespace Floodgate::Http
