@@ -80,7 +80,7 @@ std::optional<StartFailure> Runtime::start(const Options& o)
         offenders.push_back({o.key.address(), o.bans, o.lastBanAt});
     m_engine->restoreOffenders(offenders);
     Storage::Store* store = m_store.get();
-    m_engine->setAutoBanListener([store](const Core::ListEntry& e) { store->recordAutomaticBan(e); });
+    m_engine->onAutomaticBan([store](const Core::ListEntry& e) { store->journalAutomaticBan(e); });
 
     // 3. limiter.log beside the database unless told otherwise.
     unsigned threads = o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());

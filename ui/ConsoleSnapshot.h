@@ -64,9 +64,7 @@ struct ConsoleSnapshot {
     std::vector<Http::Event> events;             // refusals since the previous snapshot
     std::vector<Storage::AuditRow> audit;        // audit rows since the previous snapshot
     std::array<ListDelta, 2> lists;  // by Core::ListKind; the blocklist includes the automatic bans
-    std::shared_ptr<const Core::AddressList> blocklist;
-    std::shared_ptr<const Core::AddressList> automatic;
-    std::shared_ptr<const Core::AddressList> safelist;
+    Core::ListSet listSet;  // the lists themselves, as published with this snapshot
     std::shared_ptr<const Core::EngineConfig> config;        // in force (with command-line overrides)
     std::shared_ptr<const Core::EngineConfig> storedConfig;  // as stored: what the rules form edits
     std::map<std::string, std::vector<Core::LevelUsage>> customerUsage;  // by customer id

@@ -28,15 +28,6 @@ struct Batch {
         std::make_shared<std::vector<std::pair<Core::ListKind, Core::ListEntry>>>();
 };
 
-const Core::ListEntry* findIn(const Core::Engine& engine, Core::ListKind kind, const Core::Cidr& range)
-{
-    if (const auto* e = engine.list(kind)->find(range))
-        return e;
-    if (kind == Core::ListKind::Blocklist)
-        return engine.automaticBans()->find(range);
-    return nullptr;
-}
-
 } // namespace
 
 Operations::Operations(Console& console, NoticeBar& notice, NoticeBar& problem, QWidget* dialogParent)
@@ -89,10 +80,10 @@ void Operations::saveEntry(Core::ListKind kind, Core::ListEntry entry, const QSt
 void Operations::addAll(std::vector<std::pair<Core::ListKind, Core::ListEntry>> entries, const QString& doneText, bool undoable)
 {
     // What each range was before, for Undo: an entry it replaced, or nothing.
-    const Core::Engine& engine = *m_console.services().engine;
+    const Core::ListSet lists = m_console.services().engine->lists();
     auto before = std::make_shared<std::vector<std::pair<Core::ListKind, std::optional<Core::ListEntry>>>>();
     for (const auto& [kind, e] : entries) {
-        const Core::ListEntry* old = findIn(engine, kind, e.range);
+        const Core::ListEntry* old = lists.find(kind, e.range);
         before->emplace_back(kind, old ? std::optional<Core::ListEntry>(*old) : std::nullopt);
     }
     auto ranges = std::make_shared<std::vector<Core::Cidr>>();
@@ -142,11 +133,11 @@ void Operations::addAll(std::vector<std::pair<Core::ListKind, Core::ListEntry>> 
 
 void Operations::removeFromLists(const std::vector<Core::Cidr>& ranges, std::optional<Core::ListKind> only)
 {
-    const Core::Engine& engine = *m_console.services().engine;
+    const Core::ListSet lists = m_console.services().engine->lists();
     std::vector<std::pair<Core::ListKind, Core::ListEntry>> removed;
     for (const Core::Cidr& r : ranges)
         for (Core::ListKind kind : {Core::ListKind::Blocklist, Core::ListKind::Safelist})
-            if (const Core::ListEntry* e = findIn(engine, kind, r); e && (!only || *only == kind))
+            if (const Core::ListEntry* e = lists.find(kind, r); e && (!only || *only == kind))
                 removed.emplace_back(kind, *e);
     if (removed.empty()) {
         m_problem.show(ranges.size() == 1 ? tr("%1 is on no list.").arg(rangeText(ranges[0])) : tr("None of them is on a list."));
@@ -266,16 +257,12 @@ void Operations::exportFile(const QString& path)
         m_problem.show(tr("%1: the file name must end in .csv or .json").arg(path));
         return;
     }
-    const Core::Engine& engine = *m_console.services().engine;
+    const Core::ListSet lists = m_console.services().engine->lists();
     const Core::Millis now = m_console.services().clock->now();
     std::vector<Core::ListedEntry> all;
-    for (const auto& e : engine.list(Core::ListKind::Safelist)->entries())
-        if (e.activeAt(now))
-            all.push_back({Core::ListKind::Safelist, e});
-    for (const auto* list : {engine.list(Core::ListKind::Blocklist).get(), engine.automaticBans().get()})
-        for (const auto& e : list->entries())
-            if (e.activeAt(now))
-                all.push_back({Core::ListKind::Blocklist, e});
+    for (Core::ListKind kind : {Core::ListKind::Safelist, Core::ListKind::Blocklist})
+        for (Core::ListEntry& e : lists.active(kind, now))
+            all.push_back({kind, std::move(e)});
     const std::string text = Wire::ListFile::format(all, *format, now);
     QFile f(path);
     if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate) || f.write(text.data(), qint64(text.size())) != qint64(text.size())) {

@@ -65,8 +65,8 @@ void SnapshotWorker::diffLists(ConsoleSnapshot& s)
     for (Core::ListKind kind : {Core::ListKind::Safelist, Core::ListKind::Blocklist}) {
         ListState& st = m_lists[std::size_t(kind)];
         ListDelta& d = s.lists[std::size_t(kind)];
-        const auto& list = kind == Core::ListKind::Safelist ? s.safelist : s.blocklist;
-        const auto automatic = kind == Core::ListKind::Blocklist ? s.automatic : nullptr;
+        const auto& list = kind == Core::ListKind::Safelist ? s.listSet.safelist : s.listSet.blocklist;
+        const auto automatic = kind == Core::ListKind::Blocklist ? s.listSet.automatic : nullptr;
         if (st.started && list == st.list && automatic == st.automatic) {
             // The same lists: only time passed. Entries that ended leave.
             for (auto it = st.shown.begin(); it != st.shown.end();) {
@@ -181,9 +181,7 @@ SnapshotPtr SnapshotWorker::take()
             // takes the console down.
         }
     }
-    s->blocklist = engine.list(Core::ListKind::Blocklist);
-    s->safelist = engine.list(Core::ListKind::Safelist);
-    s->automatic = engine.automaticBans();
+    s->listSet = engine.lists();
     diffLists(*s);
     s->config = engine.config();
     if (m_services.store && (s->config != m_configSeen || !m_stored)) {

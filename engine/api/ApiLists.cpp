@@ -72,14 +72,8 @@ std::optional<AdminResponse> AdminApi::lists(const Call& call)
     if (seg.size() == 4) {
         if (get) {
             Json entries = Json::array();
-            auto add = [&](const AddressList& list) {
-                for (const ListEntry& e : list.entries())
-                    if (e.activeAt(now))
-                        entries.push(Codec::toJson(e, *kind, now));
-            };
-            add(*m_engine.list(*kind));
-            if (*kind == ListKind::Blocklist)
-                add(*m_engine.automaticBans());
+            for (const ListEntry& e : m_engine.lists().active(*kind, now))
+                entries.push(Codec::toJson(e, *kind, now));
             Json body = Json::object();
             body.set("list", toString(*kind));
             body.set("count", entries.asArray().size());

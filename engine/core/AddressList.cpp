@@ -180,4 +180,56 @@ AddressList AddressList::withoutExpired(Millis now) const
     return AddressList(std::move(copy));
 }
 
+const ListEntry* ListSet::find(ListKind kind, const Cidr& range) const
+{
+    if (kind == ListKind::Safelist)
+        return safelist->find(range);
+    if (const ListEntry* e = blocklist->find(range))
+        return e;
+    return automatic->find(range);
+}
+
+const ListEntry* ListSet::match(const IpAddress& address, Millis now, ListKind* kind) const
+{
+    const ListEntry* blk = blocklist->empty() ? nullptr : blocklist->match(address, now);
+    if (!automatic->empty()) {
+        const ListEntry* aut = automatic->match(address, now);
+        if (aut && (!blk || aut->range.prefix128() > blk->range.prefix128()))
+            blk = aut;
+    }
+    const ListEntry* safe = safelist->empty() ? nullptr : safelist->match(address, now);
+    if (blk && (!safe || blk->range.prefix128() >= safe->range.prefix128())) {
+        if (kind)
+            *kind = ListKind::Blocklist;
+        return blk;
+    }
+    if (safe && kind)
+        *kind = ListKind::Safelist;
+    return safe;
+}
+
+std::vector<ListEntry> ListSet::active(ListKind kind, Millis now) const
+{
+    std::vector<ListEntry> out;
+    auto add = [&](const AddressList& list) {
+        for (const ListEntry& e : list.entries())
+            if (e.activeAt(now))
+                out.push_back(e);
+    };
+    if (kind == ListKind::Safelist) {
+        add(*safelist);
+    } else {
+        add(*blocklist);
+        add(*automatic);
+    }
+    return out;
+}
+
+std::size_t ListSet::activeCount(ListKind kind, Millis now) const
+{
+    if (kind == ListKind::Safelist)
+        return safelist->activeCount(now);
+    return blocklist->activeCount(now) + automatic->activeCount(now);
+}
+
 } // namespace Floodgate::Core

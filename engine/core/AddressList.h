@@ -33,6 +33,9 @@ struct ListEntry {
     std::uint32_t banCount = 0;       // automatic entries: this client's how-many-th ban (1, 2, ...)
 
     bool activeAt(Millis now) const { return now < expiresAt; }
+    // On disk. Operator and imported entries are written before they apply;
+    // an automatic ban applies at once and its row is written behind.
+    bool stored() const { return id != 0; }
 };
 
 // An entry with the list it is on: a stored row, a line of a list file.
@@ -76,6 +79,27 @@ private:
     std::vector<ListEntry> m_entries;
     // Prefix lengths present, longest first, each with its table.
     std::vector<std::shared_ptr<const Bucket>> m_byPrefix;
+};
+
+// The lists one decision reads, taken together from one publication: the
+// safelist, the blocklist (operator and imported entries) and the automatic
+// bans the engine made itself. Readers ask it rather than merging the
+// blocklist with the automatic bans themselves.
+struct ListSet {
+    std::shared_ptr<const AddressList> safelist = std::make_shared<const AddressList>();
+    std::shared_ptr<const AddressList> blocklist = std::make_shared<const AddressList>();
+    std::shared_ptr<const AddressList> automatic = std::make_shared<const AddressList>();
+
+    bool empty() const { return safelist->empty() && blocklist->empty() && automatic->empty(); }
+    // The entry on `kind` for exactly `range`, expired or not: on the
+    // blocklist, its own entry first, then an automatic ban.
+    const ListEntry* find(ListKind kind, const Cidr& range) const;
+    // The entry that decides for `address` at `now` (null: none), its list in
+    // `kind`: the longest active prefix across the lists, the blocklist on a tie.
+    const ListEntry* match(const IpAddress& address, Millis now, ListKind* kind) const;
+    // Every entry of `kind` active at `now`, the blocklist with the automatic bans.
+    std::vector<ListEntry> active(ListKind kind, Millis now) const;
+    std::size_t activeCount(ListKind kind, Millis now) const;
 };
 
 } // namespace Floodgate::Core

@@ -3,9 +3,12 @@
 // and keeps the counters that explain why. Plain C++20: no Qt, no I/O, time
 // passed in by the caller. Safe to call from many listener threads at once.
 //
-// Data flow of one decision (docs/ARCHITECTURE.md):
-//   blocklist -> safelist -> exclusions -> customer tier levels | per-IP rules
-//   -> cooldowns -> escalation (automatic blocklist entry with a TTL)
+// Order of one decision (EngineDecide.cpp; engine/core/README.md explains each):
+//   lists (the longest active prefix across blocklist, automatic bans and
+//   safelist; the blocklist on a tie) -> what is not counted (excluded paths,
+//   safe user agents, cookies in cookie-less-only mode, Range continuations)
+//   -> cooldowns -> levels (a customer's tier, or keyed rules and the per-IP
+//   rules) -> the binding level's answer -> escalation (an automatic ban)
 //
 // Configuration and lists are immutable sets published atomically: an edit
 // builds a new set and swaps it in; deciding threads pick it up on their next
@@ -40,16 +43,32 @@ public:
     std::optional<std::string> setConfig(EngineConfig config);
     std::shared_ptr<const EngineConfig> config() const;
 
+    // The operator's lists (stored before they are published here).
     void setList(ListKind kind, std::shared_ptr<const AddressList> list);
     std::shared_ptr<const AddressList> list(ListKind kind) const;
-    // Escalation bans the engine made itself (source = automatic). Storage
-    // persists them through the listener and may fold them into the blocklist.
+    // Every list at once, from one publication: what readers use to find the
+    // entry for a range or every entry of a list (the blocklist with the
+    // automatic bans), so none of them merges the lists itself.
+    ListSet lists() const;
+
+    // ---- automatic bans (escalation) ------------------------------------------
+    // The engine is their only in-memory owner. It makes them on the request
+    // path and hands each to the onAutomaticBan hook; storage journals them
+    // behind and reports each written row back (automaticBansStored), so an
+    // entry knows whether it is on disk (ListEntry::stored()).
     std::shared_ptr<const AddressList> automaticBans() const;
-    // Replaces every automatic ban (storage, after another process changed the database).
-    void setAutomaticBans(std::shared_ptr<const AddressList> list);
+    // Called on the deciding thread, outside every engine lock, when escalation
+    // bans a client. Must be quick (queue it); set before traffic starts.
+    void onAutomaticBan(std::function<void(const ListEntry&)> hook);
+    // Rows written for these bans (their ids set): each held ban with the same
+    // range and expiry becomes stored. A ban lifted meanwhile stays lifted.
+    void automaticBansStored(const std::vector<ListEntry>& written);
+    // The database's automatic bans after another process changed it: they
+    // replace the stored ones; bans not written yet stay.
+    void reloadAutomaticBans(std::vector<ListEntry> stored);
     // Lifts an automatic ban (the operator's "remove"); true when one was there.
     bool removeAutomaticBan(const Cidr& range);
-    // Adds automatic bans (e.g. loaded after a restart with their remaining time).
+    // Adds automatic bans (loaded after a restart with their remaining time).
     void restoreAutomaticBans(const std::vector<ListEntry>& entries);
     // Escalation history: how many times a client was banned and when last,
     // so the next ban doubles after a restart too (fail2ban's bantime.increment).
@@ -59,9 +78,6 @@ public:
         Millis lastBanAt = 0;
     };
     void restoreOffenders(const std::vector<OffenderRecord>& offenders);
-    // Called on the deciding thread, outside every engine lock, when escalation
-    // bans a client. Must be quick (queue it); set before traffic starts.
-    void setAutoBanListener(std::function<void(const ListEntry&)> listener);
 
     // ---- the request path ------------------------------------------------------
     Decision decide(const RequestFacts& facts, Millis now);

@@ -131,9 +131,11 @@ public:
     void republish(Done done = {});
     // All or nothing: 200 with {"imported": n, "replaced": m}.
     void importEntries(std::vector<Core::ListedEntry> rows, Actor actor, Done done);
-    // An escalation ban made by the engine: queued without waiting (called on
-    // listener threads); dropped and counted when the queue is full.
-    void recordAutomaticBan(const Core::ListEntry& entry);
+    // The write-behind journal of the engine's automatic bans (the engine's
+    // onAutomaticBan hook): queued without waiting (called on listener
+    // threads); dropped and counted when the queue is full. Once its row is
+    // committed the engine is told (Engine::automaticBansStored).
+    void journalAutomaticBan(const Core::ListEntry& entry);
 
     // Blocking forms for callers that may wait (the admin API thread, the
     // command line, tests). Never call them on the writer thread.
@@ -195,8 +197,7 @@ private:
     std::mutex m_mutex;
     std::condition_variable m_wake;
     std::deque<Job> m_jobs;
-    std::vector<Core::ListEntry> m_autoBans;
-    std::map<Core::Cidr, Core::Millis> m_unwrittenBans;  // range -> expiry: bans whose rows are not on disk
+    std::vector<Core::ListEntry> m_autoBans;  // the journal: bans whose rows are not written yet
     bool m_stop = false;
     bool m_exited = false;  // the writer left its loop
     bool m_fullReload = false;  // writer thread only: a publish failed, apply everything again

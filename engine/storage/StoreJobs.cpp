@@ -76,13 +76,11 @@ void Store::removeEntry(ListKind kind, Cidr range, Actor actor, Done done)
         } else if (kind == ListKind::Blocklist && m_engine) {
             // An escalation ban made a moment ago, its row not written yet:
             // drop it from the queue and lift it, so it does not come back.
-            bool pending = false;
             {
                 std::lock_guard lock(m_mutex);
-                pending = m_unwrittenBans.erase(range) > 0;
                 std::erase_if(m_autoBans, [&](const ListEntry& e) { return e.range == range; });
             }
-            if (const ListEntry* held = m_engine->automaticBans()->find(range); pending && held)
+            if (const ListEntry* held = m_engine->automaticBans()->find(range); held && !held->stored())
                 before = Codec::toJson(*held, kind, now);
         }
         if (!before)

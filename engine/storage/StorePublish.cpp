@@ -36,6 +36,7 @@ void Store::publish(const Effects& fx)
         return;
     if (fx.config)
         publishConfig(Tables::readConfig(*m_writer));
+    std::vector<ListEntry> written;  // automatic bans whose rows this batch wrote
     for (ListKind kind : {ListKind::Safelist, ListKind::Blocklist}) {
         std::set<Cidr> touched;
         std::vector<ListEntry> added;
@@ -43,14 +44,8 @@ void Store::publish(const Effects& fx)
             if (k != kind)
                 continue;
             if (e.source == ListSource::Automatic) {
-                // The engine's own list of escalation bans: make sure it holds
-                // this one (it may have been replaced by a reload meanwhile),
-                // and that no operator copy of the range is left beside it.
-                const auto current = m_engine->automaticBans();
-                const ListEntry* have = current->find(e.range);
-                if (!have || have->expiresAt != e.expiresAt)
-                    m_engine->restoreAutomaticBans({e});
-                touched.insert(e.range);
+                // The engine holds the ban already; its row is now on disk.
+                written.push_back(e);
                 continue;
             }
             touched.insert(e.range);
@@ -66,7 +61,7 @@ void Store::publish(const Effects& fx)
                 m_engine->removeAutomaticBan(range);
         }
         if (touched.empty())
-            continue;
+            continue;  // an automatic ban is not on the operator's list
         std::vector<ListEntry> next;
         const auto current = m_engine->list(kind);
         next.reserve(current->size() + added.size());
@@ -77,6 +72,7 @@ void Store::publish(const Effects& fx)
             next.push_back(std::move(e));
         m_engine->setList(kind, std::make_shared<const AddressList>(std::move(next)));
     }
+    m_engine->automaticBansStored(written);
 }
 
 void Store::publishAll()
@@ -84,28 +80,15 @@ void Store::publishAll()
     if (!m_engine)
         return;
     Loaded stored = readStored(*m_writer);
-    {
-        // Bans the engine made whose rows are not written yet (queued, or
-        // dropped from a full queue) stay: the database does not know them.
-        std::lock_guard lock(m_mutex);
-        const auto current = m_engine->automaticBans();
-        for (const auto& [range, expiresAt] : m_unwrittenBans)
-            if (const ListEntry* e = current->find(range); e && e->expiresAt == expiresAt)
-                stored.automatic.push_back(*e);
-    }
     publishConfig(std::move(stored.config));
     m_engine->setList(ListKind::Safelist, std::make_shared<const AddressList>(std::move(stored.safelist)));
     m_engine->setList(ListKind::Blocklist, std::make_shared<const AddressList>(std::move(stored.blocklist)));
-    m_engine->setAutomaticBans(std::make_shared<const AddressList>(std::move(stored.automatic)));
+    m_engine->reloadAutomaticBans(std::move(stored.automatic));  // keeps the bans not written yet
 }
 
 void Store::purgeExpired()
 {
     const Millis now = m_clock.now();
-    {
-        std::lock_guard lock(m_mutex);
-        std::erase_if(m_unwrittenBans, [now](const auto& kv) { return kv.second <= now; });
-    }
     std::vector<ListedEntry> gone;
     {
         WriteTransaction tx(*m_writer);

@@ -77,16 +77,13 @@ void Store::submit(std::string what, std::function<Outcome(Connection&, Effects&
         done(Outcome{503, "the store is stopped", {}});
 }
 
-void Store::recordAutomaticBan(const ListEntry& entry)
+void Store::journalAutomaticBan(const ListEntry& entry)
 {
     {
         std::lock_guard lock(m_mutex);
-        // Until its row is written, a reload must not lift the ban and a
-        // removal must find it here.
-        m_unwrittenBans[entry.range] = entry.expiresAt;
         if (m_autoBans.size() >= m_options.autoBanQueue) {
-            // The ban applies (the engine holds it); only its row is lost:
-            // it will not survive a restart.
+            // The ban applies (the engine holds it, unstored, so reloads
+            // keep it); only its row is lost: it will not survive a restart.
             m_droppedAutoBans.fetch_add(1, std::memory_order_relaxed);
             return;
         }
@@ -162,22 +159,16 @@ void Store::writerLoop()
 
 Outcome Store::writeAutoBan(Connection& db, Effects& fx, ListEntry& ban)
 {
-    // An operator's or an import's entry for the same range stands.
+    // An operator's or an import's entry for the same range stands, and
+    // replaces the ban (as an operator's entry added later would).
     if (auto old = Tables::findEntry(db, ListKind::Blocklist, ban.range);
         old && old->entry.source != ListSource::Automatic && old->entry.activeAt(m_clock.now())) {
-        std::lock_guard lock(m_mutex);
-        m_unwrittenBans.erase(ban.range);
+        if (m_engine)
+            m_engine->removeAutomaticBan(ban.range);
         return Outcome{200, {}, {}};
     }
-    {
-        std::lock_guard lock(m_mutex);
-        auto it = m_unwrittenBans.find(ban.range);
-        if (it == m_unwrittenBans.end())
-            return Outcome{200, {}, {}};  // an operator lifted it meanwhile
-        // Written from now on (once committed): a reload keeps it by itself.
-        if (it->second == ban.expiresAt)
-            m_unwrittenBans.erase(it);
-    }
+    if (m_engine && !m_engine->automaticBans()->find(ban.range))
+        return Outcome{200, {}, {}};  // lifted meanwhile (by an operator, or expired)
     Tables::upsertEntry(db, ListKind::Blocklist, ban);
     if (ban.banCount > 0)
         Tables::upsertOffender(db, {ban.range, ban.banCount, ban.createdAt});

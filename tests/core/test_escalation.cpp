@@ -68,7 +68,7 @@ void TestEscalation::fifthRefusalBans()
 {
     Engine engine(escalating());
     std::vector<ListEntry> heard;
-    engine.setAutoBanListener([&heard](const ListEntry& e) { heard.push_back(e); });
+    engine.onAutomaticBan([&heard](const ListEntry& e) { heard.push_back(e); });
 
     // 6 allowed (0..50 ms), refusals at 60, 70, 80, 90: not yet.
     for (int k = 0; k < 10; ++k) {
@@ -153,7 +153,7 @@ void TestEscalation::banDoublesUpToTheCap()
 {
     Engine engine(escalating());
     int calls = 0;
-    engine.setAutoBanListener([&calls](const ListEntry&) { ++calls; });
+    engine.onAutomaticBan([&calls](const ListEntry&) { ++calls; });
 
     const Millis durations[] = {MINUTE, 2 * MINUTE, 4 * MINUTE, 4 * MINUTE, 4 * MINUTE};
     Millis start = T0;
@@ -317,7 +317,7 @@ void TestEscalation::restoredHistoryKeepsDoubling()
     // its next ban is the third (4 minutes), not the first (1 minute) again.
     Engine engine(escalating());
     std::vector<ListEntry> heard;
-    engine.setAutoBanListener([&heard](const ListEntry& e) { heard.push_back(e); });
+    engine.onAutomaticBan([&heard](const ListEntry& e) { heard.push_back(e); });
     engine.restoreOffenders({{ip("203.0.113.7"), 2, T0 - HOUR}});
     const Flood f = floodUntilBanned(engine, Request(), T0);
     QVERIFY(f.bannedAt >= 0);

@@ -727,7 +727,7 @@ private Q_SLOTS:
         c.escalation.refusals = 1;  // the first refusal bans
         Core::Engine engine(c);
         std::atomic<bool> busy{false};
-        engine.setAutoBanListener([&](const Core::ListEntry&) {
+        engine.onAutomaticBan([&](const Core::ListEntry&) {
             busy = true;
             std::this_thread::sleep_for(std::chrono::milliseconds(1500));
         });

@@ -234,7 +234,7 @@ private Q_SLOTS:
             EngineConfig cfg = store->load().config;
             cfg.escalation.refusals = 3;
             Engine engine(cfg);
-            engine.setAutoBanListener([&](const ListEntry& e) { store->recordAutomaticBan(e); });
+            engine.onAutomaticBan([&](const ListEntry& e) { store->journalAutomaticBan(e); });
             store->start(&engine);
             // 6 allowed, then 3 refusals: the third bans for 15 minutes.
             for (int i = 0; i < 9; ++i)
@@ -281,7 +281,7 @@ private Q_SLOTS:
         ListEntry ban = listEntry("203.0.113.77", "escalation", T0 + 15 * MINUTE);
         ban.source = ListSource::Automatic;
         engine.restoreAutomaticBans({ban});  // what the engine does when it bans
-        store->recordAutomaticBan(ban);
+        store->journalAutomaticBan(ban);
         QCOMPARE(store->droppedAutoBans(), std::uint64_t(1));
         // Another process changes the file: the reload must not lift the ban.
         rawExec(path, "UPDATE tier_levels SET limit_count = 99 WHERE owner = 'Free'");
@@ -302,7 +302,7 @@ private Q_SLOTS:
         QCOMPARE(store->wait([&](auto done) { store->addEntry(ListKind::Blocklist, listEntry("203.0.113.9", "known bad", NeverExpires), ALICE, done); }).status, 201);
         ListEntry ban = listEntry("203.0.113.9", "escalation", T0 + MINUTE);
         ban.source = ListSource::Automatic;
-        store->recordAutomaticBan(ban);
+        store->journalAutomaticBan(ban);
         // A later write is a barrier: the ban was handled in an earlier batch.
         store->wait([&](auto done) { store->removeEntry(ListKind::Safelist, cidr("10.9.9.9"), ALICE, done); });
         const auto all = store->entries();

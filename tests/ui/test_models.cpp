@@ -59,9 +59,6 @@ std::shared_ptr<ConsoleSnapshot> snapshot(Core::Millis now)
 {
     auto s = std::make_shared<ConsoleSnapshot>();
     s->now = now;
-    s->blocklist = std::make_shared<const Core::AddressList>();
-    s->safelist = std::make_shared<const Core::AddressList>();
-    s->automatic = std::make_shared<const Core::AddressList>();
     s->config = std::make_shared<const Core::EngineConfig>(Core::defaultConfig());
     return s;
 }

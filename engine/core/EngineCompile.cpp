@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: MIT
+// Compiling a configuration: each rule's, tier's and customer's levels laid
+// out in the cells of one table entry, signatures that tell when a key's
+// entry no longer fits the levels, strings hashed into keys once.
+#include "EngineImpl.h"
+
+#include <map>
+
+namespace Floodgate::Core {
+
+namespace {
+
+std::uint32_t foldSignature(std::uint64_t h)
+{
+    return std::uint32_t(h ^ (h >> 32)) | 1u;  // never 0: 0 marks a fresh entry
+}
+
+std::string lower(std::string s)
+{
+    for (char& c : s)
+        if (c >= 'A' && c <= 'Z')
+            c = char(c - 'A' + 'a');
+    return s;
+}
+
+std::uint32_t signatureOf(const std::vector<LevelSpec>& levels, std::uint64_t seed)
+{
+    std::uint64_t h = seed;
+    for (const auto& l : levels)
+        h = mix64(h ^ l.shapeSignature());
+    return foldSignature(h);
+}
+
+std::vector<LevelSpec> compileLevels(const std::vector<std::pair<Level, std::string>>& named, std::uint16_t& offset, Millis& keepMs)
+{
+    std::vector<LevelSpec> out;
+    for (const auto& [level, name] : named) {
+        LevelSpec spec = LevelSpec::compile(level, name);
+        spec.offset = offset;
+        offset = std::uint16_t(offset + spec.cells);
+        keepMs = std::max(keepMs, spec.keepMs());
+        out.push_back(spec);
+    }
+    return out;
+}
+
+} // namespace
+
+std::shared_ptr<const Compiled> compile(std::shared_ptr<const EngineConfig> cfg)
+{
+    auto c = std::make_shared<Compiled>();
+    c->source = cfg;
+    std::uint16_t clientOffset = LiveRing::Cells;
+    c->clientKeepMs = Tuning::liveWindowMs;
+    std::uint16_t widest = 0;
+    std::uint64_t clientShape = 0x51ed27u;
+    for (std::size_t i = 0; i < cfg->rules.size(); ++i) {
+        const ThrottleRule& r = cfg->rules[i];
+        CompiledRule cr;
+        cr.name = r.name;
+        cr.discriminator = r.discriminator;
+        cr.header = r.header;
+        cr.method = r.method;
+        cr.anyPath = r.pathGlob.empty() || r.pathGlob == "*";
+        if (!cr.anyPath)
+            cr.path = PatternSet({r.pathGlob});
+        std::vector<std::pair<Level, std::string>> named;
+        for (const Level& l : r.levels)
+            named.emplace_back(l, l.name.empty() ? r.name + "-" + formatPeriod(l.periodMs) : l.name);
+        if (r.discriminator == Discriminator::ClientAddress) {
+            cr.space = CLIENT_SPACE;
+            cr.levels = compileLevels(named, clientOffset, c->clientKeepMs);
+            for (const auto& l : cr.levels)
+                clientShape = mix64(clientShape ^ l.shapeSignature());
+        } else {
+            cr.space = std::uint32_t(i + 1);
+            std::uint16_t own = 0;
+            cr.levels = compileLevels(named, own, cr.keepMs);
+            cr.signature = signatureOf(cr.levels, i + 1);
+            widest = std::max(widest, own);
+        }
+        c->rules.push_back(std::move(cr));
+    }
+    c->clientStride = clientOffset;
+    c->clientSignature = foldSignature(clientShape);
+    c->tableStride = std::max({c->clientStride, widest, ContinuationWindow::Cells});
+
+    std::map<std::string, const Tier*> tiers;
+    for (const Tier& t : cfg->tiers)
+        tiers[t.name] = &t;
+    for (const Customer& cu : cfg->customers) {
+        const Tier* tier = tiers.at(cu.tier);  // validate() checked it exists
+        std::map<Millis, std::pair<Level, std::string>> byPeriod;
+        for (const Level& l : tier->levels)
+            byPeriod[l.periodMs] = {l, l.name.empty() ? lower(tier->name) + "-" + formatPeriod(l.periodMs) : l.name};
+        for (const Level& l : cu.overrides)  // replace the same period, add the others
+            byPeriod[l.periodMs] = {l, l.name.empty() ? cu.id + "-" + formatPeriod(l.periodMs) : l.name};
+        std::vector<std::pair<Level, std::string>> named;
+        for (auto& [period, p] : byPeriod)
+            named.push_back(p);
+        CompiledCustomer cc;
+        cc.id = cu.id;
+        cc.name = cu.name;
+        cc.tier = cu.tier;
+        std::uint16_t own = 0;
+        cc.levels = compileLevels(named, own, cc.keepMs);
+        cc.signature = signatureOf(cc.levels, 0xc0ffee);
+        const Hash128 idHash = keyedHash128(cu.id);
+        cc.key = TableKey{idHash.lo, idHash.hi, 0, 0, 0};
+        cc.tag = foldSignature(cc.key.a);
+        c->customerByTag.emplace(cc.tag, cu.id);
+        c->customerStride = std::max(c->customerStride, own);
+        c->customers.emplace(cu.id, std::move(cc));
+    }
+    for (const Cooldown& cd : cfg->cooldowns) {
+        CompiledCooldown cc;
+        cc.rule.assign("cooldown:" + cd.name);
+        cc.method = cd.method;
+        cc.path = PatternSet({cd.pathGlob});
+        cc.durationMs = cd.durationMs;
+        cc.userHeader = cd.userHeader;
+        cc.actionHash = keyedHash64(cd.name);
+        c->cooldowns.push_back(std::move(cc));
+    }
+    c->excluded = PatternSet(cfg->bot.excludedPaths, true);  // "/LOGO.PNG" is an image too
+    c->safeAgents = PatternSet(cfg->bot.safeUserAgents, true, true);
+    c->cookielessOnly = cfg->bot.cookielessOnly;
+    c->escalation = cfg->escalation;
+    c->settings = cfg->settings;
+    return c;
+}
+
+} // namespace Floodgate::Core

@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: MIT
+// The engine's insides, shared by its source files and private to them:
+// the compiled configuration, what is published to deciding threads, the
+// state kept beside the key table (cooldowns, escalation history), and
+// Engine::Impl, which owns it all.
+//
+//   Engine.cpp         construction, publishing configuration and lists, purge
+//   EngineCompile.cpp  EngineConfig -> Compiled (levels laid out in cells, keys hashed)
+//   EngineDecide.cpp   decide() and reportSuccess(): the request path
+//   EngineBans.cpp     escalation and the automatic bans the engine owns
+//   EngineQueries.cpp  the bounded snapshots the console and the admin API read
+#pragma once
+
+#include "Engine.h"
+#include "Glob.h"
+#include "Hash.h"
+#include "KeyTable.h"
+#include "LevelRun.h"
+#include "ShardedMap.h"
+#include "Stats.h"
+#include "Tuning.h"
+#include "Window.h"
+
+#include <algorithm>
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace Floodgate::Core {
+
+inline constexpr std::uint32_t CLIENT_SPACE = 0;
+// Key spaces of their own in the client table for HTTP Range reads (rules
+// take 1, 2, ...): (client, path) for a resource being read in parts, and
+// (client) for its continuations over all resources. Cells: a ContinuationWindow.
+inline constexpr std::uint32_t RANGE_RESOURCE_SPACE = 0xffff'fff0u;
+inline constexpr std::uint32_t RANGE_CLIENT_SPACE = 0xffff'fff1u;
+inline constexpr std::uint32_t RANGE_SIGNATURE = 0x7a46e5u;
+// Rules that key on something other than the client address, or a customer,
+// keep their own entries; a decision touches the customer's or those rules'
+// (never both), so validate()'s cap on keyed rules bounds them.
+inline constexpr std::size_t MAX_SECONDARY = std::max<std::size_t>(Tuning::maxKeyedRules, 1);
+
+struct StringHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
+struct CompiledRule {
+    std::string name;
+    Discriminator discriminator = Discriminator::ClientAddress;
+    std::string header;
+    std::string method;  // empty = any
+    PatternSet path;
+    bool anyPath = true;
+    std::vector<LevelSpec> levels;
+    std::uint32_t space = CLIENT_SPACE;
+    std::uint32_t signature = 0;  // own-space rules
+    Millis keepMs = 0;
+
+    bool applies(const RequestFacts& f) const
+    {
+        return (method.empty() || equalsIgnoreCase(method, f.method)) && (anyPath || path.matches(f.path));
+    }
+};
+
+struct CompiledCustomer {
+    std::string id;
+    std::string name;
+    std::string tier;
+    std::vector<LevelSpec> levels;
+    std::uint32_t signature = 0;
+    Millis keepMs = 0;
+    TableKey key;
+    std::uint32_t tag = 0;  // kept in the client's entry: "this address spoke for that customer"
+};
+
+struct CompiledCooldown {
+    ShortName rule;  // "cooldown:<name>"
+    std::string method;
+    PatternSet path;
+    Millis durationMs = 0;
+    std::string userHeader;
+    std::uint64_t actionHash = 0;
+
+    bool applies(const RequestFacts& f) const
+    {
+        return (method.empty() || equalsIgnoreCase(method, f.method)) && path.matches(f.path);
+    }
+};
+
+struct Compiled {
+    std::shared_ptr<const EngineConfig> source;
+    std::vector<CompiledRule> rules;
+    std::uint16_t clientStride = 0;
+    std::uint32_t clientSignature = 0;
+    Millis clientKeepMs = 0;
+    std::uint16_t tableStride = 0;
+    std::unordered_map<std::string, CompiledCustomer, StringHash, std::equal_to<>> customers;
+    std::uint16_t customerStride = 1;
+    std::unordered_map<std::uint32_t, std::string> customerByTag;
+    std::vector<CompiledCooldown> cooldowns;
+    PatternSet excluded;
+    PatternSet safeAgents;
+    bool cookielessOnly = false;
+    Escalation escalation;
+    Settings settings;
+
+    int keyPrefix(const IpAddress& key) const
+    {
+        return key.isV4() ? 96 + settings.ipv4PrefixBits : settings.ipv6PrefixBits;
+    }
+};
+
+// The configuration as the request path reads it; built once per edit.
+std::shared_ptr<const Compiled> compile(std::shared_ptr<const EngineConfig> cfg);
+
+// Everything a deciding thread reads, published as one immutable set: an
+// edit builds the next set and swaps it in (Engine::Impl::publish).
+struct Published {
+    std::shared_ptr<const Compiled> compiled;
+    ListSet lists;
+    std::shared_ptr<KeyTable> clients;
+    std::shared_ptr<KeyTable> customers;
+};
+
+// Who is cooling down from which action: the user id's 128-bit keyed hash,
+// or (no user header) the counting key's own address words; the two kinds
+// never share an entry.
+struct CooldownKey {
+    std::uint64_t a = 0;
+    std::uint64_t b = 0;
+    std::uint64_t action = 0;
+    bool byAddress = false;
+    friend bool operator==(const CooldownKey&, const CooldownKey&) = default;
+};
+struct CooldownKeyHash {
+    std::size_t operator()(const CooldownKey& k) const { return hashWords(k.a ^ k.action, k.b, k.byAddress); }
+};
+
+inline CooldownKey cooldownKey(std::string_view user, const IpAddress& key, std::uint64_t action)
+{
+    if (user.empty())
+        return CooldownKey{key.hi(), key.lo(), action, true};
+    const Hash128 h = keyedHash128(user);
+    return CooldownKey{h.lo, h.hi, action, false};
+}
+struct AddressHash {
+    std::size_t operator()(const IpAddress& a) const { return hashAddress(a); }
+};
+
+struct Offender {
+    Millis windowStart = 0;
+    std::uint32_t refusals = 0;
+    std::uint32_t bans = 0;
+    Millis lastBanAt = 0;
+};
+
+
+// The address a table key stands for (its two big-endian words).
+inline IpAddress addressOfKey(std::uint64_t hi, std::uint64_t lo)
+{
+    IpAddress::Bytes b{};
+    for (int i = 0; i < 8; ++i) {
+        b[std::size_t(i)] = std::uint8_t(hi >> (56 - 8 * i));
+        b[std::size_t(8 + i)] = std::uint8_t(lo >> (56 - 8 * i));
+    }
+    return IpAddress(b);
+}
+
+struct Engine::Impl {
+    std::uint64_t id = 0;  // tells this engine's entries apart in a thread's cache
+    mutable std::mutex publishMutex;
+    std::shared_ptr<const Published> published;
+    std::atomic<std::uint64_t> version{1};
+    Stats stats;
+    ShardedMap<CooldownKey, Millis, CooldownKeyHash> cooldowns;
+    ShardedMap<IpAddress, Offender, AddressHash> offenders;
+    std::function<void(const ListEntry&)> onAutomaticBan;
+    std::atomic<std::uint64_t> autoBans{0};
+
+    // The set in force for this thread (re-read only after a publication),
+    // and the thread's statistics slot.
+    const Published& current(std::size_t& slot);
+
+    std::shared_ptr<const Published> snapshot() const
+    {
+        std::lock_guard lock(publishMutex);
+        return published;
+    }
+
+    // Builds the next set from a copy of the current one and publishes it.
+    template <class Fn>
+    void publish(Fn&& change)
+    {
+        std::lock_guard lock(publishMutex);
+        auto next = std::make_shared<Published>(*published);
+        change(*next);
+        published = std::move(next);
+        version.fetch_add(1, std::memory_order_acq_rel);
+    }
+
+    // ---- the request path (EngineDecide.cpp) ----
+    Decision finish(Decision& d, const Compiled& c, std::size_t slot, Millis now);
+    void trackOnly(const Published& p, const IpAddress& key, const RequestFacts& f, Millis now, std::uint32_t customerTag);
+    bool continuesResource(const Published& p, const IpAddress& key, std::uint64_t resource, Millis now);
+    void beginResource(const Published& p, const IpAddress& key, std::uint64_t resource, Millis now);
+
+    // ---- escalation (EngineBans.cpp) ----
+    // Counts an over-limit refusal; true when it earned a ban, which is then
+    // in the automatic list and was handed to onAutomaticBan.
+    bool escalate(const Compiled& c, const IpAddress& key, Millis now);
+
+    // ---- snapshots (EngineQueries.cpp) ----
+    ClientSummary summarize(const Compiled& c, const KeyTable::Header& h, const std::uint32_t* cells, Millis now) const;
+    void describe(const Published& p, ClientSummary& s, const std::uint32_t* cells, Millis now, std::vector<LevelUsage>* levels) const;
+};
+
+} // namespace Floodgate::Core
