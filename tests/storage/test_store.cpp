@@ -268,6 +268,25 @@ private Q_SLOTS:
         QCOMPARE(d.retryAfterMs, 5 * MINUTE + 8);
     }
 
+    void aBanIsStoredOnceItsRowIsWritten()
+    {
+        // The engine owns the ban; the store journals it and says when its row is on disk.
+        auto store = openOk(freshPath());
+        EngineConfig cfg = store->load().config;
+        cfg.escalation.refusals = 3;
+        Engine engine(cfg);
+        engine.onAutomaticBan([&](const ListEntry& e) { store->journalAutomaticBan(e); });
+        for (int i = 0; i < 10; ++i)
+            decide(engine, Request().from("203.0.113.67"), T0 + i);
+        const ListEntry* made = engine.automaticBans()->find(cidr("203.0.113.67/32"));
+        QVERIFY(made);
+        QVERIFY(!made->stored());  // the writer has not started: only the engine knows it
+        store->start(&engine);
+        QTRY_VERIFY_WITH_TIMEOUT(engine.automaticBans()->find(cidr("203.0.113.67/32"))->stored(), 3000);
+        QCOMPARE(engine.automaticBans()->find(cidr("203.0.113.67/32"))->id, store->entries()[0].entry.id);
+        QCOMPARE(engine.automaticBans()->size(), std::size_t(1));  // one entry, not a stored copy beside it
+    }
+
     void aBanNotWrittenYetSurvivesAReloadAndCanBeLifted()
     {
         const QString path = freshPath();
