@@ -96,7 +96,7 @@ int importLists(const Options& o, const std::string& file)
     store->stop();
     if (!outcome.ok()) {
         std::fprintf(stderr, "floodgate: %s: %s; nothing was imported\n", file.c_str(), outcome.error.c_str());
-        return outcome.status >= 500 ? 4 : 1;
+        return outcome.storageFailed() ? 4 : 1;
     }
     std::printf("imported %lld entries from %s (%lld replaced existing ones); a running Floodgate on %s applies them within 2 s\n",
                 (long long)outcome.value.find("imported")->asInteger(), file.c_str(),

@@ -87,7 +87,7 @@ Storage::Store::Done Console::onGuiThread(Done done)
             [self, done, o] {
                 if (!self)
                     return;
-                if (!o.ok() && o.status >= 500)
+                if (o.storageFailed())
                     Q_EMIT self->problem(tr("Not saved: %1").arg(QString::fromStdString(o.error)));
                 if (done)
                     done(o);

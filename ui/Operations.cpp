@@ -162,7 +162,7 @@ void Operations::removeEntries(std::vector<std::pair<Core::ListKind, Core::ListE
                 ++batch->failed;
                 if (batch->firstError.isEmpty())
                     batch->firstError = qs(o.error);
-                batch->allGone = batch->allGone && o.status == 404;
+                batch->allGone = batch->allGone && o.result == Storage::Result::NotFound;
             }
             if (--batch->pending > 0)
                 return;

@@ -96,7 +96,7 @@ void TiersView::saved(const Storage::Outcome& o, const QString& text)
 {
     if (o.ok())
         m_notice.show(text);
-    else if (o.status < 500)  // 5xx reach the banner through Console::problem
+    else if (!o.storageFailed())  // 5xx reach the banner through Console::problem
         QMessageBox::warning(this, tr("Not saved"), qs(o.error));
 }
 

@@ -52,16 +52,31 @@ AdminResponse methodNotAllowed(const char* allow)
     return r;
 }
 
+int httpStatus(Storage::Result result)
+{
+    switch (result) {
+    case Storage::Result::Updated: return 200;
+    case Storage::Result::Created: return 201;
+    case Storage::Result::Removed: return 204;
+    case Storage::Result::Invalid: return 400;
+    case Storage::Result::NotFound: return 404;
+    case Storage::Result::Conflict: return 409;
+    case Storage::Result::Unavailable: return 503;
+    case Storage::Result::Failed: return 500;
+    }
+    return 500;
+}
+
 AdminResponse fromOutcome(const Storage::Outcome& o)
 {
     if (!o.ok())
-        return error(o.status, o.error);
-    if (o.status == 204) {
+        return error(httpStatus(o.result), o.error);
+    if (o.result == Storage::Result::Removed) {
         AdminResponse r;
         r.status = 204;
         return r;
     }
-    return json(o.status, o.value);
+    return json(httpStatus(o.result), o.value);
 }
 
 std::optional<std::string> percentDecode(std::string_view s)

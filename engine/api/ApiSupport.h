@@ -15,6 +15,7 @@
 
 namespace Floodgate::Storage {
 struct Outcome;
+enum class Result : std::uint8_t;
 }
 
 namespace Floodgate::Api {
@@ -25,6 +26,8 @@ Http::AdminResponse error(int status, std::string message);
 // 405 with an Allow header.
 Http::AdminResponse methodNotAllowed(const char* allow);
 // A store's outcome as the API answers it.
+// A storage result as the HTTP status the API answers with.
+int httpStatus(Storage::Result result);
 Http::AdminResponse fromOutcome(const Storage::Outcome& outcome);
 
 // A write: submitted to the store; its answer goes out after COMMIT (or

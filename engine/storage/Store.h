@@ -64,12 +64,28 @@ struct Actor {
     std::string name;
 };
 
+// What a write came to, in storage's own terms (the admin API maps them to
+// HTTP statuses, the console to words).
+enum class Result : std::uint8_t {
+    Updated,      // done: an existing row replaced, or nothing needed writing
+    Created,      // done: a new row
+    Removed,      // done: a row deleted
+    Invalid,      // refused: the input is not acceptable (error names the field)
+    NotFound,     // refused: nothing to change
+    Conflict,     // refused: other rows depend on it (a tier customers use)
+    Unavailable,  // not saved: the database is locked or stopped, or the batch was rolled back
+    Failed,       // not saved: the database failed this one write
+};
+const char* toString(Result result);  // "updated", "created", ...
+
 // The outcome of a write, delivered after COMMIT (or the failure).
 struct Outcome {
-    int status = 200;     // HTTP-like: 200, 201, 204, 400, 404, 409, 503
-    std::string error;    // empty on success; names the field on 400
+    Result result = Result::Updated;
+    std::string error;    // empty on success; names the field when Invalid
     Wire::Json value;     // the stored value in the API's shape
-    bool ok() const { return status < 400; }
+    bool ok() const { return result <= Result::Removed; }
+    // The database, not the request, was the problem: worth the operator's attention.
+    bool storageFailed() const { return result >= Result::Unavailable; }
 };
 
 // Everything the engine needs at start.

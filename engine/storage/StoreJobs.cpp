@@ -50,7 +50,7 @@ void Store::addEntry(ListKind kind, ListEntry entry, Actor actor, Done done)
     submit("add to the " + std::string(toString(kind)), [this, kind, entry = std::move(entry), actor = std::move(actor)](Connection& db, Effects& fx) mutable {
         const Millis now = m_clock.now();
         if (entry.expiresAt <= now)
-            return Outcome{400, "the entry would already be expired", {}};
+            return Outcome{Result::Invalid, "the entry would already be expired", {}};
         completeEntry(entry, now, actor);
         const auto before = Tables::upsertEntry(db, kind, entry);
         const Json after = Codec::toJson(entry, kind, now);
@@ -61,7 +61,7 @@ void Store::addEntry(ListKind kind, ListEntry entry, Actor actor, Done done)
             writeAudit(db, actor, "list.add", subjectOf(kind, entry.range), nullptr, &after);
         }
         fx.upserts.emplace_back(kind, entry);
-        return Outcome{before ? 200 : 201, {}, after};
+        return Outcome{before ? Result::Updated : Result::Created, {}, after};
     }, std::move(done));
 }
 
@@ -84,10 +84,10 @@ void Store::removeEntry(ListKind kind, Cidr range, Actor actor, Done done)
                 before = Codec::toJson(*held, kind, now);
         }
         if (!before)
-            return Outcome{404, range.toString() + " is not on the " + toString(kind), {}};
+            return Outcome{Result::NotFound, range.toString() + " is not on the " + toString(kind), {}};
         writeAudit(db, actor, "list.remove", subjectOf(kind, range), &*before, nullptr);
         fx.removals.emplace_back(kind, range);
-        return Outcome{204, {}, *before};
+        return Outcome{Result::Removed, {}, *before};
     }, std::move(done));
 }
 
@@ -98,12 +98,12 @@ void Store::putTier(Tier tier, Actor actor, Done done)
         EngineConfig config = Tables::readConfig(db);
         const std::optional<Json> before = replaceOrAdd(config.tiers, tier, [](const Tier& t) -> const std::string& { return t.name; });
         if (auto error = validate(config))
-            return Outcome{400, *error, {}};
+            return Outcome{Result::Invalid, *error, {}};
         Tables::writeTier(db, tier);
         const Json after = Codec::toJson(tier);
         writeAudit(db, actor, before ? "tier.replace" : "tier.add", "tier " + tier.name, before ? &*before : nullptr, &after);
         fx.config = true;
-        return Outcome{before ? 200 : 201, {}, after};
+        return Outcome{before ? Result::Updated : Result::Created, {}, after};
     }, std::move(done));
 }
 
@@ -114,7 +114,7 @@ void Store::deleteTier(std::string name, Actor actor, Done done)
         const EngineConfig config = Tables::readConfig(db);
         auto it = std::find_if(config.tiers.begin(), config.tiers.end(), [&](const Tier& t) { return t.name == name; });
         if (it == config.tiers.end())
-            return Outcome{404, "there is no tier \"" + name + "\"", {}};
+            return Outcome{Result::NotFound, "there is no tier \"" + name + "\"", {}};
         std::string users;
         std::size_t count = 0;
         for (const Customer& c : config.customers) {
@@ -124,13 +124,13 @@ void Store::deleteTier(std::string name, Actor actor, Done done)
                 users += (users.empty() ? "" : ", ") + c.id;
         }
         if (count)
-            return Outcome{409, "tier \"" + name + "\" is used by " + std::to_string(count) + " customer" + (count == 1 ? "" : "s")
+            return Outcome{Result::Conflict, "tier \"" + name + "\" is used by " + std::to_string(count) + " customer" + (count == 1 ? "" : "s")
                                     + " (" + users + (count > 3 ? ", ..." : "") + "): move them to another tier first", {}};
         const Json before = Codec::toJson(*it);
         Tables::deleteTier(db, name);
         writeAudit(db, actor, "tier.delete", "tier " + name, &before, nullptr);
         fx.config = true;
-        return Outcome{204, {}, before};
+        return Outcome{Result::Removed, {}, before};
     }, std::move(done));
 }
 
@@ -140,15 +140,15 @@ void Store::putCustomer(Customer customer, Actor actor, Done done)
     submit(std::move(label), [this, customer = std::move(customer), actor = std::move(actor)](Connection& db, Effects& fx) {
         EngineConfig config = Tables::readConfig(db);
         if (std::none_of(config.tiers.begin(), config.tiers.end(), [&](const Tier& t) { return t.name == customer.tier; }))
-            return Outcome{400, "tier \"" + customer.tier + "\" is not a known tier", {}};
+            return Outcome{Result::Invalid, "tier \"" + customer.tier + "\" is not a known tier", {}};
         const std::optional<Json> before = replaceOrAdd(config.customers, customer, [](const Customer& c) -> const std::string& { return c.id; });
         if (auto error = validate(config))
-            return Outcome{400, *error, {}};
+            return Outcome{Result::Invalid, *error, {}};
         Tables::writeCustomer(db, customer);
         const Json after = Codec::toJson(customer);
         writeAudit(db, actor, before ? "customer.replace" : "customer.add", "customer " + customer.id, before ? &*before : nullptr, &after);
         fx.config = true;
-        return Outcome{before ? 200 : 201, {}, after};
+        return Outcome{before ? Result::Updated : Result::Created, {}, after};
     }, std::move(done));
 }
 
@@ -159,12 +159,12 @@ void Store::deleteCustomer(std::string id, Actor actor, Done done)
         const EngineConfig config = Tables::readConfig(db);
         auto it = std::find_if(config.customers.begin(), config.customers.end(), [&](const Customer& c) { return c.id == id; });
         if (it == config.customers.end())
-            return Outcome{404, "there is no customer \"" + id + "\"", {}};
+            return Outcome{Result::NotFound, "there is no customer \"" + id + "\"", {}};
         const Json before = Codec::toJson(*it);
         Tables::deleteCustomer(db, id);
         writeAudit(db, actor, "customer.delete", "customer " + id, &before, nullptr);
         fx.config = true;
-        return Outcome{204, {}, before};
+        return Outcome{Result::Removed, {}, before};
     }, std::move(done));
 }
 
@@ -192,16 +192,16 @@ void Store::updateRules(std::function<std::optional<std::string>(EngineConfig&)>
         EngineConfig config = Tables::readConfig(db);
         const Json before = Codec::rulesToJson(config);
         if (auto why = change(config))
-            return Outcome{400, *why, {}};
+            return Outcome{Result::Invalid, *why, {}};
         if (auto error = validate(config))
-            return Outcome{400, *error, {}};
+            return Outcome{Result::Invalid, *error, {}};
         const Json after = Codec::rulesToJson(config);
         if (after == before)
-            return Outcome{200, {}, after};  // nothing to write, nothing to audit
+            return Outcome{Result::Updated, {}, after};  // nothing to write, nothing to audit
         Tables::writeRules(db, config);
         writeAudit(db, actor, "rules.replace", "rules", &before, &after);
         fx.config = true;
-        return Outcome{200, {}, after};
+        return Outcome{Result::Updated, {}, after};
     }, std::move(done));
 }
 
@@ -209,7 +209,7 @@ void Store::republish(Done done)
 {
     submit("publish the configuration", [](Connection&, Effects& fx) {
         fx.config = true;  // read back and published by the writer, in order with every write
-        return Outcome{200, {}, {}};
+        return Outcome{Result::Updated, {}, {}};
     }, std::move(done));
 }
 
@@ -220,7 +220,7 @@ void Store::importEntries(std::vector<ListedEntry> rows, Actor actor, Done done)
         std::size_t replaced = 0;
         for (ListedEntry& r : rows) {
             if (r.entry.expiresAt <= now)
-                return Outcome{400, r.entry.range.toString() + ": already expired", {}};
+                return Outcome{Result::Invalid, r.entry.range.toString() + ": already expired", {}};
             completeEntry(r.entry, now, actor);
             if (Tables::upsertEntry(db, r.kind, r.entry))
                 ++replaced;
@@ -230,7 +230,7 @@ void Store::importEntries(std::vector<ListedEntry> rows, Actor actor, Done done)
         summary.set("imported", rows.size());
         summary.set("replaced", replaced);
         writeAudit(db, actor, "lists.import", std::to_string(rows.size()) + (rows.size() == 1 ? " entry" : " entries"), nullptr, &summary);
-        return Outcome{200, {}, summary};
+        return Outcome{Result::Updated, {}, summary};
     }, std::move(done));
 }
 

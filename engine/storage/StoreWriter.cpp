@@ -61,6 +61,21 @@ void Store::stop()
         m_thread.join();
 }
 
+const char* toString(Result result)
+{
+    switch (result) {
+    case Result::Updated: return "updated";
+    case Result::Created: return "created";
+    case Result::Removed: return "removed";
+    case Result::Invalid: return "invalid";
+    case Result::NotFound: return "not found";
+    case Result::Conflict: return "conflict";
+    case Result::Unavailable: return "unavailable";
+    case Result::Failed: return "failed";
+    }
+    return "?";
+}
+
 void Store::submit(std::string what, std::function<Outcome(Connection&, Effects&)> run, Done done)
 {
     {
@@ -74,7 +89,7 @@ void Store::submit(std::string what, std::function<Outcome(Connection&, Effects&
         }
     }
     if (done)
-        done(Outcome{503, "the store is stopped", {}});
+        done(Outcome{Result::Unavailable, "the store is stopped", {}});
 }
 
 void Store::journalAutomaticBan(const ListEntry& entry)
@@ -165,17 +180,17 @@ Outcome Store::writeAutoBan(Connection& db, Effects& fx, ListEntry& ban)
         old && old->entry.source != ListSource::Automatic && old->entry.activeAt(m_clock.now())) {
         if (m_engine)
             m_engine->removeAutomaticBan(ban.range);
-        return Outcome{200, {}, {}};
+        return Outcome{Result::Updated, {}, {}};
     }
     if (m_engine && !m_engine->automaticBans()->find(ban.range))
-        return Outcome{200, {}, {}};  // lifted meanwhile (by an operator, or expired)
+        return Outcome{Result::Updated, {}, {}};  // lifted meanwhile (by an operator, or expired)
     Tables::upsertEntry(db, ListKind::Blocklist, ban);
     if (ban.banCount > 0)
         Tables::upsertOffender(db, {ban.range, ban.banCount, ban.createdAt});
     const Json after = Codec::toJson(ban, ListKind::Blocklist, m_clock.now());
     writeAudit(db, Actor{"floodgate"}, "list.autoban", subjectOf(ListKind::Blocklist, ban.range), nullptr, &after);
     fx.upserts.emplace_back(ListKind::Blocklist, ban);
-    return Outcome{201, {}, after};
+    return Outcome{Result::Created, {}, after};
 }
 
 void Store::runBatch(std::vector<Job>& jobs)
@@ -200,9 +215,9 @@ void Store::runBatch(std::vector<Job>& jobs)
                     effects.merge(std::move(mine));
                 }
             } catch (const SqliteError& e) {
-                outcomes[i] = Outcome{e.busy() ? 503 : 500, std::string("not saved: ") + e.what(), {}};
+                outcomes[i] = Outcome{e.busy() ? Result::Unavailable : Result::Failed, std::string("not saved: ") + e.what(), {}};
             } catch (const std::exception& e) {
-                outcomes[i] = Outcome{500, std::string("not saved: ") + e.what(), {}};
+                outcomes[i] = Outcome{Result::Failed, std::string("not saved: ") + e.what(), {}};
             }
         }
         tx.commit();
@@ -210,7 +225,7 @@ void Store::runBatch(std::vector<Job>& jobs)
         // Nothing of the batch is on disk: every job fails, nothing is published.
         for (Outcome& o : outcomes)
             if (o.ok())
-                o = Outcome{503, std::string("not saved: ") + e.what(), {}};
+                o = Outcome{Result::Unavailable, std::string("not saved: ") + e.what(), {}};
         effects = Effects{};
     }
     if (!effects.empty()) {
@@ -225,7 +240,7 @@ void Store::runBatch(std::vector<Job>& jobs)
     // After COMMIT and after the engine has the change: the caller may now
     // say "saved", and the very next request is decided under it.
     for (std::size_t i = 0; i < jobs.size(); ++i) {
-        if (!outcomes[i].ok() && outcomes[i].status >= 500 && !jobs[i].done)
+        if (outcomes[i].storageFailed() && !jobs[i].done)
             report(jobs[i].what + ": " + outcomes[i].error);  // nobody waits for this one: say it here
         if (jobs[i].done)
             jobs[i].done(outcomes[i]);

@@ -115,8 +115,8 @@ int main(int argc, char** argv)
             const auto t = Clock::now();
             const auto o = store->wait([&](auto done) { store->addEntry(Core::ListKind::Blocklist, e, Storage::Actor{"bench"}, done); });
             editMs.push_back(msSince(t));
-            if (o.status != 201) {
-                std::fprintf(stderr, "bench_storage: add: %d %s\n", o.status, o.error.c_str());
+            if (o.result != Storage::Result::Created) {
+                std::fprintf(stderr, "bench_storage: add: %s %s\n", Storage::toString(o.result), o.error.c_str());
                 return 1;
             }
         }

@@ -23,9 +23,15 @@ using namespace Floodgate::Wire;
 using namespace Floodgate::Core::Test;
 using Storage::OpenError;
 using Storage::Outcome;
+using Storage::Result;
 using Storage::Store;
 
 namespace {
+
+QByteArray label(Result r)
+{
+    return Storage::toString(r);
+}
 
 Storage::StoreOptions options(const QString& path, int busyMs = 2000)
 {
@@ -143,7 +149,7 @@ private Q_SLOTS:
         const Outcome o = store->wait([&](auto done) {
             store->addEntry(ListKind::Blocklist, listEntry("203.0.113.7", "scraper", T0 + 7 * DAY), ALICE, done);
         });
-        QCOMPARE(o.status, 201);
+        QCOMPARE(label(o.result), label(Result::Created));
         QCOMPARE(QString::fromStdString(o.value.find("address")->asString()), QStringLiteral("203.0.113.7/32"));
         QCOMPARE(QString::fromStdString(o.value.find("expires_at")->asString()), QString::fromStdString(Codec::formatTime(T0 + 7 * DAY)));
         // The very next request is refused.
@@ -181,17 +187,17 @@ private Q_SLOTS:
         auto add = [&](Millis expires, std::string reason) {
             return store->wait([&](auto done) { store->addEntry(ListKind::Safelist, listEntry("2001:db8::/48", reason, expires), ALICE, done); });
         };
-        QCOMPARE(add(T0 + HOUR, "office").status, 201);
-        QCOMPARE(add(NeverExpires, "office, for good").status, 200);  // the same range again: replaced
+        QCOMPARE(label(add(T0 + HOUR, "office").result), label(Result::Created));
+        QCOMPARE(label(add(NeverExpires, "office, for good").result), label(Result::Updated));  // the same range again: replaced
         QCOMPARE(engine.list(ListKind::Safelist)->size(), std::size_t(1));
         QCOMPARE(engine.list(ListKind::Safelist)->entries()[0].expiresAt, NeverExpires);
         QCOMPARE(label(decide(engine, Request().from("2001:db8:0:1::5"), T0).action), label(Action::Allow));
         QCOMPARE(label(decide(engine, Request().from("2001:db8:0:1::5"), T0).reason), label(Reason::Safelisted));
 
-        QCOMPARE(store->wait([&](auto done) { store->removeEntry(ListKind::Safelist, cidr("2001:db8::/48"), ALICE, done); }).status, 204);
+        QCOMPARE(label(store->wait([&](auto done) { store->removeEntry(ListKind::Safelist, cidr("2001:db8::/48"), ALICE, done); }).result), label(Result::Removed));
         QCOMPARE(engine.list(ListKind::Safelist)->size(), std::size_t(0));
         const Outcome missing = store->wait([&](auto done) { store->removeEntry(ListKind::Safelist, cidr("2001:db8::/48"), ALICE, done); });
-        QCOMPARE(missing.status, 404);
+        QCOMPARE(label(missing.result), label(Result::NotFound));
         QCOMPARE(QString::fromStdString(missing.error), QStringLiteral("2001:db8::/48 is not on the safelist"));
 
         const auto rows = store->audit(-1, 100);
@@ -211,7 +217,7 @@ private Q_SLOTS:
         auto store = openOk(freshPath());
         Engine engine(store->load().config);
         store->start(&engine);
-        QCOMPARE(store->wait([&](auto done) { store->addEntry(ListKind::Blocklist, listEntry("198.51.100.0/24", "test", T0 + HOUR), ALICE, done); }).status, 201);
+        QCOMPARE(label(store->wait([&](auto done) { store->addEntry(ListKind::Blocklist, listEntry("198.51.100.0/24", "test", T0 + HOUR), ALICE, done); }).result), label(Result::Created));
         QCOMPARE(label(decide(engine, Request().from("198.51.100.9"), T0 + HOUR - 1).action), label(Action::Block));
         QCOMPARE(label(decide(engine, Request().from("198.51.100.9"), T0 + HOUR).action), label(Action::Allow));
 
@@ -308,7 +314,7 @@ private Q_SLOTS:
         QCOMPARE(label(decide(engine, Request().from("203.0.113.77"), T0).action), label(Action::Block));
         // The operator lifts it: 204, and it stays lifted.
         const Outcome lifted = store->wait([&](auto done) { store->removeEntry(ListKind::Blocklist, cidr("203.0.113.77"), ALICE, done); });
-        QCOMPARE(lifted.status, 204);
+        QCOMPARE(label(lifted.result), label(Result::Removed));
         QCOMPARE(label(decide(engine, Request().from("203.0.113.77"), T0 + 1).action), label(Action::Allow));
         QCOMPARE(store->audit(-1, 1)[0].action, std::string("list.remove"));
     }
@@ -318,7 +324,7 @@ private Q_SLOTS:
         auto store = openOk(freshPath());
         Engine engine(store->load().config);
         store->start(&engine);
-        QCOMPARE(store->wait([&](auto done) { store->addEntry(ListKind::Blocklist, listEntry("203.0.113.9", "known bad", NeverExpires), ALICE, done); }).status, 201);
+        QCOMPARE(label(store->wait([&](auto done) { store->addEntry(ListKind::Blocklist, listEntry("203.0.113.9", "known bad", NeverExpires), ALICE, done); }).result), label(Result::Created));
         ListEntry ban = listEntry("203.0.113.9", "escalation", T0 + MINUTE);
         ban.source = ListSource::Automatic;
         store->journalAutomaticBan(ban);
@@ -339,32 +345,32 @@ private Q_SLOTS:
         acme.id = "acme";
         acme.name = "Acme Inc.";
         acme.tier = "Free";
-        QCOMPARE(store->wait([&](auto done) { store->putCustomer(acme, ALICE, done); }).status, 201);
+        QCOMPARE(label(store->wait([&](auto done) { store->putCustomer(acme, ALICE, done); }).result), label(Result::Created));
         for (int i = 0; i < 100; ++i)
             QCOMPARE(label(decide(engine, Request().customer("acme"), T0 + i).action), label(Action::Allow));
         QCOMPARE(label(decide(engine, Request().customer("acme"), T0 + 100).action), label(Action::Throttle));
 
         // Free goes from 100/h to 150/h: the next request passes.
         Tier free{"Free", {level(150, HOUR)}};
-        QCOMPARE(store->wait([&](auto done) { store->putTier(free, ALICE, done); }).status, 200);
+        QCOMPARE(label(store->wait([&](auto done) { store->putTier(free, ALICE, done); }).result), label(Result::Updated));
         const Decision d = decide(engine, Request().customer("acme"), T0 + 101);
         QCOMPARE(label(d.action), label(Action::Allow));
         QCOMPARE(d.limit, 150u);
 
         const Outcome inUse = store->wait([&](auto done) { store->deleteTier("Free", ALICE, done); });
-        QCOMPARE(inUse.status, 409);
+        QCOMPARE(label(inUse.result), label(Result::Conflict));
         QCOMPARE(QString::fromStdString(inUse.error),
                  QStringLiteral("tier \"Free\" is used by 1 customer (acme): move them to another tier first"));
         Customer ghost = acme;
         ghost.id = "ghost";
         ghost.tier = "Platinum";
         const Outcome unknown = store->wait([&](auto done) { store->putCustomer(ghost, ALICE, done); });
-        QCOMPARE(unknown.status, 400);
+        QCOMPARE(label(unknown.result), label(Result::Invalid));
         QCOMPARE(QString::fromStdString(unknown.error), QStringLiteral("tier \"Platinum\" is not a known tier"));
-        QCOMPARE(store->wait([&](auto done) { store->deleteCustomer("acme", ALICE, done); }).status, 204);
-        QCOMPARE(store->wait([&](auto done) { store->deleteTier("Free", ALICE, done); }).status, 204);
+        QCOMPARE(label(store->wait([&](auto done) { store->deleteCustomer("acme", ALICE, done); }).result), label(Result::Removed));
+        QCOMPARE(label(store->wait([&](auto done) { store->deleteTier("Free", ALICE, done); }).result), label(Result::Removed));
         QCOMPARE(engine.config()->tiers.size(), std::size_t(2));
-        QCOMPARE(store->wait([&](auto done) { store->deleteTier("Free", ALICE, done); }).status, 404);
+        QCOMPARE(label(store->wait([&](auto done) { store->deleteTier("Free", ALICE, done); }).result), label(Result::NotFound));
     }
 
     void rulesAreValidatedAndApplied()
@@ -377,7 +383,7 @@ private Q_SLOTS:
         EngineConfig rules = store->config();
         rules.settings.throttleStatus = 503;
         rules.rules[0].levels[0].limit = 2;
-        QCOMPARE(store->wait([&](auto done) { store->putRules(rules, ALICE, done); }).status, 200);
+        QCOMPARE(label(store->wait([&](auto done) { store->putRules(rules, ALICE, done); }).result), label(Result::Updated));
         QCOMPARE(published, std::vector<std::string>({"503"}));
         decide(engine, Request(), T0);
         decide(engine, Request(), T0 + 1);
@@ -387,7 +393,7 @@ private Q_SLOTS:
 
         rules.rules.push_back(rules.rules[0]);  // two rules named "ip"
         const Outcome bad = store->wait([&](auto done) { store->putRules(rules, ALICE, done); });
-        QCOMPARE(bad.status, 400);
+        QCOMPARE(label(bad.result), label(Result::Invalid));
         QCOMPARE(QString::fromStdString(bad.error), QStringLiteral("rules[1].name \"ip\" is used twice"));
         QCOMPARE(store->config().rules.size(), std::size_t(1));  // nothing of it was written
     }
@@ -402,13 +408,13 @@ private Q_SLOTS:
         rows.push_back({ListKind::Safelist, listEntry("192.0.2.2", "test", NeverExpires)});
         rows.push_back({ListKind::Blocklist, listEntry("192.0.2.3", "test", T0 - 1)});  // already over
         const Outcome bad = store->wait([&](auto done) { store->importEntries(rows, ALICE, done); });
-        QCOMPARE(bad.status, 400);
+        QCOMPARE(label(bad.result), label(Result::Invalid));
         QVERIFY(store->entries().empty());
         QCOMPARE(engine.list(ListKind::Blocklist)->size(), std::size_t(0));
 
         rows.pop_back();
         const Outcome good = store->wait([&](auto done) { store->importEntries(rows, Storage::Actor{"cli:bob"}, done); });
-        QCOMPARE(good.status, 200);
+        QCOMPARE(label(good.result), label(Result::Updated));
         QCOMPARE(QString::fromStdString(good.value.dump()), QStringLiteral("{\"imported\":2,\"replaced\":0}"));
         QCOMPARE(store->entries().size(), std::size_t(2));
         QCOMPARE(label(decide(engine, Request().from("192.0.2.1"), T0).action), label(Action::Block));
@@ -457,7 +463,7 @@ private Q_SLOTS:
         {
             auto store = openOk(path);
             store->start(nullptr);
-            QCOMPARE(store->wait([&](auto done) { store->addEntry(ListKind::Blocklist, listEntry("192.0.2.99", "kept", NeverExpires), ALICE, done); }).status, 201);
+            QCOMPARE(label(store->wait([&](auto done) { store->addEntry(ListKind::Blocklist, listEntry("192.0.2.99", "kept", NeverExpires), ALICE, done); }).result), label(Result::Created));
         }
         // What a database of the first release looks like.
         rawExec(path, "DROP TABLE offenders; PRAGMA user_version = 1;");
@@ -560,7 +566,7 @@ private Q_SLOTS:
                 std::vector<Core::ListedEntry> rows;
                 for (int i = 0; i < 2000; ++i)
                     rows.push_back({ListKind::Blocklist, listEntry("10.0." + std::to_string(i / 256) + "." + std::to_string(i % 256), std::string(40, 'x'), NeverExpires)});
-                QCOMPARE(store->wait([&](auto done) { store->importEntries(rows, ALICE, done); }).status, 200);
+                QCOMPARE(label(store->wait([&](auto done) { store->importEntries(rows, ALICE, done); }).result), label(Result::Updated));
             }
             // Fold the WAL into the file so the damage below hits real pages.
             rawExec(path, kind == 2 ? "PRAGMA user_version = 99; PRAGMA wal_checkpoint(TRUNCATE);" : "PRAGMA wal_checkpoint(TRUNCATE);");
