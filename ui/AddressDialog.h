@@ -33,7 +33,7 @@ public:
 
         // The end, saved at `now`.
         Core::Millis expiresAtFrom(Core::Millis now) const { return ttlMs > 0 ? now + ttlMs : expiresAt; }
-        // How long it lasts from `now` (0: permanently), for Operations::ttlText.
+        // How long it lasts from `now` (0: permanently), for formatDuration(…, Span::For).
         Core::Millis ttlFrom(Core::Millis now) const { return ttlMs > 0 ? ttlMs : expiresAt == Core::NeverExpires ? 0 : expiresAt - now; }
         // A new entry, created at `now`; `fallbackReason` when none was given.
         Core::ListEntry newEntry(Core::Millis now, const QString& fallbackReason = {}) const

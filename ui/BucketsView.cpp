@@ -31,9 +31,9 @@ QString algorithmText(const Core::LevelUsage& l)
 {
     switch (l.algorithm) {
     case Core::Algorithm::SlidingWindow:
-        return QObject::tr("sliding window, %1 buckets of %2").arg(l.buckets.size()).arg(formatPeriod(l.periodMs / Core::Millis(std::max<std::size_t>(1, l.buckets.size()))));
-    case Core::Algorithm::FixedWindow: return QObject::tr("fixed window of %1").arg(formatPeriod(l.periodMs));
-    case Core::Algorithm::Lockout: return QObject::tr("lockout: %1 per %2, then refused for the lockout").arg(l.limit).arg(formatPeriod(l.periodMs));
+        return QObject::tr("sliding window, %1 buckets of %2").arg(l.buckets.size()).arg(formatDuration(l.periodMs / Core::Millis(std::max<std::size_t>(1, l.buckets.size())), Span::Length));
+    case Core::Algorithm::FixedWindow: return QObject::tr("fixed window of %1").arg(formatDuration(l.periodMs, Span::Length));
+    case Core::Algorithm::Lockout: return QObject::tr("lockout: %1 per %2, then refused for the lockout").arg(l.limit).arg(formatDuration(l.periodMs, Span::Length));
     }
     return {};
 }
@@ -45,17 +45,8 @@ QStringList relativeLabels(const Core::LevelUsage& l)
     QStringList out;
     const std::size_t n = l.buckets.size();
     const Core::Millis width = n ? l.periodMs / Core::Millis(n) : l.periodMs;
-    for (std::size_t i = 0; i < n; ++i) {
-        const Core::Millis ago = Core::Millis(n - 1 - i) * width;
-        if (ago == 0)
-            out << QObject::tr("now");
-        else if (ago < 60'000)
-            out << QStringLiteral("-%1 s").arg(ago / 1000);
-        else if (ago % 60'000 == 0)
-            out << QStringLiteral("-%1m").arg(ago / 60'000);
-        else
-            out << QStringLiteral("-%1:%2").arg(ago / 60'000).arg(ago / 1000 % 60, 2, 10, QLatin1Char('0'));
-    }
+    for (std::size_t i = 0; i < n; ++i)
+        out << formatDuration(Core::Millis(n - 1 - i) * width, Span::Ago);
     return out;
 }
 
@@ -198,9 +189,9 @@ void BucketsView::updateChart(LevelChart& c, const Core::LevelUsage& l)
                         .arg(l.remaining);
     if (l.refusing)
         title += tr(" · <span style='color:%1'>refusing, passes again in %2</span>")
-                     .arg(Theme::action(Core::Action::Block).name(), formatDuration(l.retryAfterMs));
+                     .arg(Theme::action(Core::Action::Block).name(), formatDuration(l.retryAfterMs, Span::Left));
     else if (l.used > 0)
-        title += tr(" · whole again in %1").arg(formatDuration(l.resetMs));
+        title += tr(" · whole again in %1").arg(formatDuration(l.resetMs, Span::Left));
     c.chart->setTitle(title);
 }
 
@@ -214,7 +205,7 @@ void BucketsView::apply(const ConsoleSnapshot& s)
         m_summary->setText(s.followedText.empty()
                                ? tr("Pick a client to see each of its rule levels bucket by bucket.")
                                : tr("%1 is not tracked right now: no request from it in the last %2, and it is on no list.")
-                                     .arg(qs(s.followedText), formatDuration(Core::Tuning::liveWindowMs)));
+                                     .arg(qs(s.followedText), formatDuration(Core::Tuning::liveWindowMs, Span::Left)));
         return;
     }
     const Core::ClientDetail& d = *s.followed;
@@ -234,7 +225,7 @@ void BucketsView::apply(const ConsoleSnapshot& s)
         summary += tr("; on the %1 (%2)%3")
                        .arg(QString::fromLatin1(Core::toString(*d.listKind)), qs(d.listEntry->reason))
                        .arg(d.listEntry->expiresAt == Core::NeverExpires ? tr(", permanent")
-                                                                         : tr(", for another %1").arg(formatDuration(d.listEntry->expiresAt - s.now)));
+                                                                         : tr(", for another %1").arg(formatDuration(d.listEntry->expiresAt - s.now, Span::Left)));
     m_summary->setText(summary + QLatin1Char('.'));
 }
 

@@ -77,7 +77,7 @@ QVariant ClientsModel::data(const QModelIndex& index, int role) const
             return s.bindingLimit ? QStringLiteral("%1 / %2  %3").arg(s.bindingUsed).arg(s.bindingLimit).arg(qs(s.bindingRule)) : QString();
         case State:
             return s.state == Core::ClientState::Throttled && s.retryAfterMs > 0
-                ? tr("throttled, %1 left").arg(formatDuration(s.retryAfterMs))
+                ? tr("throttled, %1 left").arg(formatDuration(s.retryAfterMs, Span::Left))
                 : Theme::stateLabel(s.state);
         case Customer: return qs(s.customer);
         case Request: return row->lastRequest;
@@ -107,7 +107,7 @@ QVariant ClientsModel::data(const QModelIndex& index, int role) const
             switch (s.state) {
             case Core::ClientState::Ok: return tr("Within every limit");
             case Core::ClientState::Throttled:
-                return tr("Refused by %1 for another %2 (the exact Retry-After it is sent)").arg(qs(s.bindingRule), formatDuration(s.retryAfterMs));
+                return tr("Refused by %1 for another %2 (the exact Retry-After it is sent)").arg(qs(s.bindingRule), formatDuration(s.retryAfterMs, Span::Left));
             case Core::ClientState::Blocked: return tr("On the blocklist: every request is refused with 403");
             case Core::ClientState::Safelisted: return tr("On the safelist: never throttled");
             }

@@ -34,11 +34,55 @@ QString addressSortKey(const Core::Cidr& range)
     return QString::fromLatin1(key, qsizetype(p - key));
 }
 
-QString formatDuration(Core::Millis ms)
+QString formatDuration(Core::Millis ms, Span span)
 {
+    using Core::DAY;
+    using Core::HOUR;
+    using Core::MINUTE;
+    using Core::SECOND;
+    switch (span) {
+    case Span::For:
+        // Round hours in hours ("for 24 hours", as the toolbar's "Block for 24 hours"
+        // says it), whole days beyond one in days.
+        if (ms <= 0)
+            return QStringLiteral("permanently");
+        if (ms % DAY == 0 && ms != DAY)
+            return QStringLiteral("for %1 days").arg(ms / DAY);
+        if (ms % HOUR == 0)
+            return ms == HOUR ? QStringLiteral("for 1 hour") : QStringLiteral("for %1 hours").arg(ms / HOUR);
+        return QStringLiteral("for %1").arg(formatDuration(ms, Span::Left));
+    case Span::Per:
+        switch (ms) {
+        case SECOND: return QStringLiteral("s");
+        case MINUTE: return QStringLiteral("min");
+        case HOUR: return QStringLiteral("h");
+        case DAY: return QStringLiteral("day");
+        default: return formatDuration(ms, Span::Length);
+        }
+    case Span::Length:
+        if (ms % DAY == 0)
+            return ms == DAY ? QStringLiteral("1 day") : QStringLiteral("%1 days").arg(ms / DAY);
+        if (ms % HOUR == 0)
+            return QStringLiteral("%1 h").arg(ms / HOUR);
+        if (ms % MINUTE == 0)
+            return QStringLiteral("%1 min").arg(ms / MINUTE);
+        if (ms % SECOND == 0)
+            return QStringLiteral("%1 s").arg(ms / SECOND);
+        return QStringLiteral("%1 ms").arg(ms);
+    case Span::Ago:
+        if (ms == 0)
+            return QStringLiteral("now");
+        if (ms < MINUTE)
+            return QStringLiteral("-%1 s").arg(ms / SECOND);
+        if (ms % MINUTE == 0)
+            return QStringLiteral("-%1m").arg(ms / MINUTE);
+        return QStringLiteral("-%1:%2").arg(ms / MINUTE).arg(ms / SECOND % 60, 2, 10, QLatin1Char('0'));
+    case Span::Left:
+        break;
+    }
     if (ms < 0)
         ms = 0;
-    if (ms < 10'000)
+    if (ms < 10 * SECOND)
         return QStringLiteral("%1 s").arg(double(ms) / 1000.0, 0, 'f', 1);
     const std::int64_t s = Core::secondsRoundedUp(ms);
     if (s < 60)
@@ -48,19 +92,6 @@ QString formatDuration(Core::Millis ms)
     if (s < 86400)
         return QStringLiteral("%1 h %2 m").arg(s / 3600).arg(s / 60 % 60, 2, 10, QLatin1Char('0'));
     return QStringLiteral("%1 d %2 h").arg(s / 86400).arg(s / 3600 % 24);
-}
-
-QString formatPeriod(Core::Millis ms)
-{
-    if (ms % 86'400'000 == 0)
-        return ms == 86'400'000 ? QStringLiteral("1 day") : QStringLiteral("%1 days").arg(ms / 86'400'000);
-    if (ms % 3'600'000 == 0)
-        return QStringLiteral("%1 h").arg(ms / 3'600'000);
-    if (ms % 60'000 == 0)
-        return QStringLiteral("%1 min").arg(ms / 60'000);
-    if (ms % 1000 == 0)
-        return QStringLiteral("%1 s").arg(ms / 1000);
-    return QStringLiteral("%1 ms").arg(ms);
 }
 
 QString formatRate(double perSecond)

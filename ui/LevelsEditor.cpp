@@ -185,7 +185,7 @@ QString LevelsEditor::problem() const
     std::set<Core::Millis> periods;
     for (const Core::Level& l : all)
         if (!periods.insert(l.periodMs).second)
-            return tr("Two levels have the same period (%1): one level per period.").arg(formatPeriod(l.periodMs));
+            return tr("Two levels have the same period (%1): one level per period.").arg(formatDuration(l.periodMs, Span::Length));
     return {};
 }
 

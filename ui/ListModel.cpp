@@ -121,7 +121,7 @@ QVariant ListModel::data(const QModelIndex& index, int role) const
         case Created: return formatClock(e.createdAt, m_now);
         case CreatedBy: return qs(e.createdBy);
         case Expires: return permanent ? tr("never") : formatClock(e.expiresAt, m_now);
-        case ExpiresIn: return permanent ? tr("permanent") : formatDuration(e.expiresAt - m_now);
+        case ExpiresIn: return permanent ? tr("permanent") : formatDuration(e.expiresAt - m_now, Span::Left);
         }
         return {};
     case Qt::ToolTipRole:

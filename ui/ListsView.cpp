@@ -148,7 +148,7 @@ void ListsView::addEntry()
     const AddressDialog::Result r = dialog.result();
     const Core::Millis now = m_clock.now();
     const QString list = r.kind == Core::ListKind::Blocklist ? tr("blocklist") : tr("safelist");
-    m_operations.saveEntry(r.kind, r.newEntry(now), tr("Added %1 to the %2 %3.").arg(rangeText(r.range), list, Operations::ttlText(r.ttlFrom(now))));
+    m_operations.saveEntry(r.kind, r.newEntry(now), tr("Added %1 to the %2 %3.").arg(rangeText(r.range), list, formatDuration(r.ttlFrom(now), Span::For)));
 }
 
 void ListsView::editEntry()

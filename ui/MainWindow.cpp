@@ -13,9 +13,12 @@
 #include "Operations.h"
 #include "RulesView.h"
 #include "SettingsDialog.h"
+#include "StatusBar.h"
 #include "Theme.h"
 #include "TiersView.h"
+#include "ToolBar.h"
 #include "TrafficView.h"
+#include "WindowActions.h"
 
 #include <QAction>
 #include <QApplication>
@@ -23,15 +26,9 @@
 #include <QCloseEvent>
 #include <QElapsedTimer>
 #include <QHBoxLayout>
-#include <QLabel>
-#include <QLineEdit>
 #include <QListWidget>
-#include <QMenu>
 #include <QSettings>
 #include <QStackedWidget>
-#include <QStatusBar>
-#include <QToolBar>
-#include <QToolButton>
 #include <QVBoxLayout>
 
 namespace Floodgate::Ui {
@@ -113,13 +110,15 @@ MainWindow::MainWindow(Console& console, QWidget* parent)
                        static_cast<QWidget*>(m_events)})
         m_stack->addWidget(w);
 
-    buildActions();
-    buildToolBar();
-    buildStatusBar();
-    m_clients->setContextActions({action(QStringLiteral("block7d")), action(QStringLiteral("block24h")), action(QStringLiteral("block1h")),
-                                  action(QStringLiteral("blockCustom")), nullptr, action(QStringLiteral("safelist7d")),
-                                  action(QStringLiteral("removeFromList")), nullptr, action(QStringLiteral("copyAddress")),
-                                  action(QStringLiteral("showBuckets"))});
+    m_actions = std::make_unique<WindowActions>(this);
+    m_toolBar = new ToolBar(*m_actions, m_console.services());
+    addToolBar(m_toolBar);
+    m_status = new StatusBar(m_console.services());
+    setStatusBar(m_status);
+    connectActions();
+    const WindowActions& a = *m_actions;
+    m_clients->setContextActions({a.block7d, a.block24h, a.block1h, a.blockCustom, nullptr, a.safelist7d, a.removeFromList, nullptr,
+                                  a.copyAddress, a.showBuckets});
 
     connect(m_nav, &QListWidget::currentRowChanged, this, [this](int row) { showView(row - 1); });
     connect(&m_console, &Console::snapshot, this, &MainWindow::applySnapshot);
@@ -137,6 +136,7 @@ MainWindow::MainWindow(Console& console, QWidget* parent)
         m_console.refreshNow();
     });
     connect(m_events, &EventsView::showClient, this, &MainWindow::find);
+    connect(m_toolBar, &ToolBar::findRequested, this, &MainWindow::find);
 
     QSettings settings;
     restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
@@ -149,60 +149,31 @@ MainWindow::MainWindow(Console& console, QWidget* parent)
 
 MainWindow::~MainWindow() = default;
 
-void MainWindow::buildActions()
+void MainWindow::connectActions()
 {
-    auto make = [this](const QString& name, const QString& icon, const QString& text, const QString& tip) {
-        auto* a = new QAction(icon.isEmpty() ? QIcon() : Theme::icon(icon), text, this);
-        a->setToolTip(tip);
-        a->setStatusTip(tip);
-        m_actions[name] = a;
-        return a;
-    };
-    make(QStringLiteral("block7d"), QStringLiteral("block"), tr("Block for 7 days"),
-         tr("Refuse every request from the selected clients with 403 for 7 days (Ctrl+B)"))
-        ->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_B));
-    make(QStringLiteral("block24h"), QStringLiteral("block"), tr("Block for 24 hours"), tr("Block the selected clients for 24 hours"));
-    make(QStringLiteral("block1h"), QStringLiteral("block"), tr("Block for 1 hour"), tr("Block the selected clients for 1 hour"));
-    make(QStringLiteral("blockCustom"), QStringLiteral("edit"), tr("Block or safelist…"), tr("Choose the list, the reason and how long"));
-    make(QStringLiteral("safelist7d"), QStringLiteral("safelist"), tr("Safelist for 7 days"),
-         tr("Never throttle the selected clients, for 7 days (Ctrl+L)"))
-        ->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_L));
-    make(QStringLiteral("removeFromList"), QStringLiteral("remove"), tr("Remove from list"), tr("Take the selected clients off the blocklist or safelist"));
-    make(QStringLiteral("copyAddress"), QStringLiteral("copy"), tr("Copy address"), tr("Copy the selected addresses"));
-    make(QStringLiteral("showBuckets"), QStringLiteral("buckets"), tr("Show buckets"), tr("See the selected client's levels bucket by bucket"));
-    auto* listener = make(QStringLiteral("listener"), QStringLiteral("stop"), tr("Stop listener"), tr("Stop or start the traffic listener"));
-    auto* dryRun = make(QStringLiteral("dryRun"), QStringLiteral("dryrun"), tr("Dry run"),
-                        tr("Decide and log, refuse nothing (saved with the rules)"));
-    dryRun->setCheckable(true);
-    auto* demo = make(QStringLiteral("demo"), QStringLiteral("demo"), tr("Demo traffic"),
-                      tr("Drive synthetic traffic into the listener: browsers, a good bot, a scraper flood, API customers"));
-    demo->setCheckable(true);
-    make(QStringLiteral("find"), QStringLiteral("find"), tr("Find address"), tr("Find a client by address (Ctrl+F)"))
-        ->setShortcut(QKeySequence::Find);
-    make(QStringLiteral("settings"), QStringLiteral("settings"), tr("Settings"), tr("Database, admin API and its token"));
-
-    connect(action(QStringLiteral("block7d")), &QAction::triggered, this, [this] { blockSelected(7 * DAY); });
-    connect(action(QStringLiteral("block24h")), &QAction::triggered, this, [this] { blockSelected(DAY); });
-    connect(action(QStringLiteral("block1h")), &QAction::triggered, this, [this] { blockSelected(HOUR); });
-    connect(action(QStringLiteral("blockCustom")), &QAction::triggered, this, &MainWindow::blockCustom);
-    connect(action(QStringLiteral("safelist7d")), &QAction::triggered, this, [this] {
+    const WindowActions& a = *m_actions;
+    connect(a.block7d, &QAction::triggered, this, [this] { blockSelected(7 * DAY); });
+    connect(a.block24h, &QAction::triggered, this, [this] { blockSelected(DAY); });
+    connect(a.block1h, &QAction::triggered, this, [this] { blockSelected(HOUR); });
+    connect(a.blockCustom, &QAction::triggered, this, &MainWindow::blockCustom);
+    connect(a.safelist7d, &QAction::triggered, this, [this] {
         m_operations->addToList(Core::ListKind::Safelist, selectedRanges(), 7 * DAY, tr("safelisted from the console"));
     });
-    connect(action(QStringLiteral("removeFromList")), &QAction::triggered, this, [this] { m_operations->removeFromLists(selectedRanges()); });
-    connect(action(QStringLiteral("copyAddress")), &QAction::triggered, this, [this] {
+    connect(a.removeFromList, &QAction::triggered, this, [this] { m_operations->removeFromLists(selectedRanges()); });
+    connect(a.copyAddress, &QAction::triggered, this, [this] {
         QStringList text;
         for (const Core::Cidr& r : selectedRanges())
             text << rangeText(r);
         QApplication::clipboard()->setText(text.join(QLatin1Char('\n')));
     });
-    connect(action(QStringLiteral("showBuckets")), &QAction::triggered, this, [this] {
+    connect(a.showBuckets, &QAction::triggered, this, [this] {
         const auto ranges = selectedRanges();
         if (ranges.empty())
             return;
         m_buckets->follow(qs(ranges[0].toString()));
         showView(Buckets);
     });
-    connect(listener, &QAction::triggered, this, [this] {
+    connect(a.listener, &QAction::triggered, this, [this] {
         const ConsoleServices& s = m_console.services();
         if (!s.setListening || !s.listening)
             return;
@@ -211,7 +182,7 @@ void MainWindow::buildActions()
             m_problem->show(tr("The listener did not start: %1").arg(qs(why)));
         m_console.refreshNow();
     });
-    connect(dryRun, &QAction::triggered, this, [this](bool on) {
+    connect(a.dryRun, &QAction::triggered, this, [this](bool on) {
         m_console.updateRules([on](Core::EngineConfig& c) -> std::optional<std::string> {
             c.settings.dryRun = on;
             return std::nullopt;
@@ -221,84 +192,20 @@ void MainWindow::buildActions()
                                   : tr("Dry run off: requests over the limits are refused again."));
         });
     });
-    connect(demo, &QAction::triggered, this, [this](bool on) {
+    connect(a.demo, &QAction::triggered, this, [this](bool on) {
         if (m_console.services().setDemo)
             m_console.services().setDemo(on);
         m_console.refreshNow();
     });
-    connect(action(QStringLiteral("find")), &QAction::triggered, this, [this] {
-        m_find->setFocus();
-        m_find->selectAll();
-    });
-    connect(action(QStringLiteral("settings")), &QAction::triggered, this, [this] { SettingsDialog(m_console, this).exec(); });
-    addAction(action(QStringLiteral("find")));
+    connect(a.find, &QAction::triggered, this, [this] { m_toolBar->focusFind(); });
+    connect(a.settings, &QAction::triggered, this, [this] { SettingsDialog(m_console, this).exec(); });
+    addAction(a.find);
     // Ctrl+C copies addresses in the clients table only; elsewhere tables copy as tables do.
     auto* copyShortcut = new QAction(this);
     copyShortcut->setShortcut(QKeySequence::Copy);
     copyShortcut->setShortcutContext(Qt::WidgetWithChildrenShortcut);
-    connect(copyShortcut, &QAction::triggered, action(QStringLiteral("copyAddress")), &QAction::trigger);
+    connect(copyShortcut, &QAction::triggered, a.copyAddress, &QAction::trigger);
     m_clients->addAction(copyShortcut);
-}
-
-QAction* MainWindow::action(const QString& name) const
-{
-    auto it = m_actions.find(name);
-    return it == m_actions.end() ? nullptr : it->second;
-}
-
-void MainWindow::buildToolBar()
-{
-    QToolBar* bar = addToolBar(tr("Main"));
-    bar->setObjectName(QStringLiteral("main toolbar"));
-    bar->setMovable(false);
-    bar->setIconSize(QSize(20, 20));
-    bar->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
-    m_listenerLabel = new QLabel;
-    m_listenerLabel->setContentsMargins(8, 0, 8, 0);
-    m_listenerLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    bar->addWidget(m_listenerLabel);
-    bar->addAction(action(QStringLiteral("listener")));
-    bar->addSeparator();
-    bar->addAction(action(QStringLiteral("dryRun")));
-    bar->addAction(action(QStringLiteral("demo")));
-    bar->addSeparator();
-    auto* block = new QToolButton;
-    block->setDefaultAction(action(QStringLiteral("block7d")));
-    block->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
-    block->setPopupMode(QToolButton::MenuButtonPopup);
-    auto* menu = new QMenu(block);
-    menu->addActions({action(QStringLiteral("block1h")), action(QStringLiteral("block24h")), action(QStringLiteral("block7d")),
-                      action(QStringLiteral("blockCustom"))});
-    block->setMenu(menu);
-    bar->addWidget(block);
-    bar->addAction(action(QStringLiteral("safelist7d")));
-    auto* spacer = new QWidget;
-    spacer->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Preferred);
-    bar->addWidget(spacer);
-    m_find = new QLineEdit;
-    m_find->setPlaceholderText(tr("Find address (Ctrl+F)"));
-    m_find->setClearButtonEnabled(true);
-    m_find->setMaximumWidth(240);
-    m_find->addAction(Theme::icon(QStringLiteral("find")), QLineEdit::LeadingPosition);
-    bar->addWidget(m_find);
-    bar->addAction(action(QStringLiteral("settings")));
-    connect(m_find, &QLineEdit::returnPressed, this, [this] { find(m_find->text()); });
-}
-
-void MainWindow::buildStatusBar()
-{
-    // Fixed widths: the numbers change four times a second and must not
-    // re-lay out the window each time.
-    const std::array<int, 4> widths = {260, 280, 180, 0};
-    for (std::size_t i = 0; i < m_status.size(); ++i) {
-        QLabel*& l = m_status[i];
-        l = new QLabel;
-        l->setContentsMargins(6, 0, 6, 0);
-        if (widths[i])
-            l->setFixedWidth(widths[i]);
-        statusBar()->addWidget(l);
-    }
-    statusBar()->addPermanentWidget(m_status[3]);
 }
 
 int MainWindow::currentView() const
@@ -350,18 +257,15 @@ void MainWindow::applySnapshot(SnapshotPtr snapshot)
     if (currentView() != Traffic && currentView() != Events && currentView() != Lists)
         applyTo(currentView(), snapshot);
 
-    const ConsoleServices& services = m_console.services();
-    const bool dryRun = s.config && s.config->settings.dryRun;
-    m_listenerLabel->setText(s.listening ? tr("Listening on <b>%1</b> · %2").arg(s.listenUrl, qs(services.modeText))
-                                         : tr("<span style='color:%1'>Listener stopped</span> (%2)")
-                                               .arg(Theme::action(Core::Action::Block).name(), s.listenUrl));
-    QAction* listener = action(QStringLiteral("listener"));
-    if (const int state = s.listening ? 1 : 0; state != m_listenerShown) {  // not on every tick: each set repaints the toolbar
-        m_listenerShown = state;
-        listener->setText(s.listening ? tr("Stop listener") : tr("Start listener"));
-        listener->setIcon(Theme::icon(s.listening ? QStringLiteral("stop") : QStringLiteral("play")));
-    }
-    listener->setEnabled(bool(services.setListening));
+    m_toolBar->apply(s);
+    m_actions->apply(s, m_console.services());
+    showProblems(s);
+    m_status->apply(s);
+    m_lastApplyNs = timer.nsecsElapsed();
+}
+
+void MainWindow::showProblems(const ConsoleSnapshot& s)
+{
     if (s.storeProblem && s.storeProblem->serial != m_shownProblem) {
         m_shownProblem = s.storeProblem->serial;
         m_problem->show(tr("Database (%1): %2").arg(formatClock(s.storeProblem->at, s.now), qs(s.storeProblem->message)));
@@ -373,26 +277,6 @@ void MainWindow::applySnapshot(SnapshotPtr snapshot)
     if (m_wasListening && !s.listening)
         m_problem->show(tr("The traffic listener is stopped: nothing is being decided. Start it again from the toolbar."));
     m_wasListening = s.listening;
-    QAction* dry = action(QStringLiteral("dryRun"));
-    dry->setChecked(dryRun);
-    dry->setEnabled(!services.dryRunForced);
-    if (services.dryRunForced)
-        dry->setToolTip(tr("Dry run is on from the command line (--dry-run); it cannot be turned off here"));
-    QAction* demo = action(QStringLiteral("demo"));
-    demo->setChecked(s.demo);
-    demo->setEnabled(bool(services.setDemo) && s.listening);
-
-    const Core::SecondCounts last = s.seconds.empty() ? Core::SecondCounts{} : s.seconds.back();
-    if (!s.seconds.empty() || m_status[1]->text().isEmpty()) {
-        const std::uint64_t refused = last.byAction[std::size_t(Core::Action::Throttle)] + last.byAction[std::size_t(Core::Action::Block)];
-        const std::uint64_t wouldBe = last.byAction[std::size_t(Core::Action::DryRun)];
-        m_status[1]->setText(wouldBe ? tr("%1 requests/s · %2 refused/s · %3 would be").arg(formatCount(last.total()), formatCount(refused), formatCount(wouldBe))
-                                     : tr("%1 requests/s · %2 refused/s").arg(formatCount(last.total()), formatCount(refused)));
-    }
-    m_status[0]->setText(dryRun ? tr("<b>DRY RUN</b> · %1").arg(qs(services.modeText)) : qs(services.modeText));
-    m_status[2]->setText(tr("%1 clients tracked").arg(formatCount(s.counters.trackedKeys)));
-    m_status[3]->setText(tr("Database: %1").arg(qs(services.databasePath)));
-    m_lastApplyNs = timer.nsecsElapsed();
 }
 
 std::vector<Core::Cidr> MainWindow::selectedRanges() const
@@ -431,7 +315,7 @@ void MainWindow::blockCustom()
     const Core::Millis now = m_console.services().clock->now();
     const QString verb = r.kind == Core::ListKind::Blocklist ? tr("Blocked") : tr("Safelisted");
     m_operations->saveEntry(r.kind, r.newEntry(now, QStringLiteral("from the console")),
-                            tr("%1 %2 %3.").arg(verb, rangeText(r.range), Operations::ttlText(r.ttlFrom(now))));
+                            tr("%1 %2 %3.").arg(verb, rangeText(r.range), formatDuration(r.ttlFrom(now), Span::For)));
 }
 
 void MainWindow::find(const QString& text)

@@ -1,22 +1,21 @@
 // SPDX-License-Identifier: MIT
-// The console window: navigation between the views, a toolbar (listener,
-// dry run, demo traffic, block and safelist, find), a status bar (mode,
-// requests and refusals per second, tracked clients, database), the notice
-// and problem strips. It pulls a snapshot about four times a second; the
+// The console window: navigation between the views, the toolbar (ToolBar:
+// listener, dry run, demo traffic, block and safelist, find), the status bar
+// (StatusBar: mode, requests and refusals per second, tracked clients,
+// database), the notice and problem strips, and what the actions
+// (WindowActions) do. It pulls a snapshot about four times a second; the
 // views never hear from the request path.
 #pragma once
 
 #include <QMainWindow>
 
 #include <array>
+#include <memory>
 
 #ifndef Q_MOC_RUN
 #include "ConsoleSnapshot.h"
 #endif
 
-class QAction;
-class QLabel;
-class QLineEdit;
 class QListWidget;
 class QStackedWidget;
 
@@ -30,8 +29,11 @@ class ListsView;
 class NoticeBar;
 class Operations;
 class RulesView;
+class StatusBar;
 class TiersView;
+class ToolBar;
 class TrafficView;
+class WindowActions;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -54,10 +56,8 @@ public:
     EventsView* events() const { return m_events; }
     NoticeBar* notice() const { return m_notice; }
     NoticeBar* problem() const { return m_problem; }
-
-    // Named actions: block1h, block24h, block7d, blockCustom, safelist7d,
-    // removeFromList, copyAddress, showBuckets, listener, dryRun, demo, find, settings.
-    QAction* action(const QString& name) const;
+    StatusBar* status() const { return m_status; }
+    const WindowActions& actions() const { return *m_actions; }
     // GUI-thread time spent applying the last snapshot (the refresh tick).
     qint64 lastApplyNanoseconds() const { return m_lastApplyNs; }
 
@@ -69,9 +69,8 @@ protected:
     void closeEvent(QCloseEvent* event) override;
 
 private:
-    void buildActions();
-    void buildToolBar();
-    void buildStatusBar();
+    void connectActions();
+    void showProblems(const ConsoleSnapshot& s);
     std::vector<Core::Cidr> selectedRanges() const;
     void blockSelected(Core::Millis ttlMs);
     void blockCustom();
@@ -90,14 +89,12 @@ private:
     TiersView* m_tiers = nullptr;
     RulesView* m_rules = nullptr;
     EventsView* m_events = nullptr;
-    QLabel* m_listenerLabel = nullptr;
-    QLineEdit* m_find = nullptr;
-    std::array<QLabel*, 4> m_status{};
-    std::map<QString, QAction*> m_actions;
+    std::unique_ptr<WindowActions> m_actions;  // the QActions themselves are this window's children
+    ToolBar* m_toolBar = nullptr;
+    StatusBar* m_status = nullptr;
     std::array<SnapshotPtr, ViewCount> m_appliedTo{};  // the snapshot each view last saw (held, so never mistaken for a new one)
     qint64 m_lastApplyNs = 0;
     bool m_wasListening = true;
-    int m_listenerShown = -1;  // the listener action shows: 1 stop, 0 start, -1 not yet
     std::uint64_t m_shownProblem = 0;     // the store problem last shown (its serial)
     std::uint64_t m_shownLogProblem = 0;  // the limiter.log problem last shown
 };

@@ -39,17 +39,6 @@ Operations::Operations(Console& console, NoticeBar& notice, NoticeBar& problem, 
 {
 }
 
-QString Operations::ttlText(Core::Millis ttlMs)
-{
-    if (ttlMs <= 0)
-        return tr("permanently");
-    if (ttlMs % 86'400'000 == 0)
-        return ttlMs == 86'400'000 ? tr("for 24 hours") : tr("for %1 days").arg(ttlMs / 86'400'000);
-    if (ttlMs % 3'600'000 == 0)
-        return ttlMs == 3'600'000 ? tr("for 1 hour") : tr("for %1 hours").arg(ttlMs / 3'600'000);
-    return tr("for %1").arg(formatDuration(ttlMs));
-}
-
 void Operations::addToList(Core::ListKind kind, const std::vector<Core::Cidr>& ranges, Core::Millis ttlMs, const QString& reason)
 {
     if (ranges.empty()) {
@@ -69,7 +58,7 @@ void Operations::addToList(Core::ListKind kind, const std::vector<Core::Cidr>& r
     }
     const QString who = ranges.size() == 1 ? rangeText(ranges[0]) : tr("%1 clients").arg(ranges.size());
     const QString what = kind == Core::ListKind::Blocklist ? tr("Blocked %1 %2.") : tr("Safelisted %1 %2.");
-    addAll(std::move(entries), what.arg(who, ttlText(ttlMs)), true);
+    addAll(std::move(entries), what.arg(who, formatDuration(ttlMs, Span::For)), true);
 }
 
 void Operations::saveEntry(Core::ListKind kind, Core::ListEntry entry, const QString& doneText)
@@ -204,7 +193,7 @@ void Operations::extend(Core::ListKind kind, const std::vector<Core::ListEntry>&
         return;
     }
     const QString who = longer.size() == 1 ? rangeText(longer[0].second.range) : tr("%1 entries").arg(longer.size());
-    addAll(std::move(longer), tr("%1 now end %2 later.").arg(who, formatDuration(byMs)), true);
+    addAll(std::move(longer), tr("%1 now end %2 later.").arg(who, formatDuration(byMs, Span::Left)), true);
 }
 
 void Operations::importFile(const QString& path)

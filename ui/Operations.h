@@ -41,7 +41,6 @@ public:
     void importFile(const QString& path);
     void exportFile(const QString& path);
 
-    static QString ttlText(Core::Millis ttlMs);  // "for 7 days", "permanently"
 
 private:
     void removeEntries(std::vector<std::pair<Core::ListKind, Core::ListEntry>> entries, bool undoable);

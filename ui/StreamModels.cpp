@@ -52,7 +52,7 @@ QVariant EventsModel::data(const QModelIndex& index, int role) const
             return QString::fromUtf8(r.method) + QLatin1Char(' ') + QString::fromUtf8(r.path)
                 + (r.query[0] ? QLatin1Char('?') + QString::fromUtf8(r.query) : QString());
         case Count: return r.limit ? QStringLiteral("%1 / %2").arg(r.attempts).arg(r.limit) : QString();
-        case RetryAfter: return r.retryAfterMs > 0 ? formatDuration(r.retryAfterMs) : QString();
+        case RetryAfter: return r.retryAfterMs > 0 ? formatDuration(r.retryAfterMs, Span::Left) : QString();
         case Customer: return QString::fromUtf8(r.customer);
         }
         return {};

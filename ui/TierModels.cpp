@@ -9,19 +9,6 @@ namespace Floodgate::Ui {
 
 namespace {
 
-QString perPeriod(Core::Millis ms)
-{
-    if (ms == 1000)
-        return QStringLiteral("s");
-    if (ms == 60'000)
-        return QStringLiteral("min");
-    if (ms == 3'600'000)
-        return QStringLiteral("h");
-    if (ms == 86'400'000)
-        return QStringLiteral("day");
-    return formatPeriod(ms);
-}
-
 // The level with the least left: the one a customer meets first.
 const Core::LevelUsage* binding(const std::vector<Core::LevelUsage>& usage)
 {
@@ -38,7 +25,7 @@ QString TiersModel::describe(const std::vector<Core::Level>& levels)
 {
     QStringList parts;
     for (const Core::Level& l : levels)
-        parts << QStringLiteral("%1 / %2").arg(QLocale().toString(l.limit), perPeriod(l.periodMs));
+        parts << QStringLiteral("%1 / %2").arg(QLocale().toString(l.limit), formatDuration(l.periodMs, Span::Per));
     return parts.join(QStringLiteral(" + "));
 }
 
@@ -126,7 +113,7 @@ QVariant CustomersModel::data(const QModelIndex& index, int role) const
             // Every level: "97 / 100 per min · 97 / 5,000 per h"; the bar is the one with the least left.
             QStringList parts;
             for (const auto& u : row->usage)
-                parts << QStringLiteral("%1 / %2 per %3").arg(QLocale().toString(u.used), QLocale().toString(u.limit), perPeriod(u.periodMs));
+                parts << QStringLiteral("%1 / %2 per %3").arg(QLocale().toString(u.used), QLocale().toString(u.limit), formatDuration(u.periodMs, Span::Per));
             return parts.join(QStringLiteral("  ·  "));
         }
         if (role == Qt::ToolTipRole) {
@@ -136,9 +123,9 @@ QVariant CustomersModel::data(const QModelIndex& index, int role) const
                              .arg(qs(u.name))
                              .arg(u.used)
                              .arg(u.limit)
-                             .arg(formatPeriod(u.periodMs))
+                             .arg(formatDuration(u.periodMs, Span::Length))
                              .arg(u.remaining)
-                             .arg(formatDuration(u.resetMs));
+                             .arg(formatDuration(u.resetMs, Span::Left));
             return lines.join(QLatin1Char('\n'));
         }
         return {};

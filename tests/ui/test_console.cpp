@@ -25,6 +25,7 @@
 #include "TierDialogs.h"
 #include "TiersView.h"
 #include "TrafficView.h"
+#include "WindowActions.h"
 
 #include <QAction>
 #include <QCheckBox>
@@ -137,7 +138,7 @@ private Q_SLOTS:
         // ...and "Block for 7 days" in the toolbar.
         QToolButton* block = nullptr;
         for (QToolButton* b : w.findChildren<QToolButton*>())
-            if (b->defaultAction() == w.action(QStringLiteral("block7d")))
+            if (b->defaultAction() == w.actions().block7d)
                 block = b;
         QVERIFY(block && block->isVisible());
         QTest::mouseClick(block, Qt::LeftButton, {}, QPoint(12, block->height() / 2));
@@ -210,7 +211,7 @@ private Q_SLOTS:
         s.console->refreshNow();
         w.showView(Ui::MainWindow::Clients);
         QVERIFY(w.clients()->selectAddress(QStringLiteral("127.0.0.11")));
-        w.action(QStringLiteral("safelist7d"))->trigger();
+        w.actions().safelist7d->trigger();
         QTRY_COMPARE_WITH_TIMEOUT(w.notice()->text(), QStringLiteral("Safelisted 127.0.0.11 for 7 days."), 5000);
         for (int i = 0; i < 10; ++i)
             QCOMPARE(s.request("127.0.0.11"), 200);  // never throttled
@@ -512,7 +513,7 @@ private Q_SLOTS:
         QVERIFY(w.clients()->selectAddress(QStringLiteral("127.0.0.60")));
         // On another page the hidden clients selection is not used.
         w.showView(Ui::MainWindow::Traffic);
-        w.action(QStringLiteral("block7d"))->trigger();
+        w.actions().block7d->trigger();
         QVERIFY(w.problem()->isVisible());
         QCOMPARE(w.problem()->text(), QStringLiteral("Select a client first."));
         QTest::qWait(200);
@@ -529,7 +530,7 @@ private Q_SLOTS:
         w.find(QStringLiteral("127.0.0.30"));
         QCOMPARE(w.currentView(), int(Ui::MainWindow::Clients));
         QCOMPARE(w.clients()->selectedRanges().size(), std::size_t(1));
-        w.action(QStringLiteral("showBuckets"))->trigger();
+        w.actions().showBuckets->trigger();
         QCOMPARE(w.currentView(), int(Ui::MainWindow::Buckets));
         QCOMPARE(w.buckets()->levelCharts(), 3);  // ip-3s, ip-5m, ip-30m
         // Someone never seen: the buckets view says so.
@@ -564,7 +565,7 @@ private Q_SLOTS:
     {
         ConsoleStack s;
         Ui::MainWindow& w = *s.mainWindow;
-        QAction* dry = w.action(QStringLiteral("dryRun"));
+        QAction* dry = w.actions().dryRun;
         dry->trigger();  // checks it and saves the setting
         QTRY_VERIFY_WITH_TIMEOUT(s.engine->config()->settings.dryRun, 5000);
         QVERIFY(s.store->config().settings.dryRun);  // saved, not only applied

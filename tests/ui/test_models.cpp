@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: MIT
 // The console's models under QAbstractItemModelTester while snapshots come
 // and go: rows merged by key (updated in place, appended, removed), the
-// selection and sort of a view surviving refreshes, streams bounded.
+// selection and sort of a view surviving refreshes, streams bounded; the
+// durations' wording and the status bar, fed by hand-made snapshots.
 #include <QtTest>
 
 #ifndef Q_MOC_RUN
 #include "ClientsModel.h"
+#include "ConsoleServices.h"
 #include "Engine.h"
+#include "Format.h"
 #include "ListModel.h"
 #include "SnapshotWorker.h"
+#include "StatusBar.h"
 #include "StreamModels.h"
 #include "TestSupport.h"
 #include "TierModels.h"
@@ -287,6 +291,97 @@ private Q_SLOTS:
         QCOMPARE(audit.rowCount(), 12);
         QVERIFY(audit.index(0, 0).data(AuditModel::DetailRole).toString().startsWith(QStringLiteral("list.add by console:alice")));
         QCOMPARE(audit.rowAt(0)->id, std::int64_t(12));
+    }
+
+    // Every duration the console shows comes from formatDuration; each span
+    // keeps the wording its cells, titles and notices had.
+    void durationsByWhatTheOperatorReads_data()
+    {
+        QTest::addColumn<qint64>("ms");
+        QTest::addColumn<int>("span");
+        QTest::addColumn<QString>("text");
+        using Core::DAY;
+        using Core::HOUR;
+        using Core::MINUTE;
+        const int left = int(Span::Left), length = int(Span::Length), per = int(Span::Per), for_ = int(Span::For), ago = int(Span::Ago);
+        QTest::newRow("left 0.4 s") << qint64(400) << left << QStringLiteral("0.4 s");
+        QTest::newRow("left negative") << qint64(-5) << left << QStringLiteral("0.0 s");
+        QTest::newRow("left 42 s") << qint64(41'001) << left << QStringLiteral("42 s");  // rounded up
+        QTest::newRow("left 3 m 12 s") << qint64(192'000) << left << QStringLiteral("3 m 12 s");
+        QTest::newRow("left 14 m 00 s") << qint64(14 * MINUTE) << left << QStringLiteral("14 m 00 s");
+        QTest::newRow("left 5 h 03 m") << qint64(5 * HOUR + 3 * MINUTE) << left << QStringLiteral("5 h 03 m");
+        QTest::newRow("left 6 d 23 h") << qint64(7 * DAY - HOUR) << left << QStringLiteral("6 d 23 h");
+        QTest::newRow("left 7 d 0 h") << qint64(7 * DAY) << left << QStringLiteral("7 d 0 h");
+        QTest::newRow("length 3 s") << qint64(3000) << length << QStringLiteral("3 s");
+        QTest::newRow("length 1500 ms") << qint64(1500) << length << QStringLiteral("1500 ms");
+        QTest::newRow("length 90 min") << qint64(90 * MINUTE) << length << QStringLiteral("90 min");
+        QTest::newRow("length 36 h") << qint64(36 * HOUR) << length << QStringLiteral("36 h");
+        QTest::newRow("length 1 day") << qint64(DAY) << length << QStringLiteral("1 day");
+        QTest::newRow("length 2 days") << qint64(2 * DAY) << length << QStringLiteral("2 days");
+        QTest::newRow("per s") << qint64(1000) << per << QStringLiteral("s");
+        QTest::newRow("per min") << qint64(MINUTE) << per << QStringLiteral("min");
+        QTest::newRow("per h") << qint64(HOUR) << per << QStringLiteral("h");
+        QTest::newRow("per day") << qint64(DAY) << per << QStringLiteral("day");
+        QTest::newRow("per 5 min") << qint64(5 * MINUTE) << per << QStringLiteral("5 min");
+        QTest::newRow("for ever") << qint64(0) << for_ << QStringLiteral("permanently");
+        QTest::newRow("for 1 hour") << qint64(HOUR) << for_ << QStringLiteral("for 1 hour");
+        QTest::newRow("for 24 hours") << qint64(DAY) << for_ << QStringLiteral("for 24 hours");
+        QTest::newRow("for 36 hours") << qint64(36 * HOUR) << for_ << QStringLiteral("for 36 hours");
+        QTest::newRow("for 7 days") << qint64(7 * DAY) << for_ << QStringLiteral("for 7 days");
+        QTest::newRow("for 1 h 30 m") << qint64(90 * MINUTE) << for_ << QStringLiteral("for 1 h 30 m");
+        QTest::newRow("ago now") << qint64(0) << ago << QStringLiteral("now");
+        QTest::newRow("ago 3 s") << qint64(3000) << ago << QStringLiteral("-3 s");
+        QTest::newRow("ago 5 min") << qint64(5 * MINUTE) << ago << QStringLiteral("-5m");
+        QTest::newRow("ago 4:30") << qint64(270'000) << ago << QStringLiteral("-4:30");
+    }
+
+    void durationsByWhatTheOperatorReads()
+    {
+        QFETCH(qint64, ms);
+        QFETCH(int, span);
+        QFETCH(QString, text);
+        QCOMPARE(formatDuration(ms, Span(span)), text);
+    }
+
+    // The status bar on its own: the mode (DRY RUN first when on), the last
+    // complete second, the clients tracked, the database; the rates stay put
+    // while no new second has completed.
+    void theStatusBarSaysWhatTheSnapshotSays()
+    {
+        ConsoleServices services;
+        services.modeText = "decision mode";
+        services.databasePath = "/var/lib/floodgate/floodgate.db";
+        StatusBar bar(services);
+        auto s = snapshot(T0);
+        s->counters.trackedKeys = 42;
+        Core::SecondCounts second;
+        second.byAction[std::size_t(Core::Action::Allow)] = 5;
+        second.byAction[std::size_t(Core::Action::Throttle)] = 2;
+        second.byAction[std::size_t(Core::Action::Block)] = 1;
+        s->seconds = {second};
+        bar.apply(*s);
+        QCOMPARE(bar.text(StatusBar::Mode), QStringLiteral("decision mode"));
+        QCOMPARE(bar.text(StatusBar::Rate), QStringLiteral("8 requests/s · 3 refused/s"));
+        QCOMPARE(bar.text(StatusBar::Clients), QStringLiteral("42 clients tracked"));
+        QCOMPARE(bar.text(StatusBar::Database), QStringLiteral("Database: /var/lib/floodgate/floodgate.db"));
+
+        auto next = snapshot(T0 + 250);  // no second completed since
+        Core::EngineConfig dry = Core::defaultConfig();
+        dry.settings.dryRun = true;
+        next->config = std::make_shared<const Core::EngineConfig>(dry);
+        next->counters.trackedKeys = 43;
+        bar.apply(*next);
+        QCOMPARE(bar.text(StatusBar::Rate), QStringLiteral("8 requests/s · 3 refused/s"));
+        QCOMPARE(bar.text(StatusBar::Mode), QStringLiteral("<b>DRY RUN</b> · decision mode"));
+        QCOMPARE(bar.text(StatusBar::Clients), QStringLiteral("43 clients tracked"));
+
+        auto dryRunSecond = snapshot(T0 + 1000);
+        Core::SecondCounts wouldBe;
+        wouldBe.byAction[std::size_t(Core::Action::Allow)] = 4;
+        wouldBe.byAction[std::size_t(Core::Action::DryRun)] = 6;
+        dryRunSecond->seconds = {wouldBe};
+        bar.apply(*dryRunSecond);
+        QCOMPARE(bar.text(StatusBar::Rate), QStringLiteral("10 requests/s · 0 refused/s · 6 would be"));
     }
 };
 

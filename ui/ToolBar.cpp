@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: MIT
+#include "ToolBar.h"
+
+#include "ConsoleServices.h"
+#include "ConsoleSnapshot.h"
+#include "Format.h"
+#include "Theme.h"
+#include "WindowActions.h"
+
+#include <QAction>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMenu>
+#include <QToolButton>
+
+namespace Floodgate::Ui {
+
+ToolBar::ToolBar(const WindowActions& actions, const ConsoleServices& services, QWidget* parent)
+    : QToolBar(tr("Main"), parent)
+    , m_services(services)
+{
+    setObjectName(QStringLiteral("main toolbar"));
+    setMovable(false);
+    setIconSize(QSize(20, 20));
+    setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    m_listenerLabel = new QLabel;
+    m_listenerLabel->setContentsMargins(8, 0, 8, 0);
+    m_listenerLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    addWidget(m_listenerLabel);
+    addAction(actions.listener);
+    addSeparator();
+    addAction(actions.dryRun);
+    addAction(actions.demo);
+    addSeparator();
+    auto* block = new QToolButton;
+    block->setDefaultAction(actions.block7d);
+    block->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    block->setPopupMode(QToolButton::MenuButtonPopup);
+    auto* menu = new QMenu(block);
+    menu->addActions({actions.block1h, actions.block24h, actions.block7d, actions.blockCustom});
+    block->setMenu(menu);
+    addWidget(block);
+    addAction(actions.safelist7d);
+    auto* spacer = new QWidget;
+    spacer->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Preferred);
+    addWidget(spacer);
+    m_find = new QLineEdit;
+    m_find->setPlaceholderText(tr("Find address (Ctrl+F)"));
+    m_find->setClearButtonEnabled(true);
+    m_find->setMaximumWidth(240);
+    m_find->addAction(Theme::icon(QStringLiteral("find")), QLineEdit::LeadingPosition);
+    addWidget(m_find);
+    addAction(actions.settings);
+    connect(m_find, &QLineEdit::returnPressed, this, [this] { Q_EMIT findRequested(m_find->text()); });
+}
+
+void ToolBar::apply(const ConsoleSnapshot& s)
+{
+    m_listenerLabel->setText(s.listening ? tr("Listening on <b>%1</b> · %2").arg(s.listenUrl, qs(m_services.modeText))
+                                         : tr("<span style='color:%1'>Listener stopped</span> (%2)")
+                                               .arg(Theme::action(Core::Action::Block).name(), s.listenUrl));
+}
+
+void ToolBar::focusFind()
+{
+    m_find->setFocus();
+    m_find->selectAll();
+}
+
+} // namespace Floodgate::Ui
