@@ -26,7 +26,7 @@ struct UnitChoice {
     const char* label;
     Core::Millis ms;
 };
-constexpr UnitChoice UNITS[] = {{"seconds", 1000}, {"minutes", 60'000}, {"hours", 3'600'000}, {"days", 86'400'000}};
+constexpr UnitChoice UNITS[] = {{"seconds", Core::SECOND}, {"minutes", Core::MINUTE}, {"hours", Core::HOUR}, {"days", Core::DAY}};
 
 // The largest unit that divides the period exactly.
 std::pair<int, int> splitPeriod(Core::Millis ms)
@@ -75,7 +75,7 @@ LevelsEditor::LevelsEditor(Options options, QWidget* parent)
     connect(m_add, &QPushButton::clicked, this, [this] {
         Core::Level l;
         l.limit = 100;
-        l.periodMs = 3'600'000;
+        l.periodMs = Core::HOUR;
         addRow(l);
         Q_EMIT changed();
     });

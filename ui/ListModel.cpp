@@ -142,7 +142,7 @@ QVariant ListModel::data(const QModelIndex& index, int role) const
     case Qt::ForegroundRole:
         if (index.column() == Source && e.source == Core::ListSource::Automatic)
             return Theme::action(Core::Action::Throttle);
-        if (index.column() == ExpiresIn && !permanent && e.expiresAt - m_now < 3'600'000)
+        if (index.column() == ExpiresIn && !permanent && e.expiresAt - m_now < Core::HOUR)
             return Theme::action(Core::Action::Throttle);  // ending within the hour
         return {};
     case Qt::TextAlignmentRole:

@@ -173,7 +173,7 @@ void ListsView::extendEntry()
 {
     const auto selected = selectedEntries();
     if (!selected.empty())
-        m_operations.extend(currentKind(), selected, 7LL * 86'400'000);
+        m_operations.extend(currentKind(), selected, 7 * Core::DAY);
 }
 
 void ListsView::removeEntries()

@@ -84,7 +84,7 @@ RuleDialog::RuleDialog(const Core::ThrottleRule* existing, QStringList taken, QW
         m_countedBy->setCurrentIndex(m_countedBy->findData(int(Core::Discriminator::Header)));
         Core::Level l;
         l.limit = 1000;
-        l.periodMs = 3'600'000;
+        l.periodMs = Core::HOUR;
         m_levels->setLevels({l});
     }
     resize(760, sizeHint().height());

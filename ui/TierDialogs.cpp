@@ -42,7 +42,7 @@ TierDialog::TierDialog(const Core::Tier* existing, QStringList taken, QWidget* p
     } else {
         Core::Level l;
         l.limit = 100;
-        l.periodMs = 3'600'000;
+        l.periodMs = Core::HOUR;
         m_levels->setLevels({l});
     }
     connect(m_name, &QLineEdit::textChanged, this, &TierDialog::revalidate);

@@ -29,7 +29,7 @@ struct AddressList::Bucket {
     // own load factor, cheap enough to run three times per request.
     std::uint64_t slotOf(std::uint64_t hi, std::uint64_t lo) const
     {
-        std::uint64_t h = (hi ^ seed) * 0x9E3779B97F4A7C15ULL ^ (lo + seed) * 0xC2B2AE3D27D4EB4FULL;
+        std::uint64_t h = (hi ^ seed) * GOLDEN_GAMMA ^ (lo + seed) * XXH_PRIME64_2;
         h ^= h >> 29;
         return h & mask;
     }

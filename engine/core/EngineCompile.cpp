@@ -53,7 +53,7 @@ std::shared_ptr<const Compiled> compile(std::shared_ptr<const EngineConfig> cfg)
     std::uint16_t clientOffset = LiveRing::Cells;
     c->clientKeepMs = Tuning::liveWindowMs;
     std::uint16_t widest = 0;
-    std::uint64_t clientShape = 0x51ed27u;
+    std::uint64_t clientShape = CLIENT_SHAPE_SEED;
     for (std::size_t i = 0; i < cfg->rules.size(); ++i) {
         const ThrottleRule& r = cfg->rules[i];
         CompiledRule cr;
@@ -104,7 +104,7 @@ std::shared_ptr<const Compiled> compile(std::shared_ptr<const EngineConfig> cfg)
         cc.tier = cu.tier;
         std::uint16_t own = 0;
         cc.levels = compileLevels(named, own, cc.keepMs);
-        cc.signature = signatureOf(cc.levels, 0xc0ffee);
+        cc.signature = signatureOf(cc.levels, CUSTOMER_SHAPE_SEED);
         const Hash128 idHash = keyedHash128(cu.id);
         cc.key = TableKey{idHash.lo, idHash.hi, 0, 0, 0};
         cc.tag = foldSignature(cc.key.a);

@@ -38,7 +38,12 @@ inline constexpr std::uint32_t CLIENT_SPACE = 0;
 // (client) for its continuations over all resources. Cells: a ContinuationWindow.
 inline constexpr std::uint32_t RANGE_RESOURCE_SPACE = 0xffff'fff0u;
 inline constexpr std::uint32_t RANGE_CLIENT_SPACE = 0xffff'fff1u;
-inline constexpr std::uint32_t RANGE_SIGNATURE = 0x7a46e5u;
+inline constexpr std::uint32_t RANGE_SIGNATURE = 0x7a46e5u;  // any constant no level layout folds to
+// Seeds of the shape signatures (EngineCompile.cpp): any distinct constants,
+// so a client entry and a customer entry with the same levels never share
+// a signature.
+inline constexpr std::uint64_t CLIENT_SHAPE_SEED = 0x51ed27u;
+inline constexpr std::uint64_t CUSTOMER_SHAPE_SEED = 0xc0ffeeu;
 // Rules that key on something other than the client address, or a customer,
 // keep their own entries; a decision touches the customer's or those rules'
 // (never both), so validate()'s cap on keyed rules bounds them.

@@ -86,6 +86,7 @@ struct SipState {
 // Initialisation and message compression, shared by both output widths.
 SipState absorb(const SipKey& key, std::string_view data, bool wide)
 {
+    // SipHash's initialisation constants: "somepseudorandomlygeneratedbytes" in ASCII.
     SipState s{key.k0 ^ 0x736f6d6570736575ULL, key.k1 ^ 0x646f72616e646f6dULL, key.k0 ^ 0x6c7967656e657261ULL,
                key.k1 ^ 0x7465646279746573ULL};
     if (wide)

@@ -22,7 +22,15 @@
 
 namespace Floodgate::Core {
 
-// The finaliser of splitmix64 / murmur3: every input bit affects every output bit.
+// 2^64 divided by the golden ratio, odd: multiplying by it spreads
+// consecutive integers over the whole word (splitmix64's increment, Knuth's
+// multiplicative hashing).
+inline constexpr std::uint64_t GOLDEN_GAMMA = 0x9e3779b97f4a7c15ULL;
+// xxHash64's second prime: a second odd multiplier unrelated to the first.
+inline constexpr std::uint64_t XXH_PRIME64_2 = 0xc2b2ae3d27d4eb4fULL;
+
+// The finaliser of splitmix64 / murmur3: every input bit affects every output
+// bit. Its two multipliers are splitmix64's published constants.
 constexpr std::uint64_t mix64(std::uint64_t x)
 {
     x ^= x >> 30;
@@ -37,7 +45,7 @@ std::uint64_t processHashSeed();
 
 inline std::uint64_t hashWords(std::uint64_t a, std::uint64_t b, std::uint64_t c = 0)
 {
-    return mix64(a ^ mix64(b + processHashSeed()) ^ mix64(c * 0x9e3779b97f4a7c15ULL + 1));
+    return mix64(a ^ mix64(b + processHashSeed()) ^ mix64(c * GOLDEN_GAMMA + 1));
 }
 
 inline std::uint64_t hashAddress(const IpAddress& a)

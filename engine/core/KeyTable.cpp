@@ -12,7 +12,7 @@ namespace Floodgate::Core {
 
 std::uint64_t hashKey(const TableKey& key)
 {
-    return hashWords(key.a, key.b ^ (key.extra * 0x9e3779b97f4a7c15ULL), key.space);
+    return hashWords(key.a, key.b ^ (key.extra * GOLDEN_GAMMA), key.space);
 }
 
 namespace {

@@ -84,9 +84,9 @@ struct BotOptions {
 struct Escalation {
     bool enabled = true;
     std::uint32_t refusals = 100;       // K
-    Millis findMs = 60'000;             // F
-    Millis banMs = 15 * 60'000;         // T
-    Millis maxBanMs = 7LL * 24 * 3600'000;
+    Millis findMs = MINUTE;             // F
+    Millis banMs = 15 * MINUTE;         // T
+    Millis maxBanMs = 7 * DAY;
     std::uint32_t factor = 2;           // each repeat multiplies the ban by this
 };
 

@@ -2,13 +2,15 @@
 // Every tunable of the engine core in one place, units in the names.
 #pragma once
 
+#include "Time.h"
+
 #include <cstddef>
 #include <cstdint>
 
 namespace Floodgate::Core::Tuning {
 
 // Live view (docs/BACKGROUND.md, time buckets): 3 s buckets, 20 of them, so 60 s of history per client.
-inline constexpr std::int64_t liveBucketMs = 3000;
+inline constexpr std::int64_t liveBucketMs = 3 * SECOND;
 inline constexpr std::size_t liveBucketCount = 20;
 inline constexpr std::int64_t liveWindowMs = liveBucketMs * static_cast<std::int64_t>(liveBucketCount);
 
@@ -38,7 +40,7 @@ inline constexpr std::size_t maxKeyedRules = 16;
 // way and each client with continuations take one entry of the key table
 // (a key space of their own, with the window as their lifetime); clients
 // that send no Range header take nothing more.
-inline constexpr std::int64_t rangeWindowMs = 60'000;
+inline constexpr std::int64_t rangeWindowMs = MINUTE;
 // Uncounted continuations one resource gets per window: 256 parts of 64 KiB
 // (pdf.js's chunk) are a 16 MiB document. Past it, each part is counted as
 // any request is, so a Range header never buys unlimited requests.
@@ -67,14 +69,11 @@ inline constexpr std::size_t statsThreadSlots = 32;
 inline constexpr int defaultIpv6CountingPrefix = 64;
 
 // Default TTL for safelist/blocklist entries: 7 days.
-inline constexpr std::int64_t defaultListTtlMs = 7LL * 24 * 3600 * 1000;
+inline constexpr std::int64_t defaultListTtlMs = 7 * DAY;
 
 // Escalation history (how many times a client was banned) is forgotten after
 // this long without a new ban (fail2ban keeps it in its database; we bound it).
-inline constexpr std::int64_t escalationMemoryMs = 7LL * 24 * 3600 * 1000;
-
-// Cooldown entries per shard before the oldest are purged eagerly.
-inline constexpr std::size_t cooldownPurgeThreshold = 4096;
+inline constexpr std::int64_t escalationMemoryMs = 7 * DAY;
 
 // Snapshot bounds (what the console and the admin API may ask for).
 inline constexpr std::size_t maxTopClients = 1000;
@@ -87,7 +86,7 @@ inline constexpr std::size_t maxEventsKept = 10'000;
 // after its first byte (slowloris); a body may pause at most bodyTimeoutMs
 // between reads; an answer the client does not take is dropped after
 // writeTimeoutMs.
-inline constexpr std::int64_t idleTimeoutMs = 60'000;
+inline constexpr std::int64_t idleTimeoutMs = MINUTE;
 inline constexpr std::int64_t headerTimeoutMs = 10'000;
 inline constexpr std::int64_t bodyTimeoutMs = 30'000;
 inline constexpr std::int64_t writeTimeoutMs = 30'000;

@@ -55,7 +55,7 @@ struct StoreOptions {
     std::string path;
     int busyTimeoutMs = 5000;         // how long a write waits for another writer's lock
     Core::Millis pollIntervalMs = 500; // PRAGMA data_version polling (other processes' changes)
-    Core::Millis purgeIntervalMs = 60'000;  // expired list entries deleted this often
+    Core::Millis purgeIntervalMs = Core::MINUTE;  // expired list entries deleted this often
     std::size_t autoBanQueue = 10'000;      // escalation bans waiting to be written; beyond: dropped, counted
 };
 

@@ -3,7 +3,6 @@
 #include "Store.h"
 
 #include "Codec.h"
-#include "Decimal.h"
 #include "Engine.h"
 #include "Tables.h"
 #include "PrivateFiles.h"
@@ -40,10 +39,6 @@ std::string randomToken()
     return out;  // 256 bits
 }
 
-std::string seconds(int ms)
-{
-    return Wire::decimal(ms / 1000.0, 6) + " s";  // as %g wrote it, whatever the locale
-}
 
 } // namespace
 
@@ -178,7 +173,7 @@ std::unique_ptr<Store> Store::open(const StoreOptions& options, const Clock& clo
             return fail(OpenError::Corrupt, path + " is not a Floodgate database or is damaged (" + e.what()
                                                 + "); it was left untouched: restore a backup or move it away");
         if (e.busy())
-            return fail(OpenError::Locked, path + " is locked by another process (waited " + seconds(options.busyTimeoutMs)
+            return fail(OpenError::Locked, path + " is locked by another process (waited " + Codec::exactSeconds(options.busyTimeoutMs)
                                                + "): stop the other writer, or use another --db");
         return fail(OpenError::Io, "cannot open the database " + path + ": " + e.what());
     }

@@ -50,6 +50,9 @@ Json seconds(Millis ms);
 // A wait as a person reads it, rounded up to the unit shown: "3 s",
 // "14 min 31 s", "2 h 5 min", "6 d 23 h".
 std::string humanDuration(Millis ms);
+// An exact length as a person reads it, in seconds: "3 s", "1.5 s", "0.25 s"
+// (a window in an explanation, a wait in an error message).
+std::string exactSeconds(Millis ms);
 
 // ---- list entries ----------------------------------------------------------
 Json toJson(const ListEntry& entry, ListKind kind, Millis now);

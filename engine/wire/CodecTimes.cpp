@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // RFC 3339 times and durations, as the API writes and reads them.
 #include "Codec.h"
+#include "Decimal.h"
 #include "JsonReader.h"
 
 #include <algorithm>
@@ -176,6 +177,13 @@ std::string humanDuration(Millis ms)
     if (s < 86'400)
         return std::to_string(s / 3600) + " h" + (s / 60 % 60 ? " " + std::to_string(s / 60 % 60) + " min" : std::string());
     return std::to_string(s / 86'400) + " d" + (s / 3600 % 24 ? " " + std::to_string(s / 3600 % 24) + " h" : std::string());
+}
+
+std::string exactSeconds(Millis ms)
+{
+    if (ms % SECOND == 0)
+        return std::to_string(ms / SECOND) + " s";
+    return decimal(double(ms) / double(SECOND), 6) + " s";  // whatever the locale
 }
 
 Json seconds(Millis ms)
