@@ -4,6 +4,7 @@
 #pragma once
 
 #include "Address.h"
+#include "Tuning.h"
 
 #include <cstdint>
 #include <optional>
@@ -36,7 +37,7 @@ struct Options {
     unsigned threads = 0;              // 0 = cores
     bool demo = false;
     double seconds = 0;                // --seconds N: stop after N seconds (tests, demos)
-    double dbTimeoutSeconds = 5;       // --db-timeout: how long to wait for another writer's lock
+    double dbTimeoutSeconds = double(Core::Tuning::dbBusyTimeoutMs) / double(Core::SECOND);  // --db-timeout: how long to wait for another writer's lock
     std::string theme = "system";      // --theme light|dark|system: the console's palette
     int windowWidth = 0;               // --window-size WxH: the console's first size (0: remembered or default)
     int windowHeight = 0;

@@ -92,6 +92,16 @@ inline constexpr std::int64_t bodyTimeoutMs = 30'000;
 inline constexpr std::int64_t writeTimeoutMs = 30'000;
 inline constexpr std::int64_t sweepIntervalMs = 250;
 
+// The database: how long a write waits for another process's lock before
+// it fails as "locked" (--db-timeout), how often commits by other processes
+// are looked for (PRAGMA data_version), how often expired list entries are
+// deleted, and how many automatic bans may wait for their rows (beyond:
+// the ban applies, its row is dropped and counted).
+inline constexpr std::int64_t dbBusyTimeoutMs = 5 * SECOND;
+inline constexpr std::int64_t dbPollIntervalMs = 500;
+inline constexpr std::int64_t listPurgeIntervalMs = MINUTE;
+inline constexpr std::size_t autoBanQueue = 10'000;
+
 // Admin port connections: at most this many in all and from one client
 // address. A new connection over a cap closes the oldest one that is only
 // waiting for its client (of that client, or of the client holding the

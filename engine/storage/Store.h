@@ -14,6 +14,7 @@
 #include "Tables.h"
 #include "Problem.h"
 #include "Time.h"
+#include "Tuning.h"
 
 #include <atomic>
 #include <condition_variable>
@@ -53,10 +54,10 @@ struct OpenFailure {
 
 struct StoreOptions {
     std::string path;
-    int busyTimeoutMs = 5000;         // how long a write waits for another writer's lock
-    Core::Millis pollIntervalMs = 500; // PRAGMA data_version polling (other processes' changes)
-    Core::Millis purgeIntervalMs = Core::MINUTE;  // expired list entries deleted this often
-    std::size_t autoBanQueue = 10'000;      // escalation bans waiting to be written; beyond: dropped, counted
+    int busyTimeoutMs = int(Core::Tuning::dbBusyTimeoutMs);  // how long a write waits for another writer's lock
+    Core::Millis pollIntervalMs = Core::Tuning::dbPollIntervalMs;  // PRAGMA data_version polling (other processes' changes)
+    Core::Millis purgeIntervalMs = Core::Tuning::listPurgeIntervalMs;  // expired list entries deleted this often
+    std::size_t autoBanQueue = Core::Tuning::autoBanQueue;  // automatic bans waiting for their rows; beyond: dropped, counted
 };
 
 // Who made a change: "console:alice", "api:127.0.0.1", "cli:alice", "floodgate".
