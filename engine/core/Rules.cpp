@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "Rules.h"
 
+#include "SettingTable.h"
 #include "Tuning.h"
 #include "Window.h"
 
@@ -228,28 +229,14 @@ std::optional<std::string> validate(const EngineConfig& c)
             return f + ".overrides: with tier \"" + cu.tier + "\" they make " + std::to_string(n) + " levels: at most "
                 + std::to_string(Tuning::maxLevelsPerEntry);
     }
-    const Escalation& e = c.escalation;
-    if (e.enabled) {
-        if (e.refusals == 0)
-            return std::string("escalation.refusals must be > 0");
-        if (e.findMs <= 0)
-            return std::string("escalation.find must be > 0");
-        if (e.banMs <= 0)
-            return std::string("escalation.ban must be > 0");
-        if (e.maxBanMs < e.banMs)
-            return std::string("escalation.max_ban must be >= escalation.ban");
-        if (e.factor == 0)
-            return std::string("escalation.factor must be >= 1");
+    for (const SettingRow& row : settingTable()) {
+        if (row.group == SettingGroup::Escalation && !c.escalation.enabled)
+            continue;  // kept as they are while escalation is off
+        if (auto problem = row.check(c))
+            return problem;
     }
-    const Settings& s = c.settings;
-    if (s.throttleStatus != 429 && s.throttleStatus != 503 && s.throttleStatus != 403)
-        return std::string("settings.throttle_status must be 429, 503 or 403");
-    if (s.ipv6PrefixBits < 1 || s.ipv6PrefixBits > 128)
-        return std::string("settings.ipv6_prefix must be 1-128");
-    if (s.ipv4PrefixBits < 1 || s.ipv4PrefixBits > 32)
-        return std::string("settings.ipv4_prefix must be 1-32");
-    if (s.maxTrackedKeys < 1)
-        return std::string("settings.max_tracked_keys must be > 0");
+    if (c.escalation.enabled && c.escalation.maxBanMs < c.escalation.banMs)
+        return std::string("escalation.max_ban must be >= escalation.ban");
     return std::nullopt;
 }
 

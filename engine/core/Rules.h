@@ -6,6 +6,7 @@
 
 #include "Address.h"
 #include "Time.h"
+#include "Tuning.h"
 
 #include <cstdint>
 #include <optional>
@@ -81,6 +82,10 @@ struct BotOptions {
 
 // fail2ban's bantime.increment: K refusals within F put the client on the
 // blocklist for T, doubling on each repeat up to a cap.
+//
+// The initialisers here, in BotOptions and in Settings are the defaults;
+// SettingTable.h describes each of these members for the API, the database,
+// validate() and the console.
 struct Escalation {
     bool enabled = true;
     std::uint32_t refusals = 100;       // K
@@ -94,7 +99,7 @@ enum class CustomerSource : std::uint8_t { QueryParameter, Header, Either };
 
 struct Settings {
     int throttleStatus = 429;         // 429, 503 or 403
-    int ipv6PrefixBits = 64;          // IPv6 clients are counted per this prefix
+    int ipv6PrefixBits = Tuning::defaultIpv6CountingPrefix;  // IPv6 clients are counted per this prefix
     int ipv4PrefixBits = 32;
     bool dryRun = false;              // decide and report, let everything through
     bool rateLimitHeadersOnAllowed = true;
@@ -102,7 +107,7 @@ struct Settings {
     std::string customerParam = "customer_id";
     std::string customerHeader = "X-Customer-Id";
     std::vector<Cidr> trustedProxies;  // used by the listener
-    std::size_t maxTrackedKeys = 1'000'000;
+    std::size_t maxTrackedKeys = Tuning::defaultMaxTrackedKeys;
 };
 
 struct EngineConfig {

@@ -2,6 +2,7 @@
 #include "Tables.h"
 
 #include "Codec.h"
+#include "SettingTable.h"
 #include "Sqlite.h"
 
 #include <cstring>
@@ -119,63 +120,31 @@ Discriminator discriminatorFrom(const std::string& t)
     return *d;
 }
 
-// ---- settings: one row per scalar ----
-
-struct IntSetting {
-    const char* key;
-    std::int64_t (*get)(const EngineConfig&);
-    void (*set)(EngineConfig&, std::int64_t);
-};
-
-constexpr IntSetting INT_SETTINGS[] = {
-    {"throttle_status", [](const EngineConfig& c) { return std::int64_t(c.settings.throttleStatus); },
-     [](EngineConfig& c, std::int64_t v) { c.settings.throttleStatus = int(v); }},
-    {"ipv6_prefix", [](const EngineConfig& c) { return std::int64_t(c.settings.ipv6PrefixBits); },
-     [](EngineConfig& c, std::int64_t v) { c.settings.ipv6PrefixBits = int(v); }},
-    {"ipv4_prefix", [](const EngineConfig& c) { return std::int64_t(c.settings.ipv4PrefixBits); },
-     [](EngineConfig& c, std::int64_t v) { c.settings.ipv4PrefixBits = int(v); }},
-    {"dry_run", [](const EngineConfig& c) { return std::int64_t(c.settings.dryRun); },
-     [](EngineConfig& c, std::int64_t v) { c.settings.dryRun = v != 0; }},
-    {"rate_limit_headers", [](const EngineConfig& c) { return std::int64_t(c.settings.rateLimitHeadersOnAllowed); },
-     [](EngineConfig& c, std::int64_t v) { c.settings.rateLimitHeadersOnAllowed = v != 0; }},
-    {"max_tracked_keys", [](const EngineConfig& c) { return std::int64_t(c.settings.maxTrackedKeys); },
-     [](EngineConfig& c, std::int64_t v) { c.settings.maxTrackedKeys = std::size_t(v); }},
-    {"cookieless_only", [](const EngineConfig& c) { return std::int64_t(c.bot.cookielessOnly); },
-     [](EngineConfig& c, std::int64_t v) { c.bot.cookielessOnly = v != 0; }},
-    {"escalation_enabled", [](const EngineConfig& c) { return std::int64_t(c.escalation.enabled); },
-     [](EngineConfig& c, std::int64_t v) { c.escalation.enabled = v != 0; }},
-    {"escalation_refusals", [](const EngineConfig& c) { return std::int64_t(c.escalation.refusals); },
-     [](EngineConfig& c, std::int64_t v) { c.escalation.refusals = std::uint32_t(v); }},
-    {"escalation_find_ms", [](const EngineConfig& c) { return c.escalation.findMs; },
-     [](EngineConfig& c, std::int64_t v) { c.escalation.findMs = v; }},
-    {"escalation_ban_ms", [](const EngineConfig& c) { return c.escalation.banMs; },
-     [](EngineConfig& c, std::int64_t v) { c.escalation.banMs = v; }},
-    {"escalation_max_ban_ms", [](const EngineConfig& c) { return c.escalation.maxBanMs; },
-     [](EngineConfig& c, std::int64_t v) { c.escalation.maxBanMs = v; }},
-    {"escalation_factor", [](const EngineConfig& c) { return std::int64_t(c.escalation.factor); },
-     [](EngineConfig& c, std::int64_t v) { c.escalation.factor = std::uint32_t(v); }},
-};
+// ---- settings: one row per scalar of SettingTable.h ----
 
 void readSettings(Connection& db, EngineConfig& c)
 {
     Statement s = db.prepare("SELECT key, value FROM settings");
     while (s.step()) {
-        const std::string key = s.text(0);
-        bool known = false;
-        for (const IntSetting& is : INT_SETTINGS) {
-            if (key == is.key) {
-                is.set(c, s.integer(1));
-                known = true;
-            }
-        }
-        if (key == "customer_source") {
-            c.settings.customerSource = Codec::customerSourceFromString(s.text(1)).value_or(CustomerSource::Either);
-        } else if (key == "customer_param") {
-            c.settings.customerParam = s.text(1);
-        } else if (key == "customer_header") {
-            c.settings.customerHeader = s.text(1);
-        } else if (!known) {
-            // A newer version's setting: left alone, not an error.
+        const SettingRow* row = findSettingColumn(s.text(0));
+        if (!row)
+            continue;  // a newer version's setting: left alone, not an error
+        switch (row->kind) {
+        case SettingKind::Text:
+            row->access.setText(c, s.text(1));
+            break;
+        case SettingKind::Choice:
+            // An unknown name keeps the default.
+            if (const auto v = row->choiceValue(s.text(1)))
+                row->access.setNumber(c, *v);
+            break;
+        case SettingKind::Integer:
+        case SettingKind::Flag:
+        case SettingKind::Duration:
+            row->access.setNumber(c, s.integer(1));
+            break;
+        case SettingKind::Ranges:
+            break;  // in a table of their own
         }
     }
 }
@@ -184,18 +153,18 @@ void writeSettings(Connection& db, const EngineConfig& c)
 {
     db.exec("DELETE FROM settings");
     Statement ins = db.prepare("INSERT INTO settings (key, value) VALUES (?, ?)");
-    for (const IntSetting& is : INT_SETTINGS) {
+    for (const SettingRow& row : settingTable()) {
+        if (row.column.empty())
+            continue;
         ins.reset();
-        ins.bind(1, is.key).bind(2, is.get(c)).run();
-    }
-    const std::pair<const char*, std::string> texts[] = {
-        {"customer_source", Codec::toString(c.settings.customerSource)},
-        {"customer_param", c.settings.customerParam},
-        {"customer_header", c.settings.customerHeader},
-    };
-    for (const auto& [key, value] : texts) {
-        ins.reset();
-        ins.bind(1, key).bind(2, value).run();
+        ins.bind(1, row.column);
+        if (row.kind == SettingKind::Text)
+            ins.bind(2, row.access.text(c));
+        else if (row.kind == SettingKind::Choice)
+            ins.bind(2, row.choiceName(row.access.number(c)));
+        else
+            ins.bind(2, row.access.number(c));
+        ins.run();
     }
 }
 

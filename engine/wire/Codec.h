@@ -24,7 +24,6 @@ using Core::Cidr;
 using Core::ClientDetail;
 using Core::ClientSummary;
 using Core::Customer;
-using Core::CustomerSource;
 using Core::Discriminator;
 using Core::EngineConfig;
 using Core::Level;
@@ -90,7 +89,5 @@ const char* toString(Algorithm algorithm);  // "sliding" | "fixed" | "lockout"
 std::optional<Algorithm> algorithmFromString(std::string_view text);
 const char* toString(Discriminator d);  // "address" | "address_user_agent" | "header"
 std::optional<Discriminator> discriminatorFromString(std::string_view text);
-const char* toString(CustomerSource s);  // "query" | "header" | "either"
-std::optional<CustomerSource> customerSourceFromString(std::string_view text);
 
 } // namespace Floodgate::Wire::Codec

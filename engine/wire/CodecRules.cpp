@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
-// Levels, tiers, customers and the rules document as JSON; the names of the rule enums.
+// Levels, tiers, customers and the rules document as JSON (its settings row by
+// row from SettingTable.h); the names of the rule enums.
 #include "Codec.h"
 #include "JsonReader.h"
+#include "SettingTable.h"
 
 #include <algorithm>
 #include <charconv>
@@ -68,6 +70,115 @@ Json stringArray(const std::vector<std::string>& v)
     return a;
 }
 
+// ---- the rows of SettingTable.h ----
+
+Json settingJson(const SettingRow& row, const EngineConfig& c)
+{
+    const SettingAccess& a = row.access;
+    switch (row.kind) {
+    case SettingKind::Integer: return a.number(c);
+    case SettingKind::Flag: return a.number(c) != 0;
+    case SettingKind::Duration: return seconds(a.number(c));
+    case SettingKind::Text: return a.text(c);
+    case SettingKind::Choice: return row.choiceName(a.number(c));
+    case SettingKind::Ranges: {
+        Json out = Json::array();
+        for (const Cidr& p : a.ranges(c))
+            out.push(p.toString());
+        return out;
+    }
+    }
+    return Json();
+}
+
+void writeSettings(Json& out, const EngineConfig& c, SettingGroup group)
+{
+    for (const SettingRow& row : settingTable())
+        if (row.group == group)
+            out.set(std::string(row.key), settingJson(row, c));
+}
+
+// The keys of `group`, and `more`.
+std::vector<std::string_view> settingKeys(SettingGroup group, std::initializer_list<std::string_view> more = {})
+{
+    std::vector<std::string_view> keys(more);
+    for (const SettingRow& row : settingTable())
+        if (row.group == group)
+            keys.push_back(row.key);
+    return keys;
+}
+
+bool readSetting(Reader& r, const SettingRow& row, EngineConfig& c, std::string* why)
+{
+    const SettingAccess& a = row.access;
+    switch (row.kind) {
+    case SettingKind::Integer: {
+        std::int64_t v = a.number(c);
+        if (!r.integer(row.key, v, row.min, row.max))
+            return false;
+        a.setNumber(c, v);
+        return true;
+    }
+    case SettingKind::Flag: {
+        bool v = a.number(c) != 0;
+        if (!r.boolean(row.key, v))
+            return false;
+        a.setNumber(c, v);
+        return true;
+    }
+    case SettingKind::Duration: {
+        Millis v = a.number(c);
+        if (!r.duration(row.key, v))
+            return false;
+        a.setNumber(c, v);
+        return true;
+    }
+    case SettingKind::Text: {
+        std::string v = a.text(c);
+        if (!r.string(row.key, v, false, std::size_t(row.max)))
+            return false;
+        a.setText(c, std::move(v));
+        return true;
+    }
+    case SettingKind::Choice: {
+        std::string name;
+        if (!r.string(row.key, name))
+            return false;
+        if (const auto v = row.choiceValue(name))
+            a.setNumber(c, *v);
+        else if (!name.empty())
+            return fail(why, r.path(row.key) + " must be " + row.choiceList());
+        return true;
+    }
+    case SettingKind::Ranges: {
+        const Json* list = r.array(row.key);
+        if (!list)
+            return !r.get(row.key);
+        std::vector<Cidr> ranges;
+        for (std::size_t i = 0; i < list->asArray().size(); ++i) {
+            const Json& v = list->asArray()[i];
+            std::string cidrWhy;
+            const auto range = v.isString() ? Cidr::parse(v.asString(), &cidrWhy) : std::nullopt;
+            if (!range)
+                return fail(why, indexed(r.path(row.key), i) + (v.isString() ? ": " + cidrWhy : " must be a string"));
+            ranges.push_back(*range);
+        }
+        a.setRanges(c, std::move(ranges));
+        return true;
+    }
+    }
+    return false;
+}
+
+// Reads the keys of `group` present in `r`'s object onto `c`, in the table's order.
+bool readSettings(Reader& r, SettingGroup group, EngineConfig& c, std::string* why)
+{
+    for (const SettingRow& row : settingTable())
+        if (row.group == group && !readSetting(r, row, c, why))
+            return false;
+    return true;
+}
+
 } // namespace
 
 const char* toString(Algorithm algorithm)
@@ -106,24 +217,6 @@ std::optional<Discriminator> discriminatorFromString(std::string_view t)
     for (Discriminator d : {Discriminator::ClientAddress, Discriminator::AddressAndUserAgent, Discriminator::Header})
         if (t == toString(d))
             return d;
-    return std::nullopt;
-}
-
-const char* toString(CustomerSource s)
-{
-    switch (s) {
-    case CustomerSource::QueryParameter: return "query";
-    case CustomerSource::Header: return "header";
-    case CustomerSource::Either: return "either";
-    }
-    return "either";
-}
-
-std::optional<CustomerSource> customerSourceFromString(std::string_view t)
-{
-    for (CustomerSource s : {CustomerSource::QueryParameter, CustomerSource::Header, CustomerSource::Either})
-        if (t == toString(s))
-            return s;
     return std::nullopt;
 }
 
@@ -246,30 +339,12 @@ Json rulesToJson(const EngineConfig& c)
     j.set("cooldowns", std::move(cooldowns));
     j.set("excluded_paths", stringArray(c.bot.excludedPaths));
     j.set("safe_user_agents", stringArray(c.bot.safeUserAgents));
-    j.set("cookieless_only", c.bot.cookielessOnly);
+    writeSettings(j, c, SettingGroup::Document);
     Json e = Json::object();
-    e.set("enabled", c.escalation.enabled);
-    e.set("refusals", c.escalation.refusals);
-    e.set("find", seconds(c.escalation.findMs));
-    e.set("ban", seconds(c.escalation.banMs));
-    e.set("max_ban", seconds(c.escalation.maxBanMs));
-    e.set("factor", c.escalation.factor);
+    writeSettings(e, c, SettingGroup::Escalation);
     j.set("escalation", std::move(e));
-    const Settings& s = c.settings;
     Json so = Json::object();
-    so.set("throttle_status", s.throttleStatus);
-    so.set("ipv6_prefix", s.ipv6PrefixBits);
-    so.set("ipv4_prefix", s.ipv4PrefixBits);
-    so.set("dry_run", s.dryRun);
-    so.set("rate_limit_headers", s.rateLimitHeadersOnAllowed);
-    so.set("customer_source", toString(s.customerSource));
-    so.set("customer_param", s.customerParam);
-    so.set("customer_header", s.customerHeader);
-    Json proxies = Json::array();
-    for (const Cidr& p : s.trustedProxies)
-        proxies.push(p.toString());
-    so.set("trusted_proxies", std::move(proxies));
-    so.set("max_tracked_keys", s.maxTrackedKeys);
+    writeSettings(so, c, SettingGroup::Settings);
     j.set("settings", std::move(so));
     return j;
 }
@@ -277,8 +352,8 @@ Json rulesToJson(const EngineConfig& c)
 bool rulesFromJson(const Json& body, EngineConfig& out, std::string* why)
 {
     Reader top(body, "", why);
-    if (!top.isObject({"rules", "ip_levels_disabled", "cooldowns", "excluded_paths", "safe_user_agents", "cookieless_only",
-                       "escalation", "settings"}))
+    if (!top.isObject(settingKeys(SettingGroup::Document,
+                                  {"rules", "ip_levels_disabled", "cooldowns", "excluded_paths", "safe_user_agents", "escalation", "settings"})))
         return false;
     EngineConfig c = out;
     if (const Json* rules = top.array("rules")) {
@@ -339,47 +414,17 @@ bool rulesFromJson(const Json& body, EngineConfig& out, std::string* why)
         return false;
     }
     if (!top.strings("excluded_paths", c.bot.excludedPaths) || !top.strings("safe_user_agents", c.bot.safeUserAgents)
-        || !top.boolean("cookieless_only", c.bot.cookielessOnly))
+        || !readSettings(top, SettingGroup::Document, c, why))
         return false;
     if (const Json* e = top.get("escalation")) {
         Reader r(*e, "escalation", why);
-        if (!r.isObject({"enabled", "refusals", "find", "ban", "max_ban", "factor"}) || !r.boolean("enabled", c.escalation.enabled)
-            || !r.integer("refusals", c.escalation.refusals, 1, 1'000'000'000) || !r.duration("find", c.escalation.findMs)
-            || !r.duration("ban", c.escalation.banMs) || !r.duration("max_ban", c.escalation.maxBanMs)
-            || !r.integer("factor", c.escalation.factor, 1, 100))
+        if (!r.isObject(settingKeys(SettingGroup::Escalation)) || !readSettings(r, SettingGroup::Escalation, c, why))
             return false;
     }
     if (const Json* s = top.get("settings")) {
         Reader r(*s, "settings", why);
-        Settings& st = c.settings;
-        if (!r.isObject({"throttle_status", "ipv6_prefix", "ipv4_prefix", "dry_run", "rate_limit_headers", "customer_source",
-                         "customer_param", "customer_header", "trusted_proxies", "max_tracked_keys"})
-            || !r.integer("throttle_status", st.throttleStatus, 100, 599) || !r.integer("ipv6_prefix", st.ipv6PrefixBits, 1, 128)
-            || !r.integer("ipv4_prefix", st.ipv4PrefixBits, 1, 32) || !r.boolean("dry_run", st.dryRun)
-            || !r.boolean("rate_limit_headers", st.rateLimitHeadersOnAllowed)
-            || !r.string("customer_param", st.customerParam, false, 100) || !r.string("customer_header", st.customerHeader, false, 100)
-            || !r.integer("max_tracked_keys", st.maxTrackedKeys, 1, 100'000'000))
+        if (!r.isObject(settingKeys(SettingGroup::Settings)) || !readSettings(r, SettingGroup::Settings, c, why))
             return false;
-        std::string source;
-        if (!r.string("customer_source", source))
-            return false;
-        if (const auto cs = customerSourceFromString(source))
-            st.customerSource = *cs;
-        else if (!source.empty())
-            return fail(why, "settings.customer_source must be \"query\", \"header\" or \"either\"");
-        if (const Json* p = r.array("trusted_proxies")) {
-            st.trustedProxies.clear();
-            for (std::size_t i = 0; i < p->asArray().size(); ++i) {
-                const Json& v = p->asArray()[i];
-                std::string cidrWhy;
-                const auto range = v.isString() ? Cidr::parse(v.asString(), &cidrWhy) : std::nullopt;
-                if (!range)
-                    return fail(why, indexed("settings.trusted_proxies", i) + (v.isString() ? ": " + cidrWhy : " must be a string"));
-                st.trustedProxies.push_back(*range);
-            }
-        } else if (r.get("trusted_proxies")) {
-            return false;
-        }
     }
     out = std::move(c);
     return true;

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <initializer_list>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,7 +38,8 @@ class Reader {
 public:
     Reader(const Json& value, std::string path, std::string* why) : m_value(value), m_path(std::move(path)), m_why(why) {}
 
-    bool isObject(std::initializer_list<std::string_view> known)
+    bool isObject(std::initializer_list<std::string_view> known) { return isObject(std::span<const std::string_view>(known.begin(), known.size())); }
+    bool isObject(std::span<const std::string_view> known)
     {
         if (!m_value.isObject())
             return fail(m_why, (m_path.empty() ? std::string("the body") : m_path) + " must be a JSON object");

@@ -10,6 +10,7 @@
 #pragma once
 
 #include "Engine.h"
+#include "SettingTable.h"
 
 #include <QByteArray>
 #include <QString>
@@ -63,6 +64,32 @@ inline Level level(std::uint32_t limit, Millis periodMs, Algorithm algorithm = A
     l.periodMs = periodMs;
     l.algorithm = algorithm;
     return l;
+}
+
+// defaultConfig() with every row of the setting table (SettingTable.h) set
+// to a valid value other than its default (a duration with a fraction of a
+// second): what a round trip through JSON or the database must keep.
+inline EngineConfig everySettingChanged()
+{
+    EngineConfig c = defaultConfig();
+    for (const SettingRow& row : settingTable()) {
+        const SettingAccess& a = row.access;
+        const std::int64_t was = row.kind == SettingKind::Text || row.kind == SettingKind::Ranges ? 0 : a.number(c);
+        switch (row.kind) {
+        case SettingKind::Integer:
+        case SettingKind::Choice:
+            if (!row.choices.empty())
+                a.setNumber(c, row.choices[0].value != was ? row.choices[0].value : row.choices[1].value);
+            else
+                a.setNumber(c, was < row.max ? was + 1 : was - 1);
+            break;
+        case SettingKind::Flag: a.setNumber(c, !was); break;
+        case SettingKind::Duration: a.setNumber(c, was + 1500); break;
+        case SettingKind::Text: a.setText(c, a.text(c) + "-2"); break;
+        case SettingKind::Ranges: a.setRanges(c, {cidr("10.0.0.0/8"), cidr("2001:db8::/32")}); break;
+        }
+    }
+    return c;
 }
 
 inline ListEntry listEntry(std::string_view range, std::string reason = {}, Millis expiresAt = NeverExpires,

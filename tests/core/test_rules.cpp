@@ -5,6 +5,7 @@
 #include <QtTest>
 
 #include "Rules.h"
+#include "SettingTable.h"
 #include "TestSupport.h"
 #include "Tuning.h"
 #include "Window.h"
@@ -126,6 +127,8 @@ private Q_SLOTS:
     void validate();
     void validOddities();
     void defaultConfigMatchesInterface();
+    void settingTableNamesEachSettingOnce();
+    void settingRowsCheckTheirOwnRange();
     void formatPeriod_data();
     void formatPeriod();
     void effectiveLevels_data();
@@ -348,6 +351,72 @@ void TestRules::equalsIgnoreCase()
     QFETCH(bool, equal);
     QCOMPARE(Floodgate::Core::equalsIgnoreCase(a.toStdString(), b.toStdString()), equal);
     QCOMPARE(Floodgate::Core::equalsIgnoreCase(b.toStdString(), a.toStdString()), equal);
+}
+
+void TestRules::settingTableNamesEachSettingOnce()
+{
+    // Every row is found by the name messages use and by its database key,
+    // and no two rows share either (nor a key in the same part of the document).
+    QSet<QString> paths, columns;
+    for (const SettingRow& row : settingTable()) {
+        const QString path = qs(row.path());
+        QVERIFY2(!paths.contains(path), qPrintable(path));
+        paths << path;
+        QCOMPARE(findSetting(row.path()), &row);
+        QCOMPARE(row.column.empty(), row.kind == SettingKind::Ranges);  // ranges have a table of their own
+        if (!row.column.empty()) {
+            QVERIFY2(!columns.contains(qs(row.column)), qPrintable(path));
+            columns << qs(row.column);
+            QCOMPARE(findSettingColumn(row.column), &row);
+        }
+        QVERIFY2(!row.help.empty(), qPrintable(path));
+    }
+    QVERIFY(!findSetting("settings.ipv6_prefixx"));
+    QVERIFY(!findSettingColumn(""));
+    QCOMPARE(paths.size(), 17);
+
+    // The defaults are Rules.h's initialisers, read back through each row.
+    QCOMPARE(findSetting("settings.ipv6_prefix")->defaultNumber(), std::int64_t(Tuning::defaultIpv6CountingPrefix));
+    QCOMPARE(findSetting("escalation.find")->defaultNumber(), std::int64_t(MINUTE));
+    QCOMPARE(findSetting("settings.customer_source")->defaultNumber(), std::int64_t(CustomerSource::Either));
+
+    // A configuration with every setting changed is still a valid one.
+    const EngineConfig changed = everySettingChanged();
+    const auto error = Floodgate::Core::validate(changed);
+    QVERIFY2(!error, error ? error->c_str() : "");
+}
+
+void TestRules::settingRowsCheckTheirOwnRange()
+{
+    // validate() holds each number to its row: both ends named when the
+    // range is what the value means, the floor alone when the top only caps
+    // a request; a listed value or name, or a duration > 0.
+    for (const SettingRow& row : settingTable()) {
+        const QString path = qs(row.path());
+        EngineConfig c = defaultConfig();
+        auto problem = [&](std::int64_t v) {
+            row.access.setNumber(c, v);
+            const auto p = row.check(c);
+            return p ? qs(*p) : QString();
+        };
+        if (!row.choices.empty()) {
+            for (const SettingChoice& choice : row.choices)
+                QCOMPARE(problem(choice.value), QString());
+            QCOMPARE(problem(7), path + QStringLiteral(" must be ") + qs(row.choiceList()));
+        } else if (row.kind == SettingKind::Integer) {
+            QCOMPARE(problem(row.min), QString());
+            QCOMPARE(problem(row.max), QString());
+            const QString below = row.bounds == SettingBounds::Both ? QStringLiteral(" must be %1-%2").arg(row.min).arg(row.max)
+                                                                    : QStringLiteral(" must be > 0");
+            QCOMPARE(problem(row.min - 1), path + below);
+            QCOMPARE(problem(row.max + 1), row.bounds == SettingBounds::Both ? path + below : QString());
+        } else if (row.kind == SettingKind::Duration) {
+            QCOMPARE(problem(1), QString());
+            QCOMPARE(problem(0), path + QStringLiteral(" must be > 0"));
+        }
+    }
+    QCOMPARE(qs(findSetting("settings.throttle_status")->choiceList()), QStringLiteral("429, 503 or 403"));
+    QCOMPARE(qs(findSetting("settings.customer_source")->choiceList()), QStringLiteral("\"query\", \"header\" or \"either\""));
 }
 
 QTEST_APPLESS_MAIN(TestRules)

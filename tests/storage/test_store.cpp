@@ -398,6 +398,42 @@ private Q_SLOTS:
         QCOMPARE(store->config().rules.size(), std::size_t(1));  // nothing of it was written
     }
 
+    void everySettingSurvivesAReopen()
+    {
+        // Each row of the setting table has its row in the settings table
+        // (the trusted proxies their own table), read back exactly.
+        const QString path = freshPath();
+        const EngineConfig changed = everySettingChanged();
+        {
+            auto store = openOk(path);
+            Engine engine(store->load().config);
+            store->start(&engine);
+            const Outcome put = store->wait([&](auto done) { store->putRules(changed, ALICE, done); });
+            QVERIFY2(put.ok(), put.error.c_str());
+        }
+        auto again = openOk(path);
+        QVERIFY(again);
+        QCOMPARE(QString::fromStdString(Codec::rulesToJson(again->load().config).dump()),
+                 QString::fromStdString(Codec::rulesToJson(changed).dump()));
+        // Words as words, numbers as integers: what the sqlite3 shell shows.
+        sqlite3* db = nullptr;
+        sqlite3_open(path.toUtf8().constData(), &db);
+        sqlite3_stmt* st = nullptr;
+        sqlite3_prepare_v2(db, "SELECT key, typeof(value), value FROM settings ORDER BY key", -1, &st, nullptr);
+        std::vector<std::string> rows;
+        auto column = [&](int i) { return std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, i))); };
+        while (sqlite3_step(st) == SQLITE_ROW)
+            rows.push_back(column(0) + " " + column(1) + " " + column(2));
+        sqlite3_finalize(st);
+        sqlite3_close(db);
+        QCOMPARE(rows, std::vector<std::string>({"cookieless_only integer 1", "customer_header text X-Customer-Id-2", "customer_param text customer_id-2",
+                                    "customer_source text query", "dry_run integer 1", "escalation_ban_ms integer 901500",
+                                    "escalation_enabled integer 0", "escalation_factor integer 3", "escalation_find_ms integer 61500",
+                                    "escalation_max_ban_ms integer 604801500", "escalation_refusals integer 101",
+                                    "ipv4_prefix integer 31", "ipv6_prefix integer 65", "max_tracked_keys integer 1000001",
+                                    "rate_limit_headers integer 0", "throttle_status integer 503"}));
+    }
+
     void importIsAllOrNothing()
     {
         auto store = openOk(freshPath());

@@ -439,6 +439,62 @@ private Q_SLOTS:
         QVERIFY(warning->isVisible());
     }
 
+    void theRulesFormKeepsStoredSettingsItCannotShow()
+    {
+        ConsoleStack s;
+        Ui::MainWindow& w = *s.mainWindow;
+        w.showView(Ui::MainWindow::Rules);
+        s.console->refreshNow();
+        // Stored through the API: a find time of 1.5 s (the form shows whole
+        // seconds) and more refusals than the form once offered.
+        bool stored = false;
+        s.console->updateRules([](Core::EngineConfig& c) -> std::optional<std::string> {
+            c.escalation.findMs = 1500;
+            c.escalation.refusals = 5'000'000;
+            c.settings.dryRun = true;
+            return std::nullopt;
+        }, [&](const Storage::Outcome& o) { stored = o.ok(); });
+        QTRY_VERIFY_WITH_TIMEOUT(stored, 5000);
+        s.console->refreshNow();
+        QCheckBox* dryRun = nullptr;
+        for (QCheckBox* b : w.rules()->findChildren<QCheckBox*>())
+            if (b->text().startsWith(QStringLiteral("Dry run")))
+                dryRun = b;
+        QVERIFY(dryRun);
+        QTRY_VERIFY_WITH_TIMEOUT(dryRun->isChecked(), 3000);
+        // The form's numbers take their range and tooltip from the setting table.
+        QSpinBox* ipv6 = nullptr;
+        for (QSpinBox* spin : w.rules()->findChildren<QSpinBox*>())
+            if (spin->prefix() == QStringLiteral("/"))
+                ipv6 = spin;
+        QVERIFY(ipv6);
+        QCOMPARE(ipv6->minimum(), 1);
+        QCOMPARE(ipv6->maximum(), 128);
+        QCOMPARE(ipv6->value(), 64);
+        QVERIFY2(ipv6->toolTip().startsWith(QStringLiteral("IPv6 clients are counted per this prefix")), qPrintable(ipv6->toolTip()));
+        // Another edit is applied; the values the form could not show stay as stored.
+        dryRun->setChecked(false);
+        QVERIFY(w.rules()->problem().isEmpty());
+        w.rules()->save();
+        QTRY_VERIFY_WITH_TIMEOUT(!w.rules()->dirty(), 5000);
+        const Core::EngineConfig after = s.store->config();
+        QVERIFY(!after.settings.dryRun);
+        QCOMPARE(after.escalation.findMs, Core::Millis(1500));
+        QCOMPARE(after.escalation.refusals, 5'000'000u);
+        // One the operator does change is written as the form shows it.
+        QSpinBox* refusals = nullptr;
+        for (QSpinBox* spin : w.rules()->findChildren<QSpinBox*>())
+            if (spin->suffix() == QStringLiteral(" refusals"))
+                refusals = spin;
+        QVERIFY(refusals);
+        QCOMPARE(refusals->value(), 5'000'000);
+        refusals->setValue(7);
+        w.rules()->save();
+        QTRY_VERIFY_WITH_TIMEOUT(!w.rules()->dirty(), 5000);
+        QCOMPARE(s.store->config().escalation.refusals, 7u);
+        QCOMPARE(s.store->config().escalation.findMs, Core::Millis(1500));
+    }
+
     void aRuleAddedInTheConsoleCountsByItsHeader()
     {
         ConsoleStack s;

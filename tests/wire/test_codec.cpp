@@ -187,6 +187,60 @@ private Q_SLOTS:
         QCOMPARE(Codec::rulesToJson(c).dump(), Codec::rulesToJson(before).dump());
     }
 
+    void rulesDocumentKeepsTheShapeOfItsSettings()
+    {
+        // Written from the setting table: the same keys in the same order
+        // and the same types as the API has always answered.
+        const Json j = Codec::rulesToJson(defaultConfig());
+        QStringList keys;
+        for (const auto& [key, value] : j.asObject())
+            keys << QString::fromStdString(key);
+        QCOMPARE(keys.join(QLatin1Char(',')), QStringLiteral("rules,ip_levels_disabled,cooldowns,excluded_paths,safe_user_agents,"
+                                                             "cookieless_only,escalation,settings"));
+        QCOMPARE(QString::fromStdString(j.find("cookieless_only")->dump()), QStringLiteral("false"));
+        QCOMPARE(QString::fromStdString(j.find("escalation")->dump()),
+                 QStringLiteral("{\"enabled\":true,\"refusals\":100,\"find\":60,\"ban\":900,\"max_ban\":604800,\"factor\":2}"));
+        QCOMPARE(QString::fromStdString(j.find("settings")->dump()),
+                 QStringLiteral("{\"throttle_status\":429,\"ipv6_prefix\":64,\"ipv4_prefix\":32,\"dry_run\":false,"
+                                "\"rate_limit_headers\":true,\"customer_source\":\"either\",\"customer_param\":\"customer_id\","
+                                "\"customer_header\":\"X-Customer-Id\",\"trusted_proxies\":[],\"max_tracked_keys\":1000000}"));
+
+        // Every setting changed goes out and comes back as it was, 1.5 s too.
+        const EngineConfig changed = everySettingChanged();
+        const std::string sent = Codec::rulesToJson(changed).dump();
+        EngineConfig back = defaultConfig();
+        std::string why;
+        QVERIFY2(Codec::rulesFromJson(parse(sent.c_str()), back, &why), why.c_str());
+        QCOMPARE(QString::fromStdString(Codec::rulesToJson(back).dump()), QString::fromStdString(sent));
+        QVERIFY(sent != Codec::rulesToJson(defaultConfig()).dump());
+        QCOMPARE(back.escalation.findMs, MINUTE + 1500);
+
+        // A value outside its row's range is refused, naming the field.
+        struct Bad {
+            const char* body;
+            const char* why;
+        };
+        const Bad bad[] = {
+            {"{\"settings\":{\"ipv6_prefix\":0}}", "settings.ipv6_prefix must be > 0"},
+            {"{\"settings\":{\"ipv4_prefix\":33}}", "settings.ipv4_prefix must be <= 32"},
+            {"{\"settings\":{\"throttle_status\":600}}", "settings.throttle_status must be <= 599"},
+            {"{\"settings\":{\"customer_source\":\"cookie\"}}", "settings.customer_source must be \"query\", \"header\" or \"either\""},
+            {"{\"settings\":{\"customer_header\":7}}", "settings.customer_header must be a string"},
+            {"{\"settings\":{\"trusted_proxies\":[\"10.0.0.0/8\",7]}}", "settings.trusted_proxies[1] must be a string"},
+            {"{\"settings\":{\"dry_run\":1}}", "settings.dry_run must be true or false"},
+            {"{\"escalation\":{\"factor\":101}}", "escalation.factor must be <= 100"},
+            {"{\"escalation\":{\"find\":0}}", "escalation.find must be > 0"},
+            {"{\"escalation\":{\"bans\":3}}", "escalation.bans is not a known field"},
+            {"{\"cookieless_only\":\"yes\"}", "cookieless_only must be true or false"},
+        };
+        for (const Bad& b : bad) {
+            EngineConfig c = changed;
+            QVERIFY2(!Codec::rulesFromJson(parse(b.body), c, &why), b.body);
+            QCOMPARE(QString::fromStdString(why), QString::fromUtf8(b.why));
+            QCOMPARE(Codec::rulesToJson(c).dump(), sent);  // nothing of it was applied
+        }
+    }
+
     void csvListFiles()
     {
         const char* text =
