@@ -65,7 +65,7 @@ QSpinBox* SettingFields::number(std::string_view path)
         spin->setRange(1, INT_MAX);
         spin->setSuffix(tr(" s"));
         spin->setValue(int(clampToInt(r.defaultNumber() / MS_PER_SECOND)));
-        defaultText = formatDuration(r.defaultNumber());
+        defaultText = formatDuration(r.defaultNumber(), Span::Length);
     } else {
         spin->setRange(int(clampToInt(r.min)), int(clampToInt(r.max)));
         spin->setValue(int(clampToInt(r.defaultNumber())));
