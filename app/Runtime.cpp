@@ -93,7 +93,7 @@ std::optional<StartFailure> Runtime::start(const Options& o)
         if (!dir.empty() && !Files::createPrivateFolders(dir.string(), &why))
             return failWith(4, why + " (choose another place with --db or --log)");
     }
-    m_log = std::make_unique<Http::LimiterLog>(m_logPath, threads);
+    m_log = std::make_unique<Http::LimiterLog>(m_logPath, threads, m_clock);
     if (!m_log->start(&why))
         return failWith(4, why + " (choose another place with --log)");
     m_metrics = std::make_unique<Http::ListenerMetrics>(threads);
@@ -109,7 +109,7 @@ std::optional<StartFailure> Runtime::start(const Options& o)
         if (!lo.upstream)
             return failWith(2, "--upstream " + o.upstream + ": " + why);
     }
-    m_listener = std::make_unique<Http::Listener>(*m_engine, lo, m_log.get(), m_metrics.get());
+    m_listener = std::make_unique<Http::Listener>(*m_engine, lo, m_log.get(), m_metrics.get(), m_clock);
     m_samples = std::make_unique<Http::RequestSamples>(threads);
     m_listener->setRequestSamples(m_samples.get());
     if (!m_listener->start(&why))
@@ -135,7 +135,7 @@ std::optional<StartFailure> Runtime::start(const Options& o)
         Http::AdminOptions opts;
         opts.address = o.admin->host;
         opts.port = o.admin->port;
-        m_admin->server = std::make_unique<Http::AdminServer>(opts, m_admin->api->handlers());
+        m_admin->server = std::make_unique<Http::AdminServer>(opts, m_admin->api->handlers(), m_clock);
         if (!m_admin->server->start(&why))
             return failWith(3, "admin: " + why + " (choose another with --admin ADDR:PORT or --admin off)");
     }

@@ -45,7 +45,12 @@ constexpr std::int64_t floorDiv(std::int64_t a, std::int64_t b)
 class Clock {
 public:
     virtual ~Clock() = default;
+    // Wall time: what decisions, records and reports are stamped with.
     virtual Millis now() const = 0;
+    // Time that never steps back, for how long something has waited (a
+    // connection's deadlines). A clock that does not say otherwise measures
+    // waits on its own time, so a test's manual clock moves both.
+    virtual Millis monotonic() const { return now(); }
 };
 
 class SystemClock final : public Clock {
@@ -55,7 +60,20 @@ public:
         using namespace std::chrono;
         return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
     }
+    // The steady clock: setting the wall clock neither expires nor spares a connection.
+    Millis monotonic() const override
+    {
+        using namespace std::chrono;
+        return duration_cast<milliseconds>(steady_clock::now().time_since_epoch()).count();
+    }
 };
+
+// The process's system clock: what a part takes when its owner injects none.
+inline const Clock& systemClock()
+{
+    static const SystemClock clock;
+    return clock;
+}
 
 // A clock tests move by hand.
 class ManualClock final : public Clock {

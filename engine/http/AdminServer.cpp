@@ -3,6 +3,7 @@
 
 #include "AdminServer.h"
 
+#include "Deadlines.h"
 #include "Json.h"
 #include "Peer.h"
 #include "Responses.h"
@@ -48,8 +49,15 @@ struct ReplyGate {
 } // namespace
 
 struct AdminServer::Impl {
+    Impl(AdminOptions o, AdminHandlers h, const Core::Clock& c)
+        : options(std::move(o)), handlers(std::move(h)), clock(c), timeouts(ClientTimeouts::of(options))
+    {
+    }
+
     AdminOptions options;
     AdminHandlers handlers;
+    const Core::Clock& clock;  // deadlines are judged on its monotonic time
+    ClientTimeouts timeouts;
     net::io_context ioc{1};
     tcp::acceptor acceptor{ioc};
     net::steady_timer acceptRetry{ioc};
@@ -69,10 +77,8 @@ struct AdminServer::Impl {
     std::uint16_t port = 0;
     bool loopback = true;
     bool started = false;
-    // Set on the I/O thread when stop() closes everything. A timer that
-    // fired just before (its handler queued, no longer cancellable) must not
-    // arm itself again, or the I/O thread never runs out of work and stop()
-    // waits for it forever.
+    // Set on the I/O thread when stop() closes everything: a timer that
+    // fired just before must not arm itself again (Deadlines.h, sweepEvery).
     bool stopping = false;
 
     void accept();
@@ -98,7 +104,7 @@ AdminResponse jsonError(int status, const std::string& message)
 class AdminSession : public std::enable_shared_from_this<AdminSession> {
 public:
     AdminSession(AdminServer::Impl& server, tcp::socket socket, Core::IpAddress peer)
-        : m_server(server), m_socket(std::move(socket)), m_peer(peer)
+        : m_server(server), m_socket(std::move(socket)), m_peer(peer), m_deadline(server.clock, server.timeouts)
     {
     }
 
@@ -120,7 +126,7 @@ public:
     // deadline (slowloris, a trickled body, a client that does not read).
     void expireIfDue(Millis now)
     {
-        if (m_deadline != 0 && now >= m_deadline)
+        if (m_deadline.passed(now))
             close();
     }
 
@@ -136,7 +142,7 @@ public:
         error_code ec;
         m_socket.shutdown(tcp::socket::shutdown_both, ec);
         m_socket.close(ec);
-        m_deadline = 0;
+        m_deadline.clear();
         if (m_registered) {
             m_registered = false;
             auto keep = shared_from_this();  // erasing may drop the last owner
@@ -154,23 +160,17 @@ private:
         m_parser.emplace();
         m_parser->header_limit(16 * 1024);
         m_parser->body_limit(opts().bodyLimitBytes);
-        m_requestStarted = 0;
+        m_deadline.newRequest();
     }
 
-    // One deadline model with the traffic listener: waiting for a request
-    // (idle), its header complete within headerTimeoutMs of its first byte,
-    // no gap longer than bodyTimeoutMs in its body. The bytes are read here
-    // and fed to the parser, so the first byte of a header is seen when it
-    // comes (Beast's own read would wait for the whole header).
+    // The traffic listener's deadline model (Deadlines.h): waiting for a
+    // request (idle), its header complete within headerTimeoutMs of its
+    // first byte, no gap longer than bodyTimeoutMs in its body. The bytes
+    // are read here and fed to the parser, so the first byte of a header is
+    // seen when it comes (Beast's own read would wait for the whole header).
     void read()
     {
-        const Millis now = steadyMs();
-        if (m_buffer.size() == 0 && !m_parser->got_some())
-            m_deadline = now + opts().idleTimeoutMs;
-        else if (!m_parser->is_header_done())
-            m_deadline = (m_requestStarted ? m_requestStarted : now) + opts().headerTimeoutMs;
-        else
-            m_deadline = now + opts().bodyTimeoutMs;
+        m_deadline.awaitRead(m_buffer.size() == 0 && !m_parser->got_some(), m_parser->is_header_done());
         const std::size_t room = std::min<std::size_t>(16 * 1024, m_buffer.max_size() - m_buffer.size());
         if (room == 0) {
             write(jsonError(431, "request: the request header is too large"), false);
@@ -193,8 +193,8 @@ private:
     // complete, otherwise more is read.
     void parse()
     {
-        if (m_requestStarted == 0 && m_buffer.size() > 0)
-            m_requestStarted = steadyMs();
+        if (m_buffer.size() > 0)
+            m_deadline.requestBegan();
         while (!m_parser->is_done() && m_buffer.size() > 0) {
             error_code ec;
             const std::size_t used = m_parser->put(m_buffer.data(), ec);
@@ -233,7 +233,7 @@ private:
         m_keepAlive = req.keep_alive();
         m_head = req.method() == http::verb::head;
         m_busy = true;
-        m_deadline = 0;  // the API's time; the store bounds its own waits
+        m_deadline.clear();  // the API's time; the store bounds its own waits
         std::optional<AdminResponse> now;
         try {
             if (m_server.handlers.atOnce)
@@ -287,7 +287,7 @@ private:
         if (r.status != 204 && !head)
             m_out += r.body;
         m_keepAlive = keepAlive;
-        m_deadline = steadyMs() + opts().writeTimeoutMs;
+        m_deadline.await(Awaiting::Answer);
         net::async_write(m_socket, net::buffer(m_out), [self = shared_from_this()](error_code ec, std::size_t) {
             if (ec || !self->m_keepAlive) {
                 self->close();
@@ -304,8 +304,7 @@ private:
     beast::flat_buffer m_buffer{16 * 1024 + 16 * 1024};  // a whole header (16 KiB) and a read's worth more
     std::optional<http::request_parser<http::string_body>> m_parser;
     std::string m_out;
-    Millis m_deadline = 0;        // steady ms; 0 = none
-    Millis m_requestStarted = 0;  // the first byte of the request in progress
+    ClientDeadline m_deadline;
     bool m_keepAlive = true;
     bool m_head = false;
     bool m_busy = false;  // the API has the request
@@ -402,22 +401,18 @@ void AdminServer::Impl::accept()
 
 void AdminServer::Impl::sweep()
 {
-    sweeper.expires_after(std::chrono::milliseconds(Core::Tuning::sweepIntervalMs));
-    sweeper.async_wait([this](error_code ec) {
-        if (ec || stopping)
-            return;
-        const Millis now = steadyMs();
-        const auto open = sessions;  // expiring closes, and closing erases from the list
-        for (const auto& s : open)
-            s->expireIfDue(now);
-        sweep();
-    });
+    sweepEvery(
+        sweeper, clock, [this] { return stopping; },
+        [this](Millis now) {
+            const auto open = sessions;  // expiring closes, and closing erases from the list
+            for (const auto& s : open)
+                s->expireIfDue(now);
+        });
 }
 
-AdminServer::AdminServer(AdminOptions options, AdminHandlers handlers) : m(std::make_unique<Impl>())
+AdminServer::AdminServer(AdminOptions options, AdminHandlers handlers, const Core::Clock& clock)
+    : m(std::make_unique<Impl>(std::move(options), std::move(handlers), clock))
 {
-    m->options = std::move(options);
-    m->handlers = std::move(handlers);
 }
 
 AdminServer::~AdminServer()

@@ -69,7 +69,9 @@ struct AdminOptions {
 
 class AdminServer {
 public:
-    AdminServer(AdminOptions options, AdminHandlers handlers);
+    // `clock`: connection deadlines are judged on its monotonic time; it
+    // outlives the server.
+    AdminServer(AdminOptions options, AdminHandlers handlers, const Core::Clock& clock = Core::systemClock());
     ~AdminServer();
     AdminServer(const AdminServer&) = delete;
     AdminServer& operator=(const AdminServer&) = delete;

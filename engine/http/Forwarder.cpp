@@ -50,7 +50,7 @@ void Session::startForward()
     m_forwardPending = false;
     m_forwarding = true;
     m_responseStarted = false;
-    m_deadline = 0;  // set again whenever the client is awaited
+    m_deadline.clear();  // set again whenever the client is awaited
     m_requestHasBody = m_parser->chunked() || m_parser->content_length().value_or(0) > 0;
     m_upOut.clear();
     appendUpstreamHead(m_upOut);
@@ -146,9 +146,9 @@ void Session::readRequestBody()
         fail(400, "malformed request: a chunk header too long");
         return;
     }
-    m_deadline = steadyMs() + opts().bodyTimeoutMs;
+    m_deadline.await(Awaiting::Body);
     m_socket.async_read_some(m_buffer.prepare(room), [self = shared_from_this()](error_code ec, std::size_t n) {
-        self->m_deadline = 0;
+        self->m_deadline.clear();
         if (ec) {  // the client went away (or was cut off by the sweeper) mid-body
             self->abandonExchange();
             return;
@@ -285,7 +285,7 @@ void Session::startClientResponse()
     const int status = h.status;
     // docs/BACKGROUND.md, cooldown: a cooldown starts only when the action succeeded.
     if (status >= 200 && status < 300)
-        m_listener.engine.reportSuccess(m_facts, wallMs());
+        m_listener.engine.reportSuccess(m_facts, wallNow());
     const bool http10 = m_data.version < 11;
     std::string& o = m_out;
     o += http10 ? "HTTP/1.0 " : "HTTP/1.1 ";
@@ -346,11 +346,11 @@ void Session::writeClient(void (Session::*next)())
         (this->*next)();
         return;
     }
-    m_deadline = steadyMs() + opts().writeTimeoutMs;
+    m_deadline.await(Awaiting::Answer);
     m_writeBuffer.swap(m_out);
     m_out.clear();
     net::async_write(m_socket, net::buffer(m_writeBuffer), [self = shared_from_this(), next](error_code ec, std::size_t) {
-        self->m_deadline = 0;
+        self->m_deadline.clear();
         self->m_writeBuffer.clear();
         if (ec) {
             self->abandonExchange();

@@ -50,7 +50,12 @@ std::string formatLogLine(const LogRecord& r)
 }
 
 LimiterLog::LimiterLog(std::string path, std::size_t producers, std::size_t recordsPerProducer)
-    : m_path(std::move(path))
+    : LimiterLog(std::move(path), producers, Core::systemClock(), recordsPerProducer)
+{
+}
+
+LimiterLog::LimiterLog(std::string path, std::size_t producers, const Core::Clock& clock, std::size_t recordsPerProducer)
+    : m_path(std::move(path)), m_clock(clock)
 {
     for (std::size_t i = 0; i < std::max<std::size_t>(1, producers); ++i)
         m_rings.push_back(std::make_unique<SpscRing<LogRecord>>(recordsPerProducer));
@@ -176,8 +181,7 @@ void LimiterLog::writeOut(const std::string& batch, std::uint64_t lines)
     std::fprintf(stderr, "floodgate: limiter log: %s\n", message.c_str());
     std::lock_guard lock(m_problemMutex);
     const std::uint64_t serial = m_problem ? m_problem->serial + 1 : 1;
-    using namespace std::chrono;
-    m_problem = Core::Problem{serial, duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count(), std::move(message)};
+    m_problem = Core::Problem{serial, m_clock.now(), std::move(message)};
 }
 
 std::optional<Core::Problem> LimiterLog::lastProblem() const

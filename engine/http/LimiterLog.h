@@ -8,6 +8,7 @@
 #include "Decision.h"
 #include "Problem.h"
 #include "SpscRing.h"
+#include "Time.h"
 
 #include <atomic>
 #include <condition_variable>
@@ -62,6 +63,9 @@ class LimiterLog {
 public:
     // An empty path makes a log that counts but writes nothing (e.g. --log off).
     LimiterLog(std::string path, std::size_t producers, std::size_t recordsPerProducer = 4096);
+    // The same, with a write failure's time read on `clock` (wall time); the
+    // clock outlives the log. Records carry the time their request was decided at.
+    LimiterLog(std::string path, std::size_t producers, const Core::Clock& clock, std::size_t recordsPerProducer = 4096);
     ~LimiterLog();
 
     // Opens the file (appending; writes the header if the file is new) and
@@ -104,6 +108,7 @@ private:
     void writeOut(const std::string& batch, std::uint64_t lines);
 
     std::string m_path;
+    const Core::Clock& m_clock;
     std::vector<std::unique_ptr<SpscRing<LogRecord>>> m_rings;
     std::thread m_thread;
     std::mutex m_mutex;

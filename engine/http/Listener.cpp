@@ -9,7 +9,6 @@
 
 #include "LimiterLog.h"
 #include "Metrics.h"
-#include "Peer.h"
 #include "RequestSamples.h"
 #include "Responses.h"
 
@@ -56,24 +55,21 @@ void Listener::Impl::accept(ThreadContext& t)
 
 void Listener::Impl::sweep(ThreadContext& t)
 {
-    t.sweeper.expires_after(std::chrono::milliseconds(Core::Tuning::sweepIntervalMs));
-    t.sweeper.async_wait([this, &t](error_code ec) {
-        // Stopping: a sweep that fired before stop() cancelled it must not
-        // arm the timer again, or the thread never runs out of work and
-        // stop() waits for it forever.
-        if (ec || stopping.load())
-            return;
-        const Millis now = steadyMs();
-        // expireIfDue may close a session, whose destructor runs later (after
-        // its pending handlers): iterating the list here is safe.
-        for (Session* s : t.sessions)
-            s->expireIfDue(now);
-        sweep(t);
-    });
+    // stop() sets `stopping` before its grace period: sweeps end there and
+    // the grace period alone bounds the requests in hand.
+    sweepEvery(
+        t.sweeper, clock, [this] { return stopping.load(); },
+        [&t](Millis now) {
+            // expireIfDue may close a session, whose destructor runs later
+            // (after its pending handlers): iterating the list here is safe.
+            for (Session* s : t.sessions)
+                s->expireIfDue(now);
+        });
 }
 
-Listener::Listener(Core::Engine& engine, ListenerOptions options, LimiterLog* log, ListenerMetrics* metrics)
-    : m(std::make_unique<Impl>(engine, std::move(options), log, metrics))
+Listener::Listener(Core::Engine& engine, ListenerOptions options, LimiterLog* log, ListenerMetrics* metrics,
+                   const Core::Clock& clock)
+    : m(std::make_unique<Impl>(engine, std::move(options), log, metrics, clock))
 {
     if (m->options.threads == 0)
         m->options.threads = std::max(1u, std::thread::hardware_concurrency());
@@ -165,9 +161,11 @@ void Listener::stop()
     }
     // 2. Give them until the deadline. The count is read where it is kept:
     // nothing is posted to a thread that may be busy, so nothing waits on
-    // this stack frame after it is gone.
-    const Millis deadline = steadyMs() + m->options.shutdownDeadlineMs;
-    while (m->openSessions.load(std::memory_order_acquire) > 0 && steadyMs() < deadline)
+    // this stack frame after it is gone. Real time, not the injected clock:
+    // this thread sleeps through the wait, and a manual clock nobody moves
+    // would never end it.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(m->options.shutdownDeadlineMs);
+    while (m->openSessions.load(std::memory_order_acquire) > 0 && std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     // 3. Close whatever is left and end the threads.
     for (auto& t : m->threads) {

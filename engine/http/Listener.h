@@ -59,7 +59,10 @@ struct ListenerOptions {
 
 class Listener {
 public:
-    Listener(Core::Engine& engine, ListenerOptions options, LimiterLog* log, ListenerMetrics* metrics);
+    // `clock`: the time requests are decided and recorded at (wall) and
+    // connection deadlines are judged on (monotonic); it outlives the listener.
+    Listener(Core::Engine& engine, ListenerOptions options, LimiterLog* log, ListenerMetrics* metrics,
+             const Core::Clock& clock = Core::systemClock());
     ~Listener();
     Listener(const Listener&) = delete;
     Listener& operator=(const Listener&) = delete;

@@ -38,6 +38,7 @@ Session::Session(Listener::Impl& listener, ThreadContext& thread, tcp::socket so
     , m_thread(thread)
     , m_socket(std::move(socket))
     , m_buffer(listener.options.headerLimitBytes + 64 * 1024)
+    , m_deadline(listener.clock, listener.timeouts)
     , m_upstreamTimer(thread.ioc)
     , m_upIn(UpstreamHeaderLimitBytes + RelayChunkBytes)
 {
@@ -71,7 +72,7 @@ void Session::expireIfDue(Millis now)
 {
     // While forwarding, the deadline is set only when the client is awaited
     // (its body, or reading what it was sent); the upstream has its own timer.
-    if (m_deadline != 0 && now >= m_deadline)
+    if (m_deadline.passed(now))
         close();
 }
 
@@ -87,7 +88,7 @@ void Session::close()
     error_code ec;
     m_socket.shutdown(tcp::socket::shutdown_both, ec);
     m_socket.close(ec);
-    m_deadline = 0;
+    m_deadline.clear();
     m_upstreamTimer.cancel();
     if (m_upstream)
         m_upstream->close(ec);
@@ -101,21 +102,12 @@ void Session::newRequest()
     m_parser->body_limit(opts().bodyLimitBytes);
     m_parser->eager(false);
     m_decided = false;
-    m_requestStarted = 0;
+    m_deadline.newRequest();
 }
 
 void Session::read()
 {
-    const Millis now = steadyMs();
-    if (m_buffer.size() == 0 && !m_parser->got_some()) {
-        m_deadline = now + opts().idleTimeoutMs;
-    } else if (!m_parser->is_header_done()) {
-        if (m_requestStarted == 0)
-            m_requestStarted = now;
-        m_deadline = m_requestStarted + opts().headerTimeoutMs;
-    } else {
-        m_deadline = now + opts().bodyTimeoutMs;
-    }
+    m_deadline.awaitRead(m_buffer.size() == 0 && !m_parser->got_some(), m_parser->is_header_done());
     if (m_buffer.size() >= m_buffer.max_size()) {
         fail(431, "request header too large");
         return;
@@ -133,8 +125,7 @@ void Session::onRead(error_code ec, std::size_t n)
         return;
     }
     m_buffer.commit(n);
-    if (m_requestStarted == 0)
-        m_requestStarted = steadyMs();
+    m_deadline.requestBegan();
     process();
 }
 
@@ -142,7 +133,7 @@ void Session::onRead(error_code ec, std::size_t n)
 // up to pipelineDepth per write.
 void Session::process()
 {
-    const Millis now = wallMs();
+    const Millis now = wallNow();
     std::size_t answered = 0;
     while (true) {
         bool progress = false;
@@ -239,6 +230,7 @@ bool Session::decideAtHeader(Millis now)
 
     ListenerMetrics* metrics = m_listener.metrics;
     const bool sample = metrics && metrics->shouldSample(m_thread.index);
+    // The engine's own cost in real time, whatever clock the decision is made at.
     const auto t0 = sample ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     m_decision = m_listener.engine.decide(f, now);
     if (sample)
@@ -313,7 +305,7 @@ void Session::finishRequest()
     // Decision mode never sees the upstream's answer: an allowed action
     // is taken as done, so its cooldown starts now (proxy mode waits for a 2xx).
     if (!opts().upstream && !m_decision.refused())
-        m_listener.engine.reportSuccess(m_facts, wallMs());
+        m_listener.engine.reportSuccess(m_facts, wallNow());
     respondDecision();
     if (!m_keepAlive)
         m_closeAfterWrite = true;
@@ -342,7 +334,7 @@ void Session::flush()
     if (m_writing)
         return;
     m_writing = true;
-    m_deadline = steadyMs() + opts().writeTimeoutMs;
+    m_deadline.await(Awaiting::Answer);
     m_writeBuffer.swap(m_out);
     m_out.clear();
     net::async_write(m_socket, net::buffer(m_writeBuffer), [self = shared_from_this()](error_code ec, std::size_t) {

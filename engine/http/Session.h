@@ -8,6 +8,7 @@
 
 #include <utility>  // before Asio: Boost 1.74 + GCC 12 in C++20 need std::exchange declared first
 
+#include "Deadlines.h"
 #include "Engine.h"
 #include "Peer.h"
 #include "Listener.h"
@@ -44,11 +45,6 @@ using Core::Millis;
 // proxied connection holds at most a few of them, whatever the body's length.
 inline constexpr std::size_t RelayChunkBytes = 64 * 1024;
 inline constexpr std::size_t UpstreamHeaderLimitBytes = 64 * 1024;
-
-inline Millis wallMs()
-{
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 inline std::string_view trimView(std::string_view s)
 {
@@ -278,6 +274,8 @@ struct ThreadContext {
 struct Listener::Impl {
     Core::Engine& engine;
     ListenerOptions options;
+    const Core::Clock& clock;
+    ClientTimeouts timeouts;
     LimiterLog* log;
     ListenerMetrics* metrics;
     RequestSamples* samples = nullptr;
@@ -304,8 +302,14 @@ struct Listener::Impl {
         return *t.proxies;
     }
 
-    Impl(Core::Engine& e, ListenerOptions o, LimiterLog* l, ListenerMetrics* m)
-        : engine(e), options(std::move(o)), log(l), metrics(m), proxies(std::make_shared<const TrustedProxies>(options.trustedProxies))
+    Impl(Core::Engine& e, ListenerOptions o, LimiterLog* l, ListenerMetrics* m, const Core::Clock& c)
+        : engine(e)
+        , options(std::move(o))
+        , clock(c)
+        , timeouts(ClientTimeouts::of(options))
+        , log(l)
+        , metrics(m)
+        , proxies(std::make_shared<const TrustedProxies>(options.trustedProxies))
     {
     }
 
@@ -337,6 +341,9 @@ public:
 
 private:
     const ListenerOptions& opts() const { return m_listener.options; }
+    // Wall time, for the engine and the records (deadlines read the clock's
+    // monotonic time through m_deadline).
+    Millis wallNow() const { return m_listener.clock.now(); }
     const TrustedProxies& trusted() { return m_listener.trusted(m_thread); }
 
     // ---- reading, deciding, answering (Session.cpp) ----------------------------
@@ -392,8 +399,7 @@ private:
     std::string m_out;
     std::string m_writeBuffer;
     std::list<Session*>::iterator m_self;
-    Millis m_deadline = 0;
-    Millis m_requestStarted = 0;
+    ClientDeadline m_deadline;
     bool m_decided = false;
     bool m_trustedPeer = false;  // the peer is a trusted proxy (as of this request's decision)
     bool m_keepAlive = true;

@@ -2,8 +2,8 @@
 // The traffic listener in process on 127.0.0.1 port 0, with its engine
 // (escalation off, so a test's refusals never turn into bans), the limiter
 // log in memory and metrics. ProxyServer puts it in proxy mode in front of a
-// TestUpstream, under the base path /app. Header-only: the suites that
-// include it link fg_http.
+// TestUpstream, under the base path /app. A test may hand it a manual clock
+// for the listener's time. Header-only: the suites that include it link fg_http.
 #pragma once
 
 #include "Engine.h"
@@ -18,12 +18,13 @@ namespace FloodgateTest {
 
 struct ListenerStack {
     explicit ListenerStack(Floodgate::Core::EngineConfig config = Floodgate::Core::defaultConfig(),
-                           Floodgate::Http::ListenerOptions options = {})
+                           Floodgate::Http::ListenerOptions options = {},
+                           const Floodgate::Core::Clock& clock = Floodgate::Core::systemClock())
         : engine([&] {
             config.escalation.enabled = false;
             return config;
         }())
-        , log("", options.threads ? options.threads : 1)
+        , log("", options.threads ? options.threads : 1, clock)
         , metrics(options.threads ? options.threads : 1)
     {
         options.port = 0;
@@ -31,7 +32,7 @@ struct ListenerStack {
             options.threads = 1;
         options.shutdownDeadlineMs = 500;
         std::string why;
-        listener = std::make_unique<Floodgate::Http::Listener>(engine, options, &log, &metrics);
+        listener = std::make_unique<Floodgate::Http::Listener>(engine, options, &log, &metrics, clock);
         log.start(&why);
         started = listener->start(&why);
         error = why;

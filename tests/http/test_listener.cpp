@@ -14,6 +14,7 @@
 #include "HttpTestClient.h"
 #include "LimiterLog.h"
 #include "Listener.h"
+#include "ListenerStack.h"
 #include "Metrics.h"
 #include "Tuning.h"
 
@@ -62,6 +63,16 @@ struct Server {
     bool started = false;
     std::string error;
 };
+
+// Where a test's manual clock starts: a whole hour (2026-09-21), so every
+// default bucket width divides it.
+constexpr Core::Millis ClockStart = 1'789'999'200'000;
+
+// One request on an open connection and its answer (status 0: none came).
+Response roundTrip(Connection& c, const std::string& request)
+{
+    return (c.send(request) ? c.read() : std::nullopt).value_or(Response{});
+}
 
 Core::EngineConfig noEscalation()
 {
@@ -417,6 +428,80 @@ private Q_SLOTS:
         t.start();
         QVERIFY(c.closedByPeer(2000));
         QVERIFY(t.elapsed() >= 250);
+    }
+
+    // Connection deadlines are judged on the listener's clock: with a manual
+    // clock, an idle keep-alive connection and a header sent a line at a
+    // time are closed when that clock says so, to the millisecond, after
+    // well under a second of real time (on the real clock: a minute). The
+    // listener has one thread, so a fresh request answered (`settled`) means
+    // what the connections before it sent has been read and their deadlines
+    // set at the clock's time then.
+    void deadlinesAreJudgedOnTheListenersClock()
+    {
+        Core::ManualClock clock(ClockStart);
+        Http::ListenerOptions o;
+        o.idleTimeoutMs = 60'000;
+        o.headerTimeoutMs = 10'000;
+        o.writeTimeoutMs = 120'000;  // never the deadline that decides here
+        ListenerStack s(Core::defaultConfig(), o, clock);
+        QVERIFY2(s.started, s.error.c_str());
+        QCOMPARE(s.listener->threads(), 1u);
+        auto settled = [&] {
+            const auto r = fetch(s.port(), get("/"), 3000, "127.0.0.2");
+            return r && r->status == 200;
+        };
+        Connection early(s.port());
+        QCOMPARE(roundTrip(early, get("/")).status, 200);
+        QVERIFY(settled());  // early idles from +0: due at +60'000
+        clock.advance(1);
+        Connection late(s.port());
+        QCOMPARE(roundTrip(late, get("/")).status, 200);
+        QVERIFY(settled());  // late idles from +1: due at +60'001
+        clock.set(ClockStart + 50'000);
+        Connection slow(s.port());
+        QVERIFY(slow.send("GET / HTTP/1.1\r\n"));
+        QVERIFY(settled());  // the header's first byte at +50'000: due at +60'000
+        clock.set(ClockStart + 59'999);
+        QVERIFY(slow.send("Host: t\r\n"));  // more of the header does not move its deadline
+        QVERIFY(settled());
+
+        clock.set(ClockStart + 60'000);
+        QVERIFY2(early.closedByPeer(3000), "the idle connection is closed when the clock reaches its deadline");
+        QVERIFY2(slow.closedByPeer(3000), "the header is cut off 10 s of the clock after its first byte");
+        QVERIFY(settled());  // the sweep that closed them is over
+        QVERIFY2(!late.readable(), "a connection 1 ms short of its deadline stays open");
+        clock.advance(1);
+        QVERIFY2(late.closedByPeer(3000), "and is closed 1 ms later");
+    }
+
+    // Decisions are made at the listener's clock's time, and refusals are
+    // recorded at it: the seventh request in 3 s of that clock is throttled
+    // with the engine's Retry-After, and 3 s later on it (no real time
+    // later) the client is let through.
+    void decisionsAreMadeAtTheListenersTime()
+    {
+        Core::ManualClock clock(ClockStart);
+        ListenerStack s(Core::defaultConfig(), {}, clock);
+        QVERIFY2(s.started, s.error.c_str());
+        Connection c(s.port());
+        for (int i = 0; i < 6; ++i)
+            QCOMPARE(roundTrip(c, get("/page")).status, 200);
+        clock.advance(1'000);
+        Response r = roundTrip(c, get("/page"));
+        QCOMPARE(r.status, 429);
+        QCOMPARE(QString::fromStdString(r.header("retry-after")), QStringLiteral("3"));
+        clock.advance(2'999);
+        r = roundTrip(c, get("/page"));
+        QCOMPARE(r.status, 429);
+        QCOMPARE(QString::fromStdString(r.header("retry-after")), QStringLiteral("1"));
+        clock.advance(1);
+        QCOMPARE(roundTrip(c, get("/page")).status, 200);
+        s.log.flush();
+        const auto refusals = s.log.events(0, 10);
+        QCOMPARE(refusals.size(), std::size_t(2));
+        QCOMPARE(refusals[0].record.time, ClockStart + 1'000);
+        QCOMPARE(refusals[1].record.time, ClockStart + 3'999);
     }
 
     void connectionCloseAndHttp10AreHonoured()
