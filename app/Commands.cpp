@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-#include "Commands.h"
+#include "app/Commands.h"
 
-#include "ListFile.h"
-#include "Store.h"
-#include "Tuning.h"
+#include "wire/ListFile.h"
+#include "storage/Store.h"
+#include "core/Tuning.h"
 
 #include <algorithm>
 #include <cerrno>

@@ -3,7 +3,7 @@
 // `floodgate lists export|import FILE`, `floodgate token`.
 #pragma once
 
-#include "Options.h"
+#include "app/Options.h"
 
 namespace Floodgate::App {
 

@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: MIT
-#include "ConsoleApp.h"
+#include "app/ConsoleApp.h"
 
-#include "BucketsView.h"
-#include "Console.h"
-#include "Engine.h"
-#include "EventsView.h"
-#include "LimiterLog.h"
-#include "MainWindow.h"
-#include "RequestSamples.h"
-#include "Runtime.h"
-#include "Store.h"
+#include "ui/BucketsView.h"
+#include "ui/Console.h"
+#include "core/Engine.h"
+#include "ui/EventsView.h"
+#include "http/LimiterLog.h"
+#include "ui/MainWindow.h"
+#include "http/RequestSamples.h"
+#include "app/Runtime.h"
+#include "storage/Store.h"
 
 #include <QApplication>
 #include <QDir>

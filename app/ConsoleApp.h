@@ -2,7 +2,7 @@
 // The console: the runtime (Runtime.h) with the window on top.
 #pragma once
 
-#include "Options.h"
+#include "app/Options.h"
 
 namespace Floodgate::App {
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-#include "DemoDriver.h"
+#include "app/DemoDriver.h"
 
-#include "Rules.h"
+#include "core/Rules.h"
 
 #include <arpa/inet.h>
 #include <chrono>

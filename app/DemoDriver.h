@@ -5,7 +5,7 @@
 // listener believes because --demo trusts 127.0.0.1.
 #pragma once
 
-#include "DemoTraffic.h"
+#include "app/DemoTraffic.h"
 
 #include <atomic>
 #include <cstdint>

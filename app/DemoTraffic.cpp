@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "DemoTraffic.h"
+#include "app/DemoTraffic.h"
 
 #include <array>
 #include <cstdio>

@@ -5,8 +5,8 @@
 // caller feeds the engine directly or sends real HTTP.
 #pragma once
 
-#include "Rules.h"
-#include "Time.h"
+#include "core/Rules.h"
+#include "core/Time.h"
 
 #include <cstdint>
 #include <random>

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 // Headless mode: the runtime (Runtime.h) without a window, stopped by
 // SIGINT/SIGTERM, printing who is hammering once a second with --demo.
-#include "Headless.h"
+#include "app/Headless.h"
 
-#include "Engine.h"
-#include "Runtime.h"
-#include "Store.h"
+#include "core/Engine.h"
+#include "app/Runtime.h"
+#include "storage/Store.h"
 
 #include <cerrno>
 #include <chrono>

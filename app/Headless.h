@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include "Options.h"
+#include "app/Options.h"
 
 namespace Floodgate::App {
 

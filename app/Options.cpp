@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-#include "Options.h"
+#include "app/Options.h"
 
-#include "ClientIdentity.h"
-#include "Store.h"
+#include "http/ClientIdentity.h"
+#include "storage/Store.h"
 
 #include <charconv>
 #include <cstdlib>

@@ -3,8 +3,8 @@
 // option and what was wrong (exit code 2).
 #pragma once
 
-#include "Address.h"
-#include "Tuning.h"
+#include "core/Address.h"
+#include "core/Tuning.h"
 
 #include <cstdint>
 #include <optional>

@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: MIT
-#include "Runtime.h"
+#include "app/Runtime.h"
 
-#include "AdminApi.h"
-#include "AdminServer.h"
-#include "DemoDriver.h"
-#include "DemoTraffic.h"
-#include "Engine.h"
-#include "LimiterLog.h"
-#include "Listener.h"
-#include "Metrics.h"
-#include "PrivateFiles.h"
-#include "RequestSamples.h"
-#include "Store.h"
+#include "api/AdminApi.h"
+#include "http/AdminServer.h"
+#include "app/DemoDriver.h"
+#include "app/DemoTraffic.h"
+#include "core/Engine.h"
+#include "http/LimiterLog.h"
+#include "http/Listener.h"
+#include "http/Metrics.h"
+#include "files/PrivateFiles.h"
+#include "http/RequestSamples.h"
+#include "storage/Store.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -6,8 +6,8 @@
 // API -> store (finish writes) -> limiter log (flush) -> engine.
 #pragma once
 
-#include "Options.h"
-#include "Time.h"
+#include "app/Options.h"
+#include "core/Time.h"
 
 #include <atomic>
 #include <condition_variable>

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 // floodgate: the console, or --headless: engine + listener + admin API, or a command.
-#include "Commands.h"
-#include "ConsoleApp.h"
-#include "Headless.h"
-#include "Options.h"
+#include "app/Commands.h"
+#include "app/ConsoleApp.h"
+#include "app/Headless.h"
+#include "app/Options.h"
 
 #include <cstdio>
 

@@ -3,6 +3,10 @@
 add_library(fg_common INTERFACE)
 target_compile_features(fg_common INTERFACE cxx_std_20)
 target_compile_options(fg_common INTERFACE -Wall -Wextra -Wpedantic)
+# Includes name their layer: "core/Engine.h", "http/Listener.h" (under engine/),
+# "ui/MainWindow.h", "app/Runtime.h" (under the root), so a reader sees at
+# once where a header comes from.
+target_include_directories(fg_common INTERFACE ${PROJECT_SOURCE_DIR}/engine ${PROJECT_SOURCE_DIR})
 target_compile_definitions(fg_common INTERFACE
   QT_NO_CAST_FROM_ASCII
   QT_NO_CONTEXTLESS_CONNECT

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
-#include "AddressDialog.h"
+#include "ui/AddressDialog.h"
 
-#include "DialogParts.h"
-#include "Format.h"
-#include "Theme.h"
-#include "Tuning.h"
+#include "ui/DialogParts.h"
+#include "ui/Format.h"
+#include "ui/Theme.h"
+#include "core/Tuning.h"
 
 #include <QButtonGroup>
 #include <QComboBox>

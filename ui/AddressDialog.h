@@ -8,7 +8,7 @@
 #include <QDialog>
 
 #ifndef Q_MOC_RUN
-#include "AddressList.h"
+#include "core/AddressList.h"
 #endif
 
 class QButtonGroup;

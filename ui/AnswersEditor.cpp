@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-#include "AnswersEditor.h"
+#include "ui/AnswersEditor.h"
 
-#include "Format.h"
-#include "SettingFields.h"
+#include "ui/Format.h"
+#include "ui/SettingFields.h"
 
 #include <QCheckBox>
 #include <QComboBox>

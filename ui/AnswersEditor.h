@@ -4,7 +4,7 @@
 // are believed, how clients are counted and where a customer is named.
 #pragma once
 
-#include "RulesSection.h"
+#include "ui/RulesSection.h"
 
 namespace Floodgate::Ui {
 

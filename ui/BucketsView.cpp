@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
-#include "BucketsView.h"
+#include "ui/BucketsView.h"
 
-#include "Codec.h"
-#include "Format.h"
-#include "HeatMap.h"
-#include "TrafficView.h"
-#include "Theme.h"
+#include "wire/Codec.h"
+#include "ui/Format.h"
+#include "ui/HeatMap.h"
+#include "ui/TrafficView.h"
+#include "ui/Theme.h"
 
 #include <QApplication>
 #include <QBarCategoryAxis>

@@ -11,7 +11,7 @@
 #include <vector>
 
 #ifndef Q_MOC_RUN
-#include "ConsoleSnapshot.h"
+#include "ui/ConsoleSnapshot.h"
 #endif
 
 class QBarCategoryAxis;

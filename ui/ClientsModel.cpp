@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-#include "ClientsModel.h"
+#include "ui/ClientsModel.h"
 
-#include "Format.h"
-#include "Theme.h"
-#include "Tuning.h"
+#include "ui/Format.h"
+#include "ui/Theme.h"
+#include "core/Tuning.h"
 
 namespace Floodgate::Ui {
 

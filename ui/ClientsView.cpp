@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
-#include "ClientsView.h"
+#include "ui/ClientsView.h"
 
-#include "ClientsModel.h"
-#include "Delegates.h"
-#include "Format.h"
-#include "Theme.h"
+#include "ui/ClientsModel.h"
+#include "ui/Delegates.h"
+#include "ui/Format.h"
+#include "ui/Theme.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>

@@ -6,8 +6,8 @@
 #include <QWidget>
 
 #ifndef Q_MOC_RUN
-#include "AddressList.h"
-#include "ConsoleSnapshot.h"
+#include "core/AddressList.h"
+#include "ui/ConsoleSnapshot.h"
 #endif
 
 class QComboBox;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-#include "Console.h"
+#include "ui/Console.h"
 
-#include "SnapshotWorker.h"
+#include "ui/SnapshotWorker.h"
 
 #include <QCoreApplication>
 #include <QMetaObject>

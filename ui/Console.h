@@ -10,9 +10,9 @@
 
 // moc cannot parse the C++20 standard headers these pull in; it only needs the class.
 #ifndef Q_MOC_RUN
-#include "ConsoleServices.h"
-#include "ConsoleSnapshot.h"
-#include "Store.h"
+#include "ui/ConsoleServices.h"
+#include "ui/ConsoleSnapshot.h"
+#include "storage/Store.h"
 #include <functional>
 #endif
 

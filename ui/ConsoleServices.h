@@ -4,7 +4,7 @@
 // the few controls that start or stop things. The console never owns them.
 #pragma once
 
-#include "Time.h"
+#include "core/Time.h"
 
 #include <functional>
 #include <string>

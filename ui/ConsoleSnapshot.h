@@ -4,13 +4,13 @@
 // thread only merges it into its models and charts.
 #pragma once
 
-#include "AddressList.h"
-#include "Format.h"
-#include "LimiterLog.h"
-#include "Rules.h"
-#include "Snapshot.h"
-#include "Store.h"
-#include "Tables.h"
+#include "core/AddressList.h"
+#include "ui/Format.h"
+#include "http/LimiterLog.h"
+#include "core/Rules.h"
+#include "core/Snapshot.h"
+#include "storage/Store.h"
+#include "storage/Tables.h"
 
 #include <QMetaType>
 #include <QString>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-#include "CooldownsEditor.h"
+#include "ui/CooldownsEditor.h"
 
-#include "Format.h"
-#include "Theme.h"
+#include "ui/Format.h"
+#include "ui/Theme.h"
 
 #include <QGroupBox>
 #include <QHBoxLayout>

@@ -3,7 +3,7 @@
 // same user may not repeat it for a while. A table edited in place.
 #pragma once
 
-#include "RulesSection.h"
+#include "ui/RulesSection.h"
 
 namespace Floodgate::Ui {
 

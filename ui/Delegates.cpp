@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-#include "Delegates.h"
+#include "ui/Delegates.h"
 
-#include "Theme.h"
+#include "ui/Theme.h"
 
 #include <QApplication>
 #include <QPainter>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-#include "DialogParts.h"
+#include "ui/DialogParts.h"
 
-#include "Theme.h"
+#include "ui/Theme.h"
 
 #include <QDialog>
 #include <QDialogButtonBox>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-#include "EscalationEditor.h"
+#include "ui/EscalationEditor.h"
 
-#include "SettingFields.h"
+#include "ui/SettingFields.h"
 
 #include <QCheckBox>
 #include <QFormLayout>

@@ -3,7 +3,7 @@
 // go on the blocklist, for longer on each repeat.
 #pragma once
 
-#include "RulesSection.h"
+#include "ui/RulesSection.h"
 
 namespace Floodgate::Ui {
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-#include "EventsView.h"
+#include "ui/EventsView.h"
 
-#include "Format.h"
-#include "StreamModels.h"
-#include "Theme.h"
+#include "ui/Format.h"
+#include "ui/StreamModels.h"
+#include "ui/Theme.h"
 
 #include <QHBoxLayout>
 #include <QHeaderView>

@@ -7,7 +7,7 @@
 #include <QWidget>
 
 #ifndef Q_MOC_RUN
-#include "ConsoleSnapshot.h"
+#include "ui/ConsoleSnapshot.h"
 #endif
 
 class QLabel;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-#include "ExclusionsEditor.h"
+#include "ui/ExclusionsEditor.h"
 
-#include "SettingFields.h"
+#include "ui/SettingFields.h"
 
 #include <QCheckBox>
 #include <QFormLayout>

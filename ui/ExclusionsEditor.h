@@ -3,7 +3,7 @@
 // agents, and counting only requests without cookies.
 #pragma once
 
-#include "RulesSection.h"
+#include "ui/RulesSection.h"
 
 namespace Floodgate::Ui {
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-#include "Format.h"
+#include "ui/Format.h"
 
-#include "Snapshot.h"
+#include "core/Snapshot.h"
 
 #include <QDateTime>
 #include <QLocale>

@@ -3,8 +3,8 @@
 // place, so every view says "4 m 12 s" and "19.8/s" the same way.
 #pragma once
 
-#include "Address.h"
-#include "Time.h"
+#include "core/Address.h"
+#include "core/Time.h"
 
 #include <QString>
 

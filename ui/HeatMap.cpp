@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-#include "HeatMap.h"
+#include "ui/HeatMap.h"
 
-#include "Format.h"
-#include "Theme.h"
+#include "ui/Format.h"
+#include "ui/Theme.h"
 
 #include <QApplication>
 #include <QDateTime>

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-#include "LevelsEditor.h"
+#include "ui/LevelsEditor.h"
 
-#include "Codec.h"
-#include "Format.h"
-#include "Theme.h"
+#include "wire/Codec.h"
+#include "ui/Format.h"
+#include "ui/Theme.h"
 
 #include <QComboBox>
 #include <QFontMetrics>

@@ -9,7 +9,7 @@
 #include <vector>
 
 #ifndef Q_MOC_RUN
-#include "Rules.h"
+#include "core/Rules.h"
 #endif
 
 class QTableWidget;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-#include "ListModel.h"
+#include "ui/ListModel.h"
 
-#include "Format.h"
-#include "Theme.h"
+#include "ui/Format.h"
+#include "ui/Theme.h"
 
 #include <QDateTime>
 

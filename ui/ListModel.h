@@ -7,8 +7,8 @@
 
 // moc cannot parse the C++20 standard headers these pull in; it only needs the class.
 #ifndef Q_MOC_RUN
-#include "ConsoleSnapshot.h"
-#include "Hash.h"
+#include "ui/ConsoleSnapshot.h"
+#include "core/Hash.h"
 
 #include <QAbstractTableModel>
 

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
-#include "ListsView.h"
+#include "ui/ListsView.h"
 
-#include "AddressDialog.h"
-#include "Format.h"
-#include "ListModel.h"
-#include "Operations.h"
-#include "Theme.h"
+#include "ui/AddressDialog.h"
+#include "ui/Format.h"
+#include "ui/ListModel.h"
+#include "ui/Operations.h"
+#include "ui/Theme.h"
 
 #include <QFileDialog>
 #include <QHBoxLayout>

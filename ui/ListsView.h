@@ -9,7 +9,7 @@
 #include <array>
 
 #ifndef Q_MOC_RUN
-#include "ConsoleSnapshot.h"
+#include "ui/ConsoleSnapshot.h"
 #endif
 
 class QLabel;

@@ -13,7 +13,7 @@
 #include <memory>
 
 #ifndef Q_MOC_RUN
-#include "ConsoleSnapshot.h"
+#include "ui/ConsoleSnapshot.h"
 #endif
 
 class QListWidget;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-#include "NoticeBar.h"
+#include "ui/NoticeBar.h"
 
-#include "Theme.h"
+#include "ui/Theme.h"
 
 #include <QHBoxLayout>
 #include <QLabel>

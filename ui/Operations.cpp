@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
-#include "Operations.h"
+#include "ui/Operations.h"
 
-#include "Console.h"
-#include "Engine.h"
-#include "Format.h"
-#include "ListFile.h"
-#include "NoticeBar.h"
-#include "Tuning.h"
+#include "ui/Console.h"
+#include "core/Engine.h"
+#include "ui/Format.h"
+#include "wire/ListFile.h"
+#include "ui/NoticeBar.h"
+#include "core/Tuning.h"
 
 #include <QFile>
 #include <QMessageBox>

@@ -12,8 +12,8 @@
 #include <vector>
 
 #ifndef Q_MOC_RUN
-#include "AddressList.h"
-#include "Store.h"
+#include "core/AddressList.h"
+#include "storage/Store.h"
 #endif
 
 class QWidget;

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-#include "RuleDialog.h"
+#include "ui/RuleDialog.h"
 
-#include "DialogParts.h"
-#include "Format.h"
-#include "LevelsEditor.h"
+#include "ui/DialogParts.h"
+#include "ui/Format.h"
+#include "ui/LevelsEditor.h"
 
 #include <QComboBox>
 #include <QDialogButtonBox>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-#include "RulesSection.h"
+#include "ui/RulesSection.h"
 
-#include "Format.h"
+#include "ui/Format.h"
 
 #include <QGroupBox>
 #include <QPlainTextEdit>

@@ -8,7 +8,7 @@
 #include <QWidget>
 
 #ifndef Q_MOC_RUN
-#include "Rules.h"
+#include "core/Rules.h"
 #endif
 
 #include <string>

@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: MIT
-#include "RulesView.h"
+#include "ui/RulesView.h"
 
-#include "AnswersEditor.h"
-#include "Codec.h"
-#include "Console.h"
-#include "CooldownsEditor.h"
-#include "EscalationEditor.h"
-#include "ExclusionsEditor.h"
-#include "Format.h"
-#include "NoticeBar.h"
-#include "Theme.h"
-#include "ThrottleRulesEditor.h"
+#include "ui/AnswersEditor.h"
+#include "wire/Codec.h"
+#include "ui/Console.h"
+#include "ui/CooldownsEditor.h"
+#include "ui/EscalationEditor.h"
+#include "ui/ExclusionsEditor.h"
+#include "ui/Format.h"
+#include "ui/NoticeBar.h"
+#include "ui/Theme.h"
+#include "ui/ThrottleRulesEditor.h"
 
 #include <QHBoxLayout>
 #include <QLabel>

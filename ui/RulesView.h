@@ -10,7 +10,7 @@
 #include <QWidget>
 
 #ifndef Q_MOC_RUN
-#include "ConsoleSnapshot.h"
+#include "ui/ConsoleSnapshot.h"
 #endif
 
 #include <vector>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-#include "SettingFields.h"
+#include "ui/SettingFields.h"
 
-#include "Format.h"
+#include "ui/Format.h"
 
 #include <QCheckBox>
 #include <QComboBox>

@@ -8,7 +8,7 @@
 #include <QObject>
 
 #ifndef Q_MOC_RUN
-#include "SettingTable.h"
+#include "core/SettingTable.h"
 #endif
 
 #include <string_view>

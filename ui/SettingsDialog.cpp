@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-#include "SettingsDialog.h"
+#include "ui/SettingsDialog.h"
 
-#include "Console.h"
-#include "Format.h"
-#include "Theme.h"
+#include "ui/Console.h"
+#include "ui/Format.h"
+#include "ui/Theme.h"
 
 #include <QApplication>
 #include <QClipboard>

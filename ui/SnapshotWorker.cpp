@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
-#include "SnapshotWorker.h"
+#include "ui/SnapshotWorker.h"
 
-#include "Engine.h"
-#include "Format.h"
-#include "Hash.h"
-#include "RequestSamples.h"
-#include "Store.h"
-#include "Tuning.h"
+#include "core/Engine.h"
+#include "ui/Format.h"
+#include "core/Hash.h"
+#include "http/RequestSamples.h"
+#include "storage/Store.h"
+#include "core/Tuning.h"
 
 #include <algorithm>
 

@@ -11,9 +11,9 @@
 
 // moc cannot parse the C++20 standard headers these pull in; it only needs the class.
 #ifndef Q_MOC_RUN
-#include "ConsoleServices.h"
-#include "ConsoleSnapshot.h"
-#include "Hash.h"
+#include "ui/ConsoleServices.h"
+#include "ui/ConsoleSnapshot.h"
+#include "core/Hash.h"
 #include <array>
 #include <mutex>
 #include <unordered_map>

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-#include "StatusBar.h"
+#include "ui/StatusBar.h"
 
-#include "ConsoleServices.h"
-#include "ConsoleSnapshot.h"
-#include "Format.h"
+#include "ui/ConsoleServices.h"
+#include "ui/ConsoleSnapshot.h"
+#include "ui/Format.h"
 
 #include <QLabel>
 

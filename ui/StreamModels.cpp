@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
-#include "StreamModels.h"
+#include "ui/StreamModels.h"
 
-#include "Explain.h"
-#include "Codec.h"
-#include "Format.h"
-#include "Json.h"
-#include "Theme.h"
-#include "Tuning.h"
+#include "http/Explain.h"
+#include "wire/Codec.h"
+#include "ui/Format.h"
+#include "wire/Json.h"
+#include "ui/Theme.h"
+#include "core/Tuning.h"
 
 namespace Floodgate::Ui {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "Theme.h"
+#include "ui/Theme.h"
 
 #include <QApplication>
 #include <QFile>

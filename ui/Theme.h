@@ -4,8 +4,8 @@
 // that reads on a light window and one that reads on a dark one.
 #pragma once
 
-#include "Decision.h"
-#include "Snapshot.h"
+#include "core/Decision.h"
+#include "core/Snapshot.h"
 
 #include <QColor>
 #include <QIcon>

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
-#include "ThrottleRulesEditor.h"
+#include "ui/ThrottleRulesEditor.h"
 
-#include "Format.h"
-#include "LevelsEditor.h"
-#include "RuleDialog.h"
-#include "Theme.h"
-#include "TierModels.h"
+#include "ui/Format.h"
+#include "ui/LevelsEditor.h"
+#include "ui/RuleDialog.h"
+#include "ui/Theme.h"
+#include "ui/TierModels.h"
 
 #include <QGroupBox>
 #include <QHBoxLayout>

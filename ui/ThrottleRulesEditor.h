@@ -6,7 +6,7 @@
 // the per-IP rule keeps its place among the others.
 #pragma once
 
-#include "RulesSection.h"
+#include "ui/RulesSection.h"
 
 #include <functional>
 

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
-#include "TierDialogs.h"
+#include "ui/TierDialogs.h"
 
-#include "DialogParts.h"
-#include "Format.h"
-#include "LevelsEditor.h"
-#include "Theme.h"
-#include "TierModels.h"
+#include "ui/DialogParts.h"
+#include "ui/Format.h"
+#include "ui/LevelsEditor.h"
+#include "ui/Theme.h"
+#include "ui/TierModels.h"
 
 #include <QComboBox>
 #include <QDialogButtonBox>

@@ -6,7 +6,7 @@
 #include <QDialog>
 
 #ifndef Q_MOC_RUN
-#include "Rules.h"
+#include "core/Rules.h"
 #endif
 
 class QComboBox;

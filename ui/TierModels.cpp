@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-#include "TierModels.h"
+#include "ui/TierModels.h"
 
-#include "Format.h"
+#include "ui/Format.h"
 
 #include <QLocale>
 

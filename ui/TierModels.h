@@ -5,8 +5,8 @@
 
 // moc cannot parse the C++20 standard headers these pull in; it only needs the class.
 #ifndef Q_MOC_RUN
-#include "ConsoleSnapshot.h"
-#include "KeyedModel.h"
+#include "ui/ConsoleSnapshot.h"
+#include "ui/KeyedModel.h"
 #endif
 
 namespace Floodgate::Ui {

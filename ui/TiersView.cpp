@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
-#include "TiersView.h"
+#include "ui/TiersView.h"
 
-#include "Console.h"
-#include "Delegates.h"
-#include "Format.h"
-#include "NoticeBar.h"
-#include "Theme.h"
-#include "TierDialogs.h"
-#include "TierModels.h"
+#include "ui/Console.h"
+#include "ui/Delegates.h"
+#include "ui/Format.h"
+#include "ui/NoticeBar.h"
+#include "ui/Theme.h"
+#include "ui/TierDialogs.h"
+#include "ui/TierModels.h"
 
 #include <QHBoxLayout>
 #include <QHeaderView>

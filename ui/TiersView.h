@@ -7,8 +7,8 @@
 #include <QWidget>
 
 #ifndef Q_MOC_RUN
-#include "ConsoleSnapshot.h"
-#include "Store.h"
+#include "ui/ConsoleSnapshot.h"
+#include "storage/Store.h"
 #endif
 
 class QTableView;

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
-#include "ToolBar.h"
+#include "ui/ToolBar.h"
 
-#include "ConsoleServices.h"
-#include "ConsoleSnapshot.h"
-#include "Format.h"
-#include "Theme.h"
-#include "WindowActions.h"
+#include "ui/ConsoleServices.h"
+#include "ui/ConsoleSnapshot.h"
+#include "ui/Format.h"
+#include "ui/Theme.h"
+#include "ui/WindowActions.h"
 
 #include <QAction>
 #include <QLabel>

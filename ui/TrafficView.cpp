@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-#include "TrafficView.h"
+#include "ui/TrafficView.h"
 
-#include "Format.h"
-#include "Theme.h"
+#include "ui/Format.h"
+#include "ui/Theme.h"
 
 #include <QApplication>
 #include <QButtonGroup>

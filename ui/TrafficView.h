@@ -12,7 +12,7 @@
 #include <deque>
 
 #ifndef Q_MOC_RUN
-#include "ConsoleSnapshot.h"
+#include "ui/ConsoleSnapshot.h"
 #endif
 
 class QChart;

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-#include "WindowActions.h"
+#include "ui/WindowActions.h"
 
-#include "ConsoleServices.h"
-#include "ConsoleSnapshot.h"
-#include "Theme.h"
+#include "ui/ConsoleServices.h"
+#include "ui/ConsoleSnapshot.h"
+#include "ui/Theme.h"
 
 #include <QAction>
 

@@ -3,12 +3,12 @@
 // answers that never wait (/healthz, /metrics), and the table that sends
 // every /api/v1/ request to its resource's file (ApiClients, ApiLists,
 // ApiConfig, ApiHistory).
-#include "AdminApi.h"
+#include "api/AdminApi.h"
 
-#include "ApiSupport.h"
-#include "Engine.h"
-#include "Metrics.h"
-#include "Store.h"
+#include "api/ApiSupport.h"
+#include "core/Engine.h"
+#include "http/Metrics.h"
+#include "storage/Store.h"
 
 namespace Floodgate::Api {
 

@@ -6,11 +6,11 @@
 // transport (Http::AdminServer, Beast) stays out of here.
 #pragma once
 
-#include "AdminServer.h"
-#include "Json.h"
-#include "LimiterLog.h"
-#include "Time.h"
-#include "Tuning.h"
+#include "http/AdminServer.h"
+#include "wire/Json.h"
+#include "http/LimiterLog.h"
+#include "core/Time.h"
+#include "core/Tuning.h"
 
 #include <functional>
 #include <optional>

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 // GET /api/v1/clients, /api/v1/clients/{address}, /api/v1/buckets: what the engine tracks now.
-#include "AdminApi.h"
+#include "api/AdminApi.h"
 
-#include "ApiSupport.h"
-#include "Codec.h"
-#include "Engine.h"
+#include "api/ApiSupport.h"
+#include "wire/Codec.h"
+#include "core/Engine.h"
 
 namespace Floodgate::Api {
 

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 // /api/v1/tiers, /api/v1/customers, /api/v1/rules: what the operator configures.
-#include "AdminApi.h"
+#include "api/AdminApi.h"
 
-#include "ApiSupport.h"
-#include "Codec.h"
-#include "Engine.h"
-#include "Store.h"
+#include "api/ApiSupport.h"
+#include "wire/Codec.h"
+#include "core/Engine.h"
+#include "storage/Store.h"
 
 namespace Floodgate::Api {
 

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 // /api/v1/events and /api/v1/audit: the refusals limiter.log holds and the audit trail.
-#include "AdminApi.h"
+#include "api/AdminApi.h"
 
-#include "ApiSupport.h"
-#include "Codec.h"
-#include "Explain.h"
-#include "Store.h"
+#include "api/ApiSupport.h"
+#include "wire/Codec.h"
+#include "http/Explain.h"
+#include "storage/Store.h"
 
 namespace Floodgate::Api {
 

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 // /api/v1/lists: both lists as a file, an import, one list, an entry added or removed.
-#include "AdminApi.h"
+#include "api/AdminApi.h"
 
-#include "ApiSupport.h"
-#include "Codec.h"
-#include "Engine.h"
-#include "ListFile.h"
-#include "Store.h"
+#include "api/ApiSupport.h"
+#include "wire/Codec.h"
+#include "core/Engine.h"
+#include "wire/ListFile.h"
+#include "storage/Store.h"
 
 namespace Floodgate::Api {
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-#include "ApiSupport.h"
+#include "api/ApiSupport.h"
 
-#include "Store.h"
-#include "Utf8.h"
+#include "storage/Store.h"
+#include "core/Utf8.h"
 
 #include <algorithm>
 #include <charconv>

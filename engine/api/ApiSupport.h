@@ -4,8 +4,8 @@
 // segments, query parameters, bodies, names and who is asking.
 #pragma once
 
-#include "AdminServer.h"
-#include "Json.h"
+#include "http/AdminServer.h"
+#include "wire/Json.h"
 
 #include <cstdint>
 #include <optional>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "Address.h"
+#include "core/Address.h"
 
 #include <charconv>
 #include <cstdio>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-#include "AddressList.h"
+#include "core/AddressList.h"
 
-#include "Hash.h"
+#include "core/Hash.h"
 
 #include <algorithm>
 #include <map>

@@ -5,8 +5,8 @@
 // distinct prefix length present, longest first — no scan over entries.
 #pragma once
 
-#include "Address.h"
-#include "Time.h"
+#include "core/Address.h"
+#include "core/Time.h"
 
 #include <cstdint>
 #include <limits>

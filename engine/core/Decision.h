@@ -2,9 +2,9 @@
 // What the listener tells the engine about a request, and what the engine answers.
 #pragma once
 
-#include "Address.h"
-#include "Time.h"
-#include "Utf8.h"
+#include "core/Address.h"
+#include "core/Time.h"
+#include "core/Utf8.h"
 
 #include <algorithm>
 #include <cstdint>

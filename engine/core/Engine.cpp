@@ -2,7 +2,7 @@
 // The engine's life and its publications: construction, configuration and
 // list edits (each builds the next immutable set), and purge. The request
 // path is in EngineDecide.cpp, the snapshots in EngineQueries.cpp.
-#include "EngineImpl.h"
+#include "core/EngineImpl.h"
 
 #include <stdexcept>
 

@@ -15,11 +15,11 @@
 // request without taking a lock on the common path.
 #pragma once
 
-#include "AddressList.h"
-#include "Decision.h"
-#include "Rules.h"
-#include "Snapshot.h"
-#include "Time.h"
+#include "core/AddressList.h"
+#include "core/Decision.h"
+#include "core/Rules.h"
+#include "core/Snapshot.h"
+#include "core/Time.h"
 
 #include <functional>
 #include <memory>

@@ -2,7 +2,7 @@
 // Escalation and the automatic bans. The engine is the only in-memory owner
 // of the bans it makes: storage journals them behind (an entry with id 0 is
 // not on disk yet) and tells the engine once a row is written.
-#include "EngineImpl.h"
+#include "core/EngineImpl.h"
 
 #include <map>
 

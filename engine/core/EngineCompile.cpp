@@ -2,7 +2,7 @@
 // Compiling a configuration: each rule's, tier's and customer's levels laid
 // out in the cells of one table entry, signatures that tell when a key's
 // entry no longer fits the levels, strings hashed into keys once.
-#include "EngineImpl.h"
+#include "core/EngineImpl.h"
 
 #include <map>
 

@@ -3,7 +3,7 @@
 // do besides the levels (lists, what is not counted, Range continuations,
 // cooldowns, the binding level's answer). Everything here runs on listener
 // threads, many at once.
-#include "EngineImpl.h"
+#include "core/EngineImpl.h"
 
 namespace Floodgate::Core {
 

@@ -11,15 +11,15 @@
 //   EngineQueries.cpp  the bounded snapshots the console and the admin API read
 #pragma once
 
-#include "Engine.h"
-#include "Glob.h"
-#include "Hash.h"
-#include "KeyTable.h"
-#include "LevelRun.h"
-#include "ShardedMap.h"
-#include "Stats.h"
-#include "Tuning.h"
-#include "Window.h"
+#include "core/Engine.h"
+#include "core/Glob.h"
+#include "core/Hash.h"
+#include "core/KeyTable.h"
+#include "core/LevelRun.h"
+#include "core/ShardedMap.h"
+#include "core/Stats.h"
+#include "core/Tuning.h"
+#include "core/Window.h"
 
 #include <algorithm>
 #include <atomic>

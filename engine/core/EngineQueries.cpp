@@ -2,7 +2,7 @@
 // The bounded snapshots the console and the admin API read: counters, the
 // per-second history, the top clients, the live buckets, one client, one
 // customer. Each reads one published set; none counts anything.
-#include "EngineImpl.h"
+#include "core/EngineImpl.h"
 
 namespace Floodgate::Core {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "Glob.h"
+#include "core/Glob.h"
 
 #include <algorithm>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "Hash.h"
+#include "core/Hash.h"
 
 #include <array>
 #include <bit>

@@ -14,7 +14,7 @@
 //   128-bit output, even a blind search needs about 2^64 tries.
 #pragma once
 
-#include "Address.h"
+#include "core/Address.h"
 
 #include <cstdint>
 #include <cstring>

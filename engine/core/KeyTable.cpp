@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-#include "KeyTable.h"
+#include "core/KeyTable.h"
 
-#include "Hash.h"
-#include "Tuning.h"
+#include "core/Hash.h"
+#include "core/Tuning.h"
 
 #include <algorithm>
 #include <bit>

@@ -5,7 +5,7 @@
 // longest window. Internal to the engine; no I/O, no Qt.
 #pragma once
 
-#include "Time.h"
+#include "core/Time.h"
 
 #include <atomic>
 #include <cstdint>

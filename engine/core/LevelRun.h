@@ -4,8 +4,8 @@
 // binding level (what the answer reports) is chosen. Private to the engine.
 #pragma once
 
-#include "Tuning.h"
-#include "Window.h"
+#include "core/Tuning.h"
+#include "core/Window.h"
 
 #include <array>
 #include <cstdint>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The words the engine's enums are written as in the API, the log and the UI.
-#include "Decision.h"
-#include "Snapshot.h"
+#include "core/Decision.h"
+#include "core/Snapshot.h"
 
 namespace Floodgate::Core {
 

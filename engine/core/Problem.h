@@ -3,7 +3,7 @@
 // writer), kept for the console's banner: it shows each serial once.
 #pragma once
 
-#include "Time.h"
+#include "core/Time.h"
 
 #include <cstdint>
 #include <string>

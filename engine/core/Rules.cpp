@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-#include "Rules.h"
+#include "core/Rules.h"
 
-#include "SettingTable.h"
-#include "Tuning.h"
-#include "Window.h"
+#include "core/SettingTable.h"
+#include "core/Tuning.h"
+#include "core/Window.h"
 
 #include <algorithm>
 #include <map>

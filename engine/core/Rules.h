@@ -4,9 +4,9 @@
 // engine compiles a validated copy and publishes it atomically.
 #pragma once
 
-#include "Address.h"
-#include "Time.h"
-#include "Tuning.h"
+#include "core/Address.h"
+#include "core/Time.h"
+#include "core/Tuning.h"
 
 #include <cstdint>
 #include <optional>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "SettingTable.h"
+#include "core/SettingTable.h"
 
 namespace Floodgate::Core {
 

@@ -10,7 +10,7 @@
 // the table reads them back through a row's accessor (defaultNumber()).
 #pragma once
 
-#include "Rules.h"
+#include "core/Rules.h"
 
 #include <cstdint>
 #include <optional>

@@ -3,11 +3,11 @@
 // Taking one never holds more than one shard lock at a time.
 #pragma once
 
-#include "AddressList.h"
-#include "Decision.h"
-#include "Time.h"
-#include "Tuning.h"
-#include "Window.h"
+#include "core/AddressList.h"
+#include "core/Decision.h"
+#include "core/Time.h"
+#include "core/Tuning.h"
+#include "core/Window.h"
 
 #include <array>
 #include <cstdint>

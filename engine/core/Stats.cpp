@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "Stats.h"
+#include "core/Stats.h"
 
 namespace Floodgate::Core {
 

@@ -4,10 +4,10 @@
 // reader sums the slots.
 #pragma once
 
-#include "Decision.h"
-#include "Snapshot.h"
-#include "Time.h"
-#include "Tuning.h"
+#include "core/Decision.h"
+#include "core/Snapshot.h"
+#include "core/Time.h"
+#include "core/Tuning.h"
 
 #include <array>
 #include <atomic>

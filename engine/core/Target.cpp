@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-#include "Target.h"
+#include "core/Target.h"
 
-#include "Rules.h"
+#include "core/Rules.h"
 
 namespace Floodgate::Core {
 

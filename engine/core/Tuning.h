@@ -2,7 +2,7 @@
 // Every tunable of the engine core in one place, units in the names.
 #pragma once
 
-#include "Time.h"
+#include "core/Time.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -101,6 +101,29 @@ inline constexpr std::int64_t dbBusyTimeoutMs = 5 * SECOND;
 inline constexpr std::int64_t dbPollIntervalMs = 500;
 inline constexpr std::int64_t listPurgeIntervalMs = MINUTE;
 inline constexpr std::size_t autoBanQueue = 10'000;
+
+// The traffic listener's caps: connections open at once (beyond: the
+// connection is closed at accept), the request head (414 for a longer
+// request line, 431 for more bytes or fields), a request body (413), how
+// many pipelined answers go out in one write, and limiter.log records each
+// listener thread may have waiting (beyond: dropped, counted).
+inline constexpr std::size_t maxConnections = 10'000;
+inline constexpr std::size_t headerLimitBytes = 8 * 1024;
+inline constexpr std::size_t maxHeaderFields = 100;
+inline constexpr std::size_t bodyLimitBytes = 8 * 1024 * 1024;
+inline constexpr std::size_t pipelineDepth = 16;
+inline constexpr std::size_t limiterLogRecordsPerThread = 4096;
+// Proxy mode: 502 when the upstream cannot be reached in this long, 504 when
+// it does not answer in this long; idle keep-alive upstream connections
+// kept per listener thread. A graceful stop gives in-flight requests
+// shutdownDeadlineMs.
+inline constexpr std::int64_t upstreamConnectTimeoutMs = 3 * SECOND;
+inline constexpr std::int64_t upstreamResponseTimeoutMs = 30 * SECOND;
+inline constexpr std::size_t upstreamPoolPerThread = 64;
+inline constexpr std::int64_t shutdownDeadlineMs = 5 * SECOND;
+
+// The admin API's request body (a list import included): 413 beyond.
+inline constexpr std::size_t adminBodyLimitBytes = 1024 * 1024;
 
 // Admin port connections: at most this many in all and from one client
 // address. A new connection over a cap closes the oldest one that is only

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-#include "Window.h"
+#include "core/Window.h"
 
-#include "Hash.h"
+#include "core/Hash.h"
 
 #include <algorithm>
 #include <cstring>

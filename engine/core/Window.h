@@ -10,10 +10,10 @@
 //   live ring (3 s x 20): [newest bucket index] [20 x 16-bit counts packed in 10 cells]
 #pragma once
 
-#include "Decision.h"
-#include "Rules.h"
-#include "Time.h"
-#include "Tuning.h"
+#include "core/Decision.h"
+#include "core/Rules.h"
+#include "core/Time.h"
+#include "core/Tuning.h"
 
 #include <array>
 #include <cstdint>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "PrivateFiles.h"
+#include "files/PrivateFiles.h"
 
 #include <cerrno>
 #include <cstdio>

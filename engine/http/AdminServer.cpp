@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 #include <utility>  // before Asio (Boost 1.74 + GCC 12)
 
-#include "AdminServer.h"
+#include "http/AdminServer.h"
 
-#include "Deadlines.h"
-#include "Json.h"
-#include "Peer.h"
-#include "Responses.h"
-#include "Rules.h"
+#include "http/Deadlines.h"
+#include "wire/Json.h"
+#include "http/Peer.h"
+#include "http/Responses.h"
+#include "core/Rules.h"
 
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>

@@ -9,9 +9,9 @@
 // ordinary C++ without Boost.
 #pragma once
 
-#include "Address.h"
-#include "Time.h"
-#include "Tuning.h"
+#include "core/Address.h"
+#include "core/Time.h"
+#include "core/Tuning.h"
 
 #include <cstdint>
 #include <functional>
@@ -57,7 +57,7 @@ struct AdminHandlers {
 struct AdminOptions {
     std::string address = "127.0.0.1";
     std::uint16_t port = 9090;  // 0 = any free port
-    std::size_t bodyLimitBytes = 1024 * 1024;
+    std::size_t bodyLimitBytes = Core::Tuning::adminBodyLimitBytes;
     // Caps and deadlines (Tuning.h says why): slow clients cannot take the port.
     std::size_t maxConnections = Core::Tuning::adminMaxConnections;
     std::size_t maxConnectionsPerClient = Core::Tuning::adminMaxConnectionsPerClient;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-#include "ClientIdentity.h"
+#include "http/ClientIdentity.h"
 
-#include "Rules.h"
+#include "core/Rules.h"
 
 namespace Floodgate::Http {
 

@@ -9,7 +9,7 @@
 // believed on its own, and headers from an untrusted peer are ignored.
 #pragma once
 
-#include "Address.h"
+#include "core/Address.h"
 
 #include <optional>
 #include <string>

@@ -8,8 +8,8 @@
 // Session.h); free of Boost: the sweep takes the server's own Asio timer.
 #pragma once
 
-#include "Time.h"
-#include "Tuning.h"
+#include "core/Time.h"
+#include "core/Tuning.h"
 
 #include <chrono>
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-#include "Explain.h"
+#include "http/Explain.h"
 
-#include "Codec.h"
-#include "Time.h"
+#include "wire/Codec.h"
+#include "core/Time.h"
 
 namespace Floodgate::Http {
 

@@ -3,7 +3,7 @@
 // admin API's events ("why") and the console's events view both show it.
 #pragma once
 
-#include "LimiterLog.h"
+#include "http/LimiterLog.h"
 
 #include <string>
 

@@ -3,7 +3,7 @@
 // client's fields without the hop-by-hop ones (RFC 9110 section 7.6.1), and
 // the forwarding headers Floodgate writes itself (X-Forwarded-*, X-Real-IP,
 // Forwarded) from what a trusted proxy said and the peer.
-#include "Session.h"
+#include "http/Session.h"
 
 #include <algorithm>
 #include <cctype>

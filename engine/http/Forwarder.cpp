@@ -13,10 +13,10 @@
 //
 // The head sent upstream (fields, forwarding headers, the upstream URL) is
 // ForwardHead.cpp's.
-#include "Session.h"
+#include "http/Session.h"
 
-#include "Metrics.h"
-#include "Responses.h"
+#include "http/Metrics.h"
+#include "http/Responses.h"
 
 #include <sys/socket.h>
 

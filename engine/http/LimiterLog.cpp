@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
-#include "LimiterLog.h"
+#include "http/LimiterLog.h"
 
-#include "Codec.h"
-#include "Csv.h"
-#include "PrivateFiles.h"
-#include "Tuning.h"
+#include "wire/Codec.h"
+#include "wire/Csv.h"
+#include "files/PrivateFiles.h"
+#include "core/Tuning.h"
 
 #include <algorithm>
 #include <chrono>

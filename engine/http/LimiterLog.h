@@ -5,10 +5,11 @@
 // never waits; when a ring is full the line is dropped and counted.
 #pragma once
 
-#include "Decision.h"
-#include "Problem.h"
-#include "SpscRing.h"
-#include "Time.h"
+#include "core/Decision.h"
+#include "core/Problem.h"
+#include "http/SpscRing.h"
+#include "core/Time.h"
+#include "core/Tuning.h"
 
 #include <atomic>
 #include <condition_variable>
@@ -62,10 +63,10 @@ std::string formatLogLine(const LogRecord& r);
 class LimiterLog {
 public:
     // An empty path makes a log that counts but writes nothing (e.g. --log off).
-    LimiterLog(std::string path, std::size_t producers, std::size_t recordsPerProducer = 4096);
+    LimiterLog(std::string path, std::size_t producers, std::size_t recordsPerProducer = Core::Tuning::limiterLogRecordsPerThread);
     // The same, with a write failure's time read on `clock` (wall time); the
     // clock outlives the log. Records carry the time their request was decided at.
-    LimiterLog(std::string path, std::size_t producers, const Core::Clock& clock, std::size_t recordsPerProducer = 4096);
+    LimiterLog(std::string path, std::size_t producers, const Core::Clock& clock, std::size_t recordsPerProducer = Core::Tuning::limiterLogRecordsPerThread);
     ~LimiterLog();
 
     // Opens the file (appending; writes the header if the file is new) and

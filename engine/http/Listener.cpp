@@ -5,12 +5,12 @@
 // engine is called inline. This file accepts, sweeps deadlines, starts and
 // stops; RequestParser.cpp parses a request, Session.cpp serves one
 // connection, Forwarder.cpp relays in proxy mode.
-#include "Session.h"
+#include "http/Session.h"
 
-#include "LimiterLog.h"
-#include "Metrics.h"
-#include "RequestSamples.h"
-#include "Responses.h"
+#include "http/LimiterLog.h"
+#include "http/Metrics.h"
+#include "http/RequestSamples.h"
+#include "http/Responses.h"
 
 #include <algorithm>
 

@@ -5,9 +5,9 @@
 // ext_authz); proxy mode forwards allowed requests to an upstream.
 #pragma once
 
-#include "ClientIdentity.h"
-#include "Time.h"
-#include "Tuning.h"
+#include "http/ClientIdentity.h"
+#include "core/Time.h"
+#include "core/Tuning.h"
 
 #include <cstdint>
 #include <memory>
@@ -40,20 +40,21 @@ struct ListenerOptions {
     std::uint16_t port = 8080;      // 0 = any free port; see Listener::port()
     unsigned threads = 0;           // 0 = number of cores
     std::optional<UpstreamUrl> upstream;  // proxy mode when set
-    std::size_t maxConnections = 10'000;
-    std::size_t headerLimitBytes = 8 * 1024;   // request line + fields (414 / 431 beyond)
-    std::size_t maxHeaderFields = 100;         // 431 beyond
-    std::size_t bodyLimitBytes = 8 * 1024 * 1024;  // 413 beyond
-    std::size_t pipelineDepth = 16;            // requests answered per write when pipelined
+    // Caps (Tuning.h says what each one refuses).
+    std::size_t maxConnections = Core::Tuning::maxConnections;
+    std::size_t headerLimitBytes = Core::Tuning::headerLimitBytes;  // request line + fields (414 / 431 beyond)
+    std::size_t maxHeaderFields = Core::Tuning::maxHeaderFields;    // 431 beyond
+    std::size_t bodyLimitBytes = Core::Tuning::bodyLimitBytes;      // 413 beyond
+    std::size_t pipelineDepth = Core::Tuning::pipelineDepth;        // requests answered per write when pipelined
     // The deadlines of Tuning.h, shared with the admin server.
     Core::Millis headerTimeoutMs = Core::Tuning::headerTimeoutMs;  // slowloris: the header must arrive within this
     Core::Millis idleTimeoutMs = Core::Tuning::idleTimeoutMs;      // keep-alive connections idle this long are closed
     Core::Millis bodyTimeoutMs = Core::Tuning::bodyTimeoutMs;      // between body reads
     Core::Millis writeTimeoutMs = Core::Tuning::writeTimeoutMs;
-    Core::Millis upstreamConnectTimeoutMs = 3'000;   // 502 when the upstream cannot be reached in time
-    Core::Millis upstreamResponseTimeoutMs = 30'000; // 504 when it does not answer in time
-    std::size_t upstreamPoolPerThread = 64;    // idle keep-alive upstream connections kept per thread
-    Core::Millis shutdownDeadlineMs = 5'000;   // graceful stop: in-flight requests get this long
+    Core::Millis upstreamConnectTimeoutMs = Core::Tuning::upstreamConnectTimeoutMs;    // 502 beyond
+    Core::Millis upstreamResponseTimeoutMs = Core::Tuning::upstreamResponseTimeoutMs;  // 504 beyond
+    std::size_t upstreamPoolPerThread = Core::Tuning::upstreamPoolPerThread;
+    Core::Millis shutdownDeadlineMs = Core::Tuning::shutdownDeadlineMs;  // graceful stop: in-flight requests get this long
     TrustedProxies trustedProxies;
 };
 

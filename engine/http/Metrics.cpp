@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-#include "Metrics.h"
+#include "http/Metrics.h"
 
-#include "Decimal.h"
-#include "Engine.h"
-#include "LimiterLog.h"
+#include "wire/Decimal.h"
+#include "core/Engine.h"
+#include "http/LimiterLog.h"
 
 #include <map>
 #include <string_view>

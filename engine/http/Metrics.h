@@ -4,7 +4,7 @@
 // the admin thread reads and sums them.
 #pragma once
 
-#include "Decision.h"
+#include "core/Decision.h"
 
 #include <array>
 #include <atomic>

@@ -5,7 +5,7 @@
 // public headers.
 #pragma once
 
-#include "Address.h"
+#include "core/Address.h"
 
 #include <boost/asio/ip/address.hpp>
 

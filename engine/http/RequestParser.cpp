@@ -3,13 +3,13 @@
 // into per-connection storage reused from request to request, and refuses
 // what HTTP says to refuse (obs-fold, a missing or doubled Host, framing that
 // could be read two ways) before anything is decided.
-#include "Session.h"
+#include "http/Session.h"
 
-#include "LimiterLog.h"
-#include "Metrics.h"
-#include "Peer.h"
-#include "RequestSamples.h"
-#include "Responses.h"
+#include "http/LimiterLog.h"
+#include "http/Metrics.h"
+#include "http/Peer.h"
+#include "http/RequestSamples.h"
+#include "http/Responses.h"
 
 #include <algorithm>
 

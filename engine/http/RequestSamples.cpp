@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "RequestSamples.h"
+#include "http/RequestSamples.h"
 
 namespace Floodgate::Http {
 

@@ -6,8 +6,8 @@
 // drains them a few times a second.
 #pragma once
 
-#include "Decision.h"
-#include "SpscRing.h"
+#include "core/Decision.h"
+#include "http/SpscRing.h"
 
 #include <memory>
 #include <vector>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-#include "Responses.h"
+#include "http/Responses.h"
 
-#include "Json.h"
+#include "wire/Json.h"
 
 #include <charconv>
 

@@ -4,8 +4,8 @@
 // the headers docs/INTERFACE.md promises.
 #pragma once
 
-#include "Decision.h"
-#include "Rules.h"
+#include "core/Decision.h"
+#include "core/Rules.h"
 
 #include <string>
 #include <string_view>

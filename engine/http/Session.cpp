@@ -3,13 +3,13 @@
 // (the request facts built from the parsed request), answering, pipelining;
 // responses are written by hand and batched when pipelined. Proxy mode's
 // relaying is in Forwarder.cpp.
-#include "Session.h"
+#include "http/Session.h"
 
-#include "LimiterLog.h"
-#include "Metrics.h"
-#include "Peer.h"
-#include "RequestSamples.h"
-#include "Responses.h"
+#include "http/LimiterLog.h"
+#include "http/Metrics.h"
+#include "http/Peer.h"
+#include "http/RequestSamples.h"
+#include "http/Responses.h"
 
 #include <algorithm>
 

@@ -8,12 +8,12 @@
 
 #include <utility>  // before Asio: Boost 1.74 + GCC 12 in C++20 need std::exchange declared first
 
-#include "Deadlines.h"
-#include "Engine.h"
-#include "Peer.h"
-#include "Listener.h"
-#include "Rules.h"
-#include "Target.h"
+#include "http/Deadlines.h"
+#include "core/Engine.h"
+#include "http/Peer.h"
+#include "http/Listener.h"
+#include "core/Rules.h"
+#include "core/Target.h"
 
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>

@@ -5,7 +5,7 @@
 // the consumer's positions live on their own cache lines.
 #pragma once
 
-#include "Utf8.h"
+#include "core/Utf8.h"
 
 #include <algorithm>
 #include <atomic>

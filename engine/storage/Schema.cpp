@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-#include "Schema.h"
+#include "storage/Schema.h"
 
-#include "Json.h"
-#include "Rules.h"
-#include "Sqlite.h"
+#include "wire/Json.h"
+#include "core/Rules.h"
+#include "storage/Sqlite.h"
 
 #include <string>
 #include <vector>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "Sqlite.h"
+#include "storage/Sqlite.h"
 
 #include <sqlite3.h>
 #include <fcntl.h>

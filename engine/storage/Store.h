@@ -8,13 +8,13 @@
 // picked up by polling PRAGMA data_version. Never on the request path.
 #pragma once
 
-#include "AddressList.h"
-#include "Json.h"
-#include "Rules.h"
-#include "Tables.h"
-#include "Problem.h"
-#include "Time.h"
-#include "Tuning.h"
+#include "core/AddressList.h"
+#include "wire/Json.h"
+#include "core/Rules.h"
+#include "storage/Tables.h"
+#include "core/Problem.h"
+#include "core/Time.h"
+#include "core/Tuning.h"
 
 #include <atomic>
 #include <condition_variable>

@@ -4,8 +4,8 @@
 // audit trail's name for a list entry.
 #pragma once
 
-#include "AddressList.h"
-#include "Store.h"
+#include "core/AddressList.h"
+#include "storage/Store.h"
 
 #include <string>
 #include <utility>

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 // The jobs the API, the console and the CLI submit: list entries (add, remove, import) and the configuration (tiers, customers, rules). Each runs inside the writer's transaction and says what it changed.
-#include "Store.h"
+#include "storage/Store.h"
 
-#include "Codec.h"
-#include "Engine.h"
-#include "Sqlite.h"
-#include "StoreEffects.h"
-#include "Tables.h"
+#include "wire/Codec.h"
+#include "core/Engine.h"
+#include "storage/Sqlite.h"
+#include "storage/StoreEffects.h"
+#include "storage/Tables.h"
 
 #include <algorithm>
 

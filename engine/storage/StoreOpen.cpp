@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
 // Opening the database (the checks that refuse a file, schema migration), and the reads: what the engine loads at start, the audit trail, the lists, the rules.
-#include "Store.h"
+#include "storage/Store.h"
 
-#include "Codec.h"
-#include "Engine.h"
-#include "Tables.h"
-#include "PrivateFiles.h"
-#include "Schema.h"
-#include "Sqlite.h"
-#include "Tuning.h"
+#include "wire/Codec.h"
+#include "core/Engine.h"
+#include "storage/Tables.h"
+#include "files/PrivateFiles.h"
+#include "storage/Schema.h"
+#include "storage/Sqlite.h"
+#include "core/Tuning.h"
 
 #include <sqlite3.h>
 

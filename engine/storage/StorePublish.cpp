@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 // Publishing what was committed to the engine (the rules, list changes, everything after another process wrote), and purging expired entries.
-#include "Store.h"
+#include "storage/Store.h"
 
-#include "Codec.h"
-#include "Engine.h"
-#include "Sqlite.h"
-#include "StoreEffects.h"
-#include "Tables.h"
+#include "wire/Codec.h"
+#include "core/Engine.h"
+#include "storage/Sqlite.h"
+#include "storage/StoreEffects.h"
+#include "storage/Tables.h"
 
 #include <algorithm>
 #include <set>

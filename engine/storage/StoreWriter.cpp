@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 // The writer thread: jobs queued by anyone, run in one transaction per batch, answered after COMMIT; automatic bans written behind.
-#include "Store.h"
+#include "storage/Store.h"
 
-#include "Codec.h"
-#include "Engine.h"
-#include "Sqlite.h"
-#include "StoreEffects.h"
-#include "Tables.h"
+#include "wire/Codec.h"
+#include "core/Engine.h"
+#include "storage/Sqlite.h"
+#include "storage/StoreEffects.h"
+#include "storage/Tables.h"
 
 #include <sqlite3.h>
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-#include "Tables.h"
+#include "storage/Tables.h"
 
-#include "Codec.h"
-#include "SettingTable.h"
-#include "Sqlite.h"
+#include "wire/Codec.h"
+#include "core/SettingTable.h"
+#include "storage/Sqlite.h"
 
 #include <cstring>
 #include <stdexcept>

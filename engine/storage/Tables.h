@@ -4,8 +4,8 @@
 // caller owns the transaction. Internal to fg_storage.
 #pragma once
 
-#include "AddressList.h"
-#include "Rules.h"
+#include "core/AddressList.h"
+#include "core/Rules.h"
 
 #include <cstdint>
 #include <optional>

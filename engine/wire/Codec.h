@@ -6,10 +6,10 @@
 // list import/export and the console. Plain C++20, no I/O.
 #pragma once
 
-#include "AddressList.h"
-#include "Json.h"
-#include "Rules.h"
-#include "Snapshot.h"
+#include "core/AddressList.h"
+#include "wire/Json.h"
+#include "core/Rules.h"
+#include "core/Snapshot.h"
 
 #include <optional>
 #include <string>

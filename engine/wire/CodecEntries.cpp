@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Safelist and blocklist entries as JSON.
-#include "Codec.h"
-#include "JsonReader.h"
+#include "wire/Codec.h"
+#include "wire/JsonReader.h"
 
 #include <algorithm>
 #include <charconv>

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Levels, tiers, customers and the rules document as JSON (its settings row by
 // row from SettingTable.h); the names of the rule enums.
-#include "Codec.h"
-#include "JsonReader.h"
-#include "SettingTable.h"
+#include "wire/Codec.h"
+#include "wire/JsonReader.h"
+#include "core/SettingTable.h"
 
 #include <algorithm>
 #include <charconv>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // What the engine shows of its clients and buckets, as JSON (the admin API, the console).
-#include "Codec.h"
+#include "wire/Codec.h"
 
 #include <algorithm>
 #include <charconv>

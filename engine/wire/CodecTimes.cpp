@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // RFC 3339 times and durations, as the API writes and reads them.
-#include "Codec.h"
-#include "Decimal.h"
-#include "JsonReader.h"
+#include "wire/Codec.h"
+#include "wire/Decimal.h"
+#include "wire/JsonReader.h"
 
 #include <algorithm>
 #include <charconv>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "Csv.h"
+#include "wire/Csv.h"
 
 namespace Floodgate::Wire::Csv {
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-#include "Json.h"
+#include "wire/Json.h"
 
-#include "Utf8.h"
+#include "core/Utf8.h"
 
 #include <charconv>
 #include <cmath>

@@ -5,7 +5,7 @@
 // their key order. Plain C++20; not on the request path.
 #pragma once
 
-#include "Tuning.h"
+#include "core/Tuning.h"
 
 #include <cstdint>
 #include <initializer_list>

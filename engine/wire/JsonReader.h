@@ -4,7 +4,7 @@
 // first problem names its field ("levels[1].period must be > 0").
 #pragma once
 
-#include "Codec.h"
+#include "wire/Codec.h"
 
 #include <cmath>
 #include <initializer_list>

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-#include "ListFile.h"
+#include "wire/ListFile.h"
 
-#include "Codec.h"
-#include "Csv.h"
-#include "Json.h"
+#include "wire/Codec.h"
+#include "wire/Csv.h"
+#include "wire/Json.h"
 
 #include <map>
 #include <set>

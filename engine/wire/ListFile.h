@@ -5,7 +5,7 @@
 // Plain C++20 over strings; the caller reads and writes the file.
 #pragma once
 
-#include "AddressList.h"
+#include "core/AddressList.h"
 
 #include <optional>
 #include <string>

@@ -6,9 +6,9 @@
 #include <QtTest>
 
 #ifndef Q_MOC_RUN
-#include "AdminApi.h"
-#include "AdminServer.h"
-#include "Json.h"
+#include "api/AdminApi.h"
+#include "http/AdminServer.h"
+#include "wire/Json.h"
 #include "TrafficStack.h"
 
 #include <sqlite3.h>

@@ -10,12 +10,12 @@
 // stay under 10 ms).
 //
 //   QT_QPA_PLATFORM=offscreen bench_console_tick [CLIENTS=100000] [TICKS_PER_VIEW=40]
-#include "Console.h"
-#include "Engine.h"
-#include "MainWindow.h"
-#include "Runtime.h"
-#include "SnapshotWorker.h"
-#include "Store.h"
+#include "ui/Console.h"
+#include "core/Engine.h"
+#include "ui/MainWindow.h"
+#include "app/Runtime.h"
+#include "ui/SnapshotWorker.h"
+#include "storage/Store.h"
 
 #include <QApplication>
 #include <QElapsedTimer>

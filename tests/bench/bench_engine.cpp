@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Engine::decide() cost: a hot key and 1,000,000 distinct keys, 1 and 2 threads.
 // Run through scripts/bench-engine, which writes the figures to docs/BENCHMARKS.md.
-#include "Engine.h"
+#include "core/Engine.h"
 
 #include <benchmark/benchmark.h>
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Bytes per tracked key: the RSS delta of tracking 1,000,000 distinct clients
 // with the default rules (the live ring + 6/3 s lockout + 300/5 min + 600/30 min).
-#include "Engine.h"
+#include "core/Engine.h"
 
 #include <cstdio>
 #include <fstream>

@@ -9,8 +9,8 @@
 // Run by scripts/bench-storage; prints the medians.
 //
 //   bench_storage [ENTRIES=100000] [RUNS=5] [EDITS=20]
-#include "Engine.h"
-#include "Store.h"
+#include "core/Engine.h"
+#include "storage/Store.h"
 
 #include <algorithm>
 #include <chrono>

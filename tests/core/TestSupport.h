@@ -9,8 +9,8 @@
 // also prints "Action::Throttle" rather than "1" on a failure.
 #pragma once
 
-#include "Engine.h"
-#include "SettingTable.h"
+#include "core/Engine.h"
+#include "core/SettingTable.h"
 
 #include <QByteArray>
 #include <QString>

@@ -3,7 +3,7 @@
 // IPv4-mapped addresses, masking, and the counting key of a client.
 #include <QtTest>
 
-#include "Address.h"
+#include "core/Address.h"
 #include "TestSupport.h"
 
 using namespace Floodgate::Core;

@@ -4,7 +4,7 @@
 // that a scan would show.
 #include <QtTest>
 
-#include "AddressList.h"
+#include "core/AddressList.h"
 #include "TestSupport.h"
 
 #include <random>

@@ -4,10 +4,10 @@
 // list entries never count as tracked keys.
 #include <QtTest>
 
-#include "Engine.h"
+#include "core/Engine.h"
 #include "TestSupport.h"
-#include "Tuning.h"
-#include "Window.h"
+#include "core/Tuning.h"
+#include "core/Window.h"
 
 #include <algorithm>
 

@@ -4,7 +4,7 @@
 // snapshots may change or be read while traffic flows.
 #include <QtTest>
 
-#include "Engine.h"
+#include "core/Engine.h"
 #include "TestSupport.h"
 
 #include <array>

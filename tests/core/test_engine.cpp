@@ -7,9 +7,9 @@
 // case says otherwise; no case here refuses that often.
 #include <QtTest>
 
-#include "Engine.h"
+#include "core/Engine.h"
 #include "TestSupport.h"
-#include "Tuning.h"
+#include "core/Tuning.h"
 
 #include <algorithm>
 #include <array>

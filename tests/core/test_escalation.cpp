@@ -4,7 +4,7 @@
 // to a cap. Here K = 5, F = 10 s, T = 60 s, cap 240 s, factor 2.
 #include <QtTest>
 
-#include "Engine.h"
+#include "core/Engine.h"
 #include "TestSupport.h"
 
 using namespace Floodgate::Core;

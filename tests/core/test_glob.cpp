@@ -2,7 +2,7 @@
 // Glob patterns for paths and user agents, and compiled pattern sets.
 #include <QtTest>
 
-#include "Glob.h"
+#include "core/Glob.h"
 #include "TestSupport.h"
 
 #include <string>

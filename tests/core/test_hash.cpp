@@ -6,7 +6,7 @@
 // and the per-process key.
 #include <QtTest>
 
-#include "Hash.h"
+#include "core/Hash.h"
 
 #include <array>
 #include <string>

@@ -4,7 +4,7 @@
 // the counters. One scripted scenario, read from every side.
 #include <QtTest>
 
-#include "Engine.h"
+#include "core/Engine.h"
 #include "TestSupport.h"
 
 using namespace Floodgate::Core;

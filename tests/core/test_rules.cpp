@@ -4,11 +4,11 @@
 // compact period names used in level names.
 #include <QtTest>
 
-#include "Rules.h"
-#include "SettingTable.h"
+#include "core/Rules.h"
+#include "core/SettingTable.h"
 #include "TestSupport.h"
-#include "Tuning.h"
-#include "Window.h"
+#include "core/Tuning.h"
+#include "core/Window.h"
 
 using namespace Floodgate::Core;
 using namespace Floodgate::Core::Test;

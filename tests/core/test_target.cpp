@@ -3,7 +3,7 @@
 // one text (what is forwarded) and one matching path (what rules compare).
 #include <QtTest>
 
-#include "Target.h"
+#include "core/Target.h"
 #include "TestSupport.h"
 
 #include <string>

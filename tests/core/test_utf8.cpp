@@ -4,8 +4,8 @@
 // records (copyTruncated) and the engine's short names (ShortName).
 #include <QtTest>
 
-#include "Decision.h"
-#include "Utf8.h"
+#include "core/Decision.h"
+#include "core/Utf8.h"
 
 #include <string>
 

@@ -6,7 +6,7 @@
 #include <QtTest>
 
 #include "TestSupport.h"
-#include "Window.h"
+#include "core/Window.h"
 
 #include <vector>
 

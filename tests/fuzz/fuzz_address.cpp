@@ -2,7 +2,7 @@
 // Address and CIDR parsing (engine/core/Address.h): never crashes, says why
 // it refused, and whatever it accepts prints back as text that parses to the
 // same value (the console, the lists and the API all round-trip through it).
-#include "Address.h"
+#include "core/Address.h"
 #include "FuzzCheck.h"
 
 #include <cstdint>

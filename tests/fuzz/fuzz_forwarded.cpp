@@ -4,7 +4,7 @@
 // chain is empty exactly when the client is the peer itself or no hop was
 // usable; an untrusted peer's header is never read; every address taken out
 // of an element prints back to itself.
-#include "ClientIdentity.h"
+#include "http/ClientIdentity.h"
 #include "FuzzCheck.h"
 
 #include <cstdint>

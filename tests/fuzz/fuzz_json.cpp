@@ -3,7 +3,7 @@
 // depth, a reason on refusal, and what it accepts dumps to a document that
 // reads back to the same value.
 #include "FuzzCheck.h"
-#include "Json.h"
+#include "wire/Json.h"
 
 #include <cstdint>
 #include <string_view>

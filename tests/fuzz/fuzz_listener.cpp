@@ -8,11 +8,11 @@
 // listener never crashes, always closes (no hang past the deadline), every
 // answer is a well-framed HTTP/1.1 response, and it still serves a normal
 // request after every input.
-#include "Engine.h"
+#include "core/Engine.h"
 #include "FuzzCheck.h"
-#include "LimiterLog.h"
-#include "Listener.h"
-#include "Metrics.h"
+#include "http/LimiterLog.h"
+#include "http/Listener.h"
+#include "http/Metrics.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

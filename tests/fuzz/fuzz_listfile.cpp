@@ -3,7 +3,7 @@
 // byte: never crashes, every refusal has a reason, and a file it accepts
 // whole exports to a file that imports again whole, with the same entries.
 #include "FuzzCheck.h"
-#include "ListFile.h"
+#include "wire/ListFile.h"
 
 #include <cstdint>
 #include <string_view>

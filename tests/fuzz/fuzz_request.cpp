@@ -6,11 +6,11 @@
 // head ("METHOD TARGET\nName: value\n..."), split leniently so that every
 // byte reaches the engine. Properties: never crashes; the answer is one
 // well-framed HTTP/1.1 response whose Content-Length matches its body.
-#include "ClientIdentity.h"
-#include "Decision.h"
-#include "Engine.h"
+#include "http/ClientIdentity.h"
+#include "core/Decision.h"
+#include "core/Engine.h"
 #include "FuzzCheck.h"
-#include "Responses.h"
+#include "http/Responses.h"
 
 #include <charconv>
 #include <cstdint>

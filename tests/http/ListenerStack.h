@@ -6,10 +6,10 @@
 // for the listener's time. Header-only: the suites that include it link fg_http.
 #pragma once
 
-#include "Engine.h"
-#include "LimiterLog.h"
-#include "Listener.h"
-#include "Metrics.h"
+#include "core/Engine.h"
+#include "http/LimiterLog.h"
+#include "http/Listener.h"
+#include "http/Metrics.h"
 
 #include <memory>
 #include <string>

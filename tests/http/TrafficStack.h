@@ -7,13 +7,13 @@
 // storage and the listener.
 #pragma once
 
-#include "Engine.h"
+#include "core/Engine.h"
 #include "HttpTestClient.h"
-#include "LimiterLog.h"
-#include "Listener.h"
-#include "Metrics.h"
-#include "RequestSamples.h"
-#include "Store.h"
+#include "http/LimiterLog.h"
+#include "http/Listener.h"
+#include "http/Metrics.h"
+#include "http/RequestSamples.h"
+#include "storage/Store.h"
 
 #include <memory>
 #include <stdexcept>

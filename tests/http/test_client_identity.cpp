@@ -6,7 +6,7 @@
 #include <QtTest>
 
 #ifndef Q_MOC_RUN
-#include "ClientIdentity.h"
+#include "http/ClientIdentity.h"
 #endif
 
 using namespace Floodgate;

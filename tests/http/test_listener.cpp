@@ -9,14 +9,14 @@
 // moc cannot parse C++20 standard headers (<concepts>); it only needs the
 // test class, so it does not read the project's headers.
 #ifndef Q_MOC_RUN
-#include "Csv.h"
-#include "Engine.h"
+#include "wire/Csv.h"
+#include "core/Engine.h"
 #include "HttpTestClient.h"
-#include "LimiterLog.h"
-#include "Listener.h"
+#include "http/LimiterLog.h"
+#include "http/Listener.h"
 #include "ListenerStack.h"
-#include "Metrics.h"
-#include "Tuning.h"
+#include "http/Metrics.h"
+#include "core/Tuning.h"
 
 #include <fcntl.h>
 #include <sys/resource.h>

@@ -7,11 +7,11 @@
 #include <QtTest>
 
 #ifndef Q_MOC_RUN
-#include "Engine.h"
+#include "core/Engine.h"
 #include "HttpTestClient.h"
-#include "LimiterLog.h"
-#include "Listener.h"
-#include "Metrics.h"
+#include "http/LimiterLog.h"
+#include "http/Listener.h"
+#include "http/Metrics.h"
 
 #include <filesystem>
 #include <fstream>

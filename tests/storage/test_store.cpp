@@ -6,10 +6,10 @@
 // refused untouched (corrupt, newer, foreign, locked).
 #include <QtTest>
 
-#include "Codec.h"
-#include "Engine.h"
-#include "Schema.h"
-#include "Store.h"
+#include "wire/Codec.h"
+#include "core/Engine.h"
+#include "storage/Schema.h"
+#include "storage/Store.h"
 #include "TestSupport.h"
 
 #include <sqlite3.h>

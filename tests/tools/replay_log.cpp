@@ -15,7 +15,7 @@
 // Prints Markdown: the totals, then every refused client (--all: every
 // client) with its user agent, its request count, its busiest 3 seconds (all
 // requests, and the ones the rules counted) and minute, and what refused it.
-#include "Engine.h"
+#include "core/Engine.h"
 
 #include <algorithm>
 #include <cstdio>

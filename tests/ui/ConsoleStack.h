@@ -4,8 +4,8 @@
 // services over it, and the window, offscreen.
 #pragma once
 
-#include "Console.h"
-#include "MainWindow.h"
+#include "ui/Console.h"
+#include "ui/MainWindow.h"
 #include "TrafficStack.h"
 
 #include <QTemporaryDir>

@@ -6,16 +6,16 @@
 #include <QtTest>
 
 #ifndef Q_MOC_RUN
-#include "ClientsModel.h"
-#include "ConsoleServices.h"
-#include "Engine.h"
-#include "Format.h"
-#include "ListModel.h"
-#include "SnapshotWorker.h"
-#include "StatusBar.h"
-#include "StreamModels.h"
+#include "ui/ClientsModel.h"
+#include "ui/ConsoleServices.h"
+#include "core/Engine.h"
+#include "ui/Format.h"
+#include "ui/ListModel.h"
+#include "ui/SnapshotWorker.h"
+#include "ui/StatusBar.h"
+#include "ui/StreamModels.h"
 #include "TestSupport.h"
-#include "TierModels.h"
+#include "ui/TierModels.h"
 
 #include <QAbstractItemModelTester>
 #include <QItemSelectionModel>

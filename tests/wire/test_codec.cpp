@@ -4,8 +4,8 @@
 // reports. Everything here is what an operator types or a script sends.
 #include <QtTest>
 
-#include "Codec.h"
-#include "ListFile.h"
+#include "wire/Codec.h"
+#include "wire/ListFile.h"
 #include "TestSupport.h"
 
 using namespace Floodgate::Core;

@@ -3,7 +3,7 @@
 // an offset, a depth bound, exact integers, UTF-8 checked, compact output.
 #include <QtTest>
 
-#include "Json.h"
+#include "wire/Json.h"
 
 #include <clocale>
 #include <cstdio>
