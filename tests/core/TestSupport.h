@@ -12,6 +12,8 @@
 #pragma once
 
 #include "Engine.h"
+
+// Key below drives a level's cells the way the engine does.
 #include "Window.h"
 
 #include <QByteArray>
