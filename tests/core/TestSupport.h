@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Helpers shared by the engine suites: addresses from text, requests built
-// field by field, and readable names for the engine's enums.
+// field by field, readable names for the engine's enums, COMPARE_ACTION and
+// the binding rule of a decision, FNV-1a collisions of the engine's old key
+// hash, and one key's window cells driven the way the engine drives them.
 //
 // Why the names: QCOMPARE(d.action, Action::Throttle) would find
 // Floodgate::Core::toString(Action) by argument-dependent lookup; it returns a
@@ -12,12 +14,22 @@
 #include "core/Engine.h"
 #include "core/SettingTable.h"
 
+// Key below drives a level's cells the way the engine does.
+#include "core/Window.h"
+
 #include <QByteArray>
+#include <QList>
 #include <QString>
+#include <QStringList>
+#include <QTest>
 #include <QtGlobal>
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <numeric>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -106,6 +118,22 @@ inline ListEntry listEntry(std::string_view range, std::string reason = {}, Mill
 inline std::shared_ptr<const AddressList> makeList(std::vector<ListEntry> entries)
 {
     return std::make_shared<const AddressList>(std::move(entries));
+}
+
+// A rule counted by the value of the X-Api-Key header.
+inline ThrottleRule apiKeyRule(std::string name, std::vector<Level> levels)
+{
+    ThrottleRule r;
+    r.name = std::move(name);
+    r.discriminator = Discriminator::Header;
+    r.header = "X-Api-Key";
+    r.levels = std::move(levels);
+    return r;
+}
+
+inline ThrottleRule apiKeyRule(std::string name, Level level)
+{
+    return apiKeyRule(std::move(name), std::vector<Level>{level});
 }
 
 // ---- enum labels (independent of the engine's own toString) -------------
@@ -284,4 +312,192 @@ inline QByteArray describe(const Decision& d)
         + QByteArray::number(qint64(d.resetMs));
 }
 
+
+// The name of the level (or list) that decided.
+inline QByteArray ruleOf(const Decision& d)
+{
+    return QByteArray(d.rule.text, d.rule.length);
+}
+
+// The names of a client's levels, in the order the engine lists them.
+inline QStringList levelNames(const ClientDetail& detail)
+{
+    QStringList out;
+    for (const LevelUsage& u : detail.levels)
+        out << qs(u.name);
+    return out;
+}
+
+// ---- FNV-1a collisions -------------------------------------------------------
+// How the engine used to key header values (salt 6) and cooldown users
+// (salt 3): FNV-1a 64 from the offset basis xor the salt, the process seed
+// mixed in only after the loop, so two strings whose loop states collide
+// shared one counter whatever the seed.
+inline constexpr std::uint64_t FNV_PRIME = 0x100000001b3ULL;
+
+inline std::uint64_t oldFnvState(std::string_view s, std::uint64_t salt)
+{
+    std::uint64_t h = 0xcbf29ce484222325ULL ^ salt;
+    for (unsigned char c : s) {
+        h ^= c;
+        h *= FNV_PRIME;
+    }
+    return h;
+}
+
+// Two different 32-byte strings with the same FNV-1a state from `salt`.
+//
+// XOR with a byte changes only the state's low byte, so after it the state
+// is y + e for a small integer e (-255..255) the byte can choose given y's
+// low byte. For two strings, the difference of their states after the last
+// byte is then sum_i d_i * P^(31-i) mod 2^64 with d_i = e_i - e'_i: a
+// collision is a choice of small d_i whose weighted sum is 0 mod 2^64.
+// Wagner's generalised birthday algorithm ("A Generalized Birthday
+// Problem", CRYPTO 2002) finds one from 16 lists of the 2^15 pairs
+// (d_2j, d_2j+1), each merge zeroing 15 more low bits; the bytes are then
+// chosen position by position to make each difference.
+inline std::pair<std::string, std::string> fnvCollision(std::uint64_t salt)
+{
+    constexpr int N = 32, R = 90, LISTS = N / 2;
+    std::array<std::uint64_t, N> weight{};
+    std::uint64_t w = 1;
+    for (int i = N - 1; i >= 0; --i) {
+        weight[std::size_t(i)] = w;
+        w *= FNV_PRIME;
+    }
+    struct Node {
+        std::uint64_t sum;
+        std::uint32_t left, right;  // level 0: d + R of the two positions; above: indexes one level down
+    };
+    std::vector<std::vector<std::vector<Node>>> levels(1);
+    for (int j = 0; j < LISTS; ++j) {
+        std::vector<Node> list;
+        for (int a = -R; a <= R; ++a)
+            for (int b = -R; b <= R; ++b)
+                list.push_back({std::uint64_t(std::int64_t(a)) * weight[std::size_t(2 * j)]
+                                    + std::uint64_t(std::int64_t(b)) * weight[std::size_t(2 * j + 1)],
+                                std::uint32_t(a + R), std::uint32_t(b + R)});
+        levels[0].push_back(std::move(list));
+    }
+    const std::uint64_t masks[] = {(1ULL << 15) - 1, (1ULL << 30) - 1, (1ULL << 45) - 1, ~0ULL};
+    for (std::uint64_t mask : masks) {
+        const auto& below = levels.back();
+        std::vector<std::vector<Node>> next;
+        for (std::size_t j = 0; j + 1 < below.size(); j += 2) {
+            const std::vector<Node>& A = below[j];
+            std::vector<std::uint32_t> order(below[j + 1].size());
+            std::iota(order.begin(), order.end(), 0u);
+            const std::vector<Node>& B = below[j + 1];
+            std::sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) { return (B[x].sum & mask) < (B[y].sum & mask); });
+            std::vector<Node> merged;
+            for (std::uint32_t ia = 0; ia < A.size() && merged.size() < (1u << 16); ++ia) {
+                const std::uint64_t want = (0 - A[ia].sum) & mask;
+                auto it = std::lower_bound(order.begin(), order.end(), want, [&](std::uint32_t x, std::uint64_t v) { return (B[x].sum & mask) < v; });
+                for (; it != order.end() && (B[*it].sum & mask) == want; ++it)
+                    merged.push_back({A[ia].sum + B[*it].sum, ia, *it});
+            }
+            next.push_back(std::move(merged));
+        }
+        levels.push_back(std::move(next));
+    }
+    // Every node of the last level sums to 0: read its differences back.
+    std::array<int, N> d{};
+    std::function<void(std::size_t, std::size_t, std::uint32_t)> unfold = [&](std::size_t level, std::size_t list, std::uint32_t index) {
+        const Node& n = levels[level][list][index];
+        if (level == 0) {
+            d[2 * list] = int(n.left) - R;
+            d[2 * list + 1] = int(n.right) - R;
+            return;
+        }
+        unfold(level - 1, 2 * list, n.left);
+        unfold(level - 1, 2 * list + 1, n.right);
+    };
+    for (std::uint32_t s = 0; s < levels.back()[0].size(); ++s) {
+        unfold(levels.size() - 1, 0, s);
+        if (std::all_of(d.begin(), d.end(), [](int x) { return x == 0; }))
+            continue;  // the trivial solution: two equal strings
+        std::string a, b;
+        std::uint64_t y = 0xcbf29ce484222325ULL ^ salt, z = y;
+        bool ok = true;
+        for (int i = 0; i < N && ok; ++i) {
+            const int L = int(y & 255), M = int(z & 255);
+            const int T = d[std::size_t(i)] + L - M;  // the low bytes after the XOR must differ by T
+            ok = T >= -255 && T <= 255;
+            const int v = T >= 0 ? T : 0, u = v - T;
+            const auto ca = static_cast<unsigned char>(L ^ v), cb = static_cast<unsigned char>(M ^ u);
+            a.push_back(char(ca));
+            b.push_back(char(cb));
+            y = (y ^ ca) * FNV_PRIME;
+            z = (z ^ cb) * FNV_PRIME;
+        }
+        if (ok && y == z && a != b)
+            return {a, b};
+    }
+    qFatal("no FNV-1a collision found");
+}
+
+// ---- one key's window cells (Window.h) ---------------------------------------
+
+inline constexpr Millis EPOCH_2026 = 1'790'000'040'000;  // a multiple of 60 s (so of 3 s and 300 ms too)
+
+inline constexpr auto SLIDING = Algorithm::SlidingWindow;
+inline constexpr auto FIXED = Algorithm::FixedWindow;
+inline constexpr auto LOCKOUT = Algorithm::Lockout;
+
+inline Level makeLevel(Algorithm algorithm, std::uint32_t limit, Millis periodMs, Millis bucketMs = 0, Millis lockoutMs = 0,
+                       bool countRefused = false)
+{
+    Level l = level(limit, periodMs, algorithm);
+    l.bucketMs = bucketMs;
+    l.lockoutMs = lockoutMs;
+    l.countRefused = countRefused;
+    return l;
+}
+
+// One key's cells for one level, used the way the engine uses them.
+struct Key {
+    explicit Key(const Level& l)
+        : spec(LevelSpec::compile(l, "test"))
+        , cells(spec.cells, 0u)
+    {
+    }
+    Verdict eval(Millis now) { return Floodgate::Core::evaluate(spec, cells.data(), now); }
+    // A request: counted when the level lets it through, refused otherwise.
+    Verdict hit(Millis now)
+    {
+        const Verdict v = eval(now);
+        if (v.allowed)
+            Floodgate::Core::count(spec, cells.data(), now);
+        else
+            Floodgate::Core::refuse(spec, cells.data(), now);
+        return v;
+    }
+    Millis resetAfterCount(Millis now) const { return Floodgate::Core::resetAfterCount(spec, cells.data(), now); }
+    void uncount(Millis now) { Floodgate::Core::uncount(spec, cells.data(), now); }
+    std::vector<BucketView> buckets(Millis now) const { return bucketsOf(spec, cells.data(), now); }
+
+    LevelSpec spec;
+    std::vector<std::uint32_t> cells;
+};
+
+// The data of a case that runs twice: from t = 0 and from a 2026 wall-clock
+// time, to show the arithmetic does not depend on the epoch.
+inline void addBases()
+{
+    QTest::addColumn<qint64>("base");
+    QTest::newRow("from 0") << qint64(0);
+    QTest::newRow("2026") << qint64(EPOCH_2026);
+}
+
 } // namespace Floodgate::Core::Test
+
+// A decision's action, with the whole decision in the message when it differs.
+// Evaluates its decision once: QVERIFY2 builds its message even when the
+// check passes, so a decide() call written inline would otherwise run twice.
+#define COMPARE_ACTION(expr, expected)                                                                   \
+    do {                                                                                                 \
+        const ::Floodgate::Core::Decision decided_ = (expr);                                             \
+        QVERIFY2(decided_.action == (expected),                                                          \
+                 (::Floodgate::Core::Test::label(expected) + " expected, got "                           \
+                  + ::Floodgate::Core::Test::describe(decided_)).constData());                            \
+    } while (false)

@@ -18,13 +18,10 @@ namespace {
 // A rule counted by the X-Api-Key header with `levels` levels (periods 1 s, 2 s, ...).
 ThrottleRule keyedRule(std::string name, int levels)
 {
-    ThrottleRule r;
-    r.name = std::move(name);
-    r.discriminator = Discriminator::Header;
-    r.header = "X-Api-Key";
+    std::vector<Level> periods;
     for (int i = 1; i <= levels; ++i)
-        r.levels.push_back(level(1000, i * SECOND));
-    return r;
+        periods.push_back(level(1000, i * SECOND));
+    return apiKeyRule(std::move(name), std::move(periods));
 }
 
 struct BadCase {

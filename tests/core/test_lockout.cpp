@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: MIT
+// The lockout algorithm of Window.h over a key's own cells: a window from the
+// first request, a lock after a refusal (restarted by a counted refusal,
+// longer than the period if configured), the reset.
+// Time is injected; most cases run twice, from t = 0 and from a 2026
+// wall-clock time, to show the arithmetic does not depend on the epoch.
+#include <QtTest>
+
+#include "TestSupport.h"
+#include "core/Window.h"
+
+#include <vector>
+
+using namespace Floodgate::Core;
+using namespace Floodgate::Core::Test;
+
+class TestLockout : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void lockout_data() { addBases(); }
+    void lockout();
+    void lockoutCountRefusedRestartsTheLock_data() { addBases(); }
+    void lockoutCountRefusedRestartsTheLock();
+    void lockoutWindowStartsAtTheFirstRequest_data() { addBases(); }
+    void lockoutWindowStartsAtTheFirstRequest();
+    void lockoutLongerThanThePeriod();
+    void lockoutReset();
+};
+
+// ---- lockout ---------------------------------------------------------------------
+
+void TestLockout::lockout()
+{
+    QFETCH(qint64, base);
+    Key k(makeLevel(LOCKOUT, 6, 3000, 0, 3000));
+
+    for (std::uint32_t i = 0; i < 6; ++i) {
+        const Verdict v = k.hit(base);
+        QVERIFY(v.allowed);
+        QCOMPARE(v.used, i);
+    }
+    Verdict v = k.eval(base + 100);
+    QVERIFY(!v.allowed);
+    QCOMPARE(v.retryAfterMs, Millis(3000));  // refusing now starts a 3 s lockout
+    Floodgate::Core::refuse(k.spec, k.cells.data(), base + 100);
+
+    v = k.hit(base + 2000);
+    QVERIFY(!v.allowed);
+    QCOMPARE(v.retryAfterMs, Millis(1100));
+    v = k.hit(base + 3099);
+    QVERIFY(!v.allowed);
+    QCOMPARE(v.retryAfterMs, Millis(1));
+
+    // The lock ended: let in again, with a fresh window.
+    v = k.hit(base + 3100);
+    QVERIFY(v.allowed);
+    QCOMPARE(v.used, 0u);
+    for (int i = 0; i < 5; ++i)
+        QVERIFY(k.hit(base + 3100).allowed);
+    QVERIFY(!k.hit(base + 3100).allowed);
+}
+
+void TestLockout::lockoutCountRefusedRestartsTheLock()
+{
+    QFETCH(qint64, base);
+    Key k(makeLevel(LOCKOUT, 6, 3000, 0, 3000, true));
+
+    for (int i = 0; i < 6; ++i)
+        QVERIFY(k.hit(base).allowed);
+    QVERIFY(!k.hit(base + 100).allowed);  // locked until 3100
+    Verdict v = k.hit(base + 2000);       // refused while locked: locked until 5000
+    QVERIFY(!v.allowed);
+    QCOMPARE(v.retryAfterMs, Millis(1100));
+    v = k.eval(base + 3100);
+    QVERIFY(!v.allowed);
+    QCOMPARE(v.retryAfterMs, Millis(1900));
+    QVERIFY(k.eval(base + 5000).allowed);
+}
+
+void TestLockout::lockoutWindowStartsAtTheFirstRequest()
+{
+    QFETCH(qint64, base);
+    {
+        Key k(makeLevel(LOCKOUT, 6, 3000));
+        QVERIFY(k.hit(base).allowed);
+        for (int i = 0; i < 5; ++i)
+            QVERIFY(k.hit(base + 1000).allowed);
+        const Verdict v = k.hit(base + 2999);
+        QVERIFY(!v.allowed);
+        QCOMPARE(v.retryAfterMs, Millis(3000));
+    }
+    {
+        Key k(makeLevel(LOCKOUT, 6, 3000));
+        QVERIFY(k.hit(base).allowed);
+        for (int i = 0; i < 5; ++i)
+            QVERIFY(k.hit(base + 1000).allowed);
+        // now - start >= period: the window of the first request ran out.
+        const Verdict v = k.hit(base + 3000);
+        QVERIFY(v.allowed);
+        QCOMPARE(v.used, 0u);
+        QCOMPARE(v.windowStartMs, Millis(base + 3000));
+    }
+    {
+        // Unlike a fixed window, a clock boundary changes nothing: 6 at 2999
+        // open a window that lasts until 5999.
+        Key k(makeLevel(LOCKOUT, 6, 3000));
+        for (int i = 0; i < 6; ++i)
+            QVERIFY(k.hit(base + 2999).allowed);
+        const Verdict v = k.hit(base + 3000);
+        QVERIFY(!v.allowed);
+        QCOMPARE(v.retryAfterMs, Millis(3000));
+    }
+}
+
+void TestLockout::lockoutLongerThanThePeriod()
+{
+    Key k(makeLevel(LOCKOUT, 6, 3000, 0, 10000));
+    for (int i = 0; i < 6; ++i)
+        QVERIFY(k.hit(0).allowed);
+    Verdict v = k.hit(100);
+    QVERIFY(!v.allowed);
+    QCOMPARE(v.retryAfterMs, Millis(10000));
+    v = k.hit(5000);
+    QVERIFY(!v.allowed);
+    QCOMPARE(v.retryAfterMs, Millis(5100));
+    QVERIFY(!k.hit(10099).allowed);
+    QVERIFY(k.hit(10100).allowed);
+}
+
+void TestLockout::lockoutReset()
+{
+    Key k(makeLevel(LOCKOUT, 6, 3000));
+    QCOMPARE(k.eval(0).resetMs, Millis(0));
+    QVERIFY(k.hit(500).allowed);
+    QCOMPARE(k.resetAfterCount(500), Millis(3000));
+    QVERIFY(k.hit(600).allowed);
+    QCOMPARE(k.eval(1000).resetMs, Millis(2500));  // the window of the first request ends at 3500
+    QCOMPARE(k.eval(1000).used, 2u);
+}
+
+QTEST_APPLESS_MAIN(TestLockout)
+#include "test_lockout.moc"
