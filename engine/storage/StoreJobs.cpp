@@ -80,7 +80,8 @@ void Store::removeEntry(ListKind kind, Cidr range, Actor actor, Done done)
                 std::lock_guard lock(m_mutex);
                 std::erase_if(m_autoBans, [&](const ListEntry& e) { return e.range == range; });
             }
-            if (const ListEntry* held = m_engine->automaticBans()->find(range); held && !held->stored())
+            const auto bans = m_engine->automaticBans();  // held while `held` points into it
+            if (const ListEntry* held = bans->find(range); held && !held->stored())
                 before = Codec::toJson(*held, kind, now);
         }
         if (!before)
