@@ -225,11 +225,4 @@ std::vector<ListEntry> ListSet::active(ListKind kind, Millis now) const
     return out;
 }
 
-std::size_t ListSet::activeCount(ListKind kind, Millis now) const
-{
-    if (kind == ListKind::Safelist)
-        return safelist->activeCount(now);
-    return blocklist->activeCount(now) + automatic->activeCount(now);
-}
-
 } // namespace Floodgate::Core

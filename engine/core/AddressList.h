@@ -99,7 +99,6 @@ struct ListSet {
     const ListEntry* match(const IpAddress& address, Millis now, ListKind* kind) const;
     // Every entry of `kind` active at `now`, the blocklist with the automatic bans.
     std::vector<ListEntry> active(ListKind kind, Millis now) const;
-    std::size_t activeCount(ListKind kind, Millis now) const;
 };
 
 } // namespace Floodgate::Core
