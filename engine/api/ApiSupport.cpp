@@ -2,6 +2,7 @@
 #include "api/ApiSupport.h"
 
 #include "storage/Store.h"
+#include "core/Target.h"
 #include "core/Utf8.h"
 
 #include <algorithm>
@@ -13,21 +14,6 @@ using namespace Core;
 using namespace Wire;
 using Http::AdminRequest;
 using Http::AdminResponse;
-
-namespace {
-
-int hexValue(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-} // namespace
 
 AdminResponse json(int status, const Json& body)
 {

@@ -17,17 +17,6 @@ bool isUnreserved(unsigned char c)
     return isAlnum(c) || c == '-' || c == '.' || c == '_' || c == '~';
 }
 
-int hexValue(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 char upperHex(char c)
 {
     return (c >= 'a' && c <= 'f') ? char(c - 'a' + 'A') : c;
@@ -190,6 +179,17 @@ bool normaliseTarget(std::string_view raw, NormalisedTarget& out)
     }
     resolveSegments(out.path(), out.matchPath, true, false);
     return true;
+}
+
+int hexValue(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
 }
 
 } // namespace Floodgate::Core

@@ -59,6 +59,10 @@ struct NormalisedTarget {
 // Returns out.ok().
 bool normaliseTarget(std::string_view raw, NormalisedTarget& out);
 
+// The value of one hex digit of a percent-escape (either case); -1 when `c`
+// is not one.
+int hexValue(char c);
+
 // A Host header value or an absolute-form authority: uri-host [":" port]
 // characters only (no user information, no spaces, no slashes). Empty is
 // valid (RFC 9110 §7.2: a target without an authority).
