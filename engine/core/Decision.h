@@ -30,6 +30,7 @@ enum class Reason : std::uint8_t {
     SafeUserAgent,  // not counted: a safe user agent
     HasCookies,     // not counted: cookie-less-only mode and the request has cookies
     RangeContinuation,  // not counted: a Range GET continuing a resource this client began reading (Tuning.h)
+    ClusterDown,    // refused: Redis is out of reach and when_cluster_down is "closed"
 };
 const char* toString(Reason reason);
 
@@ -51,6 +52,9 @@ struct RequestFacts {
     std::string_view customerId;
     // Every request header, for header discriminators and the cooldown user key.
     std::span<const HeaderField> headers;
+    // In a cluster: this request already waited (Decision::waitForCluster)
+    // as long as it may; it is decided now on what this node knows.
+    bool clusterWaited = false;
 };
 
 // A short, fixed-capacity name so a decision never allocates. A longer one
@@ -84,6 +88,10 @@ struct Decision {
     Millis retryAfterMs = 0;         // until the same request would pass (0 when allowed)
     Millis listExpiresAt = 0;        // for block/safelist decisions: when the entry ends
     bool autoBanned = false;         // this very request put the client on the blocklist
+    // In a cluster: nothing was decided or counted; this client has used
+    // what this node may admit before Redis acknowledges its earlier
+    // requests. Decide again shortly (docs/CLUSTER.md, the error bound).
+    bool waitForCluster = false;
     bool customer = false;           // decided by a customer tier
     ShortName customerId;            // that customer's id
     // How to answer, from the settings the decision was made under (so the

@@ -22,7 +22,7 @@ Engine::Engine(EngineConfig config)
         throw std::invalid_argument("invalid engine configuration: " + *error);
     auto cfg = std::make_shared<const EngineConfig>(std::move(config));
     auto p = std::make_shared<Published>();
-    p->compiled = compile(cfg);
+    p->compiled = compile(cfg, false);
     p->clients = std::make_shared<KeyTable>(cfg->settings.maxTrackedKeys, p->compiled->tableStride);
     p->customers = std::make_shared<KeyTable>(std::max<std::size_t>(1024, cfg->customers.size() * 2), p->compiled->customerStride);
     m->published = std::move(p);
@@ -35,7 +35,7 @@ std::optional<std::string> Engine::setConfig(EngineConfig config)
     if (auto error = validate(config))
         return error;
     auto cfg = std::make_shared<const EngineConfig>(std::move(config));
-    auto compiled = compile(cfg);
+    auto compiled = compile(cfg, m->cluster.enabled);
     m->publish([&](Published& p) {
         // Keep the tables (and so every count) unless the new shape needs wider
         // entries or another capacity; entries whose shape changed start over.

@@ -16,6 +16,7 @@
 #pragma once
 
 #include "core/AddressList.h"
+#include "core/Cluster.h"
 #include "core/Decision.h"
 #include "core/Rules.h"
 #include "core/Snapshot.h"
@@ -106,6 +107,29 @@ public:
     // Forgets idle keys, stale escalation history, expired cooldowns and
     // expired automatic bans. Cheap to call every second or so.
     std::size_t purge(Millis now);
+
+    // ---- the cluster (docs/CLUSTER.md; engine/cluster syncs it with Redis) ----
+    // Lays every entry out with room for the other nodes' counts and a
+    // lease, and from then on decides as one node of a cluster. Call once,
+    // before traffic; counts held so far start over.
+    void enableCluster();
+    bool clustered() const;
+    // The sync's verdict on Redis and how many nodes count together.
+    void setClusterState(ClusterState state, std::uint32_t nodes);
+    ClusterState clusterState() const;
+    std::uint32_t clusterNodes() const;
+    // Called on a deciding thread, outside every engine lock, when an entry
+    // needs its report at once (a request waits for it). Must be quick (wake
+    // the sync thread); set before traffic starts.
+    void onClusterWork(std::function<void()> wake);
+    // The reports of the entries due for one: at most `max`; with `all`,
+    // every entry that has anything unreported.
+    std::vector<SyncReport> takeReports(Millis now, std::size_t max, bool all);
+    // What Redis answered, acks[i] for reports[i].
+    void applyAcks(const std::vector<SyncReport>& reports, const std::vector<SyncAck>& acks, Millis now);
+    // Redis lost what it held (restarted empty): every live entry reports again.
+    void resyncAll(Millis now);
+    ClusterCounters clusterCounters() const;
 
     struct Impl;
 

@@ -31,29 +31,52 @@ std::uint32_t signatureOf(const std::vector<LevelSpec>& levels, std::uint64_t se
     return foldSignature(h);
 }
 
-std::vector<LevelSpec> compileLevels(const std::vector<std::pair<Level, std::string>>& named, std::uint16_t& offset, Millis& keepMs)
+std::vector<LevelSpec> compileLevels(const std::vector<std::pair<Level, std::string>>& named, std::uint16_t& offset, Millis& keepMs,
+                                     bool shared)
 {
     std::vector<LevelSpec> out;
     for (const auto& [level, name] : named) {
         LevelSpec spec = LevelSpec::compile(level, name);
         spec.offset = offset;
-        offset = std::uint16_t(offset + spec.cells);
+        spec.shared = shared;
+        offset = std::uint16_t(offset + (shared ? 2 : 1) * spec.cells);  // a shared level: the other nodes' counts follow
         keepMs = std::max(keepMs, spec.keepMs());
         out.push_back(spec);
     }
     return out;
 }
 
+// A cluster entry's sync cells go after its levels; its name for Redis
+// comes from the levels' shapes alone (no per-process seed), so every node
+// names it the same.
+SharedEntry shareEntry(const std::vector<LevelSpec>& levels, std::uint16_t& offset, std::uint64_t seed, bool clustered)
+{
+    SharedEntry e;
+    if (!clustered)
+        return e;
+    e.sync = offset;
+    offset = std::uint16_t(offset + SyncCells::Count);
+    e.minLimit = levels.empty() ? 0 : levels.front().limit;
+    e.shape = mix64(seed);
+    for (const LevelSpec& l : levels) {
+        e.minLimit = std::min(e.minLimit, l.limit);
+        e.shape = mix64(e.shape ^ mix64(std::uint64_t(l.algorithm) + 1)) ^ mix64(std::uint64_t(l.periodMs))
+            ^ mix64(std::uint64_t(l.bucketMs) * GOLDEN_GAMMA) ^ mix64(std::uint64_t(l.lockoutMs) + XXH_PRIME64_2);
+    }
+    return e;
+}
+
 } // namespace
 
-std::shared_ptr<const Compiled> compile(std::shared_ptr<const EngineConfig> cfg)
+std::shared_ptr<const Compiled> compile(std::shared_ptr<const EngineConfig> cfg, bool clustered)
 {
     auto c = std::make_shared<Compiled>();
     c->source = cfg;
+    c->clustered = clustered;
     std::uint16_t clientOffset = LiveRing::Cells;
     c->clientKeepMs = Tuning::liveWindowMs;
     std::uint16_t widest = 0;
-    std::uint64_t clientShape = CLIENT_SHAPE_SEED;
+    std::uint64_t clientShape = CLIENT_SHAPE_SEED ^ (clustered ? CLUSTER_SHAPE_SEED : 0);
     for (std::size_t i = 0; i < cfg->rules.size(); ++i) {
         const ThrottleRule& r = cfg->rules[i];
         CompiledRule cr;
@@ -69,18 +92,21 @@ std::shared_ptr<const Compiled> compile(std::shared_ptr<const EngineConfig> cfg)
             named.emplace_back(l, l.name.empty() ? r.name + "-" + formatPeriod(l.periodMs) : l.name);
         if (r.discriminator == Discriminator::ClientAddress) {
             cr.space = CLIENT_SPACE;
-            cr.levels = compileLevels(named, clientOffset, c->clientKeepMs);
+            cr.levels = compileLevels(named, clientOffset, c->clientKeepMs, clustered);
             for (const auto& l : cr.levels)
                 clientShape = mix64(clientShape ^ l.shapeSignature());
+            c->clientLevels.insert(c->clientLevels.end(), cr.levels.begin(), cr.levels.end());
         } else {
             cr.space = std::uint32_t(i + 1);
             std::uint16_t own = 0;
-            cr.levels = compileLevels(named, own, cr.keepMs);
-            cr.signature = signatureOf(cr.levels, i + 1);
+            cr.levels = compileLevels(named, own, cr.keepMs, clustered);
+            cr.shared = shareEntry(cr.levels, own, i + 1, clustered);
+            cr.signature = signatureOf(cr.levels, (i + 1) ^ (clustered ? CLUSTER_SHAPE_SEED : 0));
             widest = std::max(widest, own);
         }
         c->rules.push_back(std::move(cr));
     }
+    c->clientShared = shareEntry(c->clientLevels, clientOffset, CLIENT_SHAPE_SEED, clustered);
     c->clientStride = clientOffset;
     c->clientSignature = foldSignature(clientShape);
     c->tableStride = std::max({c->clientStride, widest, ContinuationWindow::Cells});
@@ -103,11 +129,12 @@ std::shared_ptr<const Compiled> compile(std::shared_ptr<const EngineConfig> cfg)
         cc.name = cu.name;
         cc.tier = cu.tier;
         std::uint16_t own = 0;
-        cc.levels = compileLevels(named, own, cc.keepMs);
-        cc.signature = signatureOf(cc.levels, CUSTOMER_SHAPE_SEED);
+        cc.levels = compileLevels(named, own, cc.keepMs, clustered);
+        cc.shared = shareEntry(cc.levels, own, CUSTOMER_SHAPE_SEED, clustered);
+        cc.signature = signatureOf(cc.levels, CUSTOMER_SHAPE_SEED ^ (clustered ? CLUSTER_SHAPE_SEED : 0));
         const Hash128 idHash = keyedHash128(cu.id);
         cc.key = TableKey{idHash.lo, idHash.hi, 0, 0, 0};
-        cc.tag = foldSignature(cc.key.a);
+        cc.tag = customerTag(cc.key);
         c->customerByTag.emplace(cc.tag, cu.id);
         c->customerStride = std::max(c->customerStride, own);
         c->customers.emplace(cu.id, std::move(cc));

@@ -205,29 +205,79 @@ Decision Engine::decide(const RequestFacts& f, Millis now)
     }
     bool refused = coolingDown != nullptr;
 
+    // In a cluster: what the levels are judged on, from the sync's verdict on
+    // Redis (one atomic load) and the when_cluster_down setting.
+    LevelView view;
+    ClusterState clusterState = ClusterState::Up;
+    if (c.clustered) {
+        clusterState = m->cluster.state.load(std::memory_order_acquire);
+        if (clusterState == ClusterState::Up) {
+            view.kind = LevelView::Kind::Combined;
+        } else if (c.settings.whenClusterDown == WhenClusterDown::Local) {
+            view = LevelView{LevelView::Kind::Share, m->cluster.nodes.load(std::memory_order_relaxed)};
+        } else if (c.settings.whenClusterDown == WhenClusterDown::Closed && !refused) {
+            d.action = Action::Throttle;
+            d.reason = Reason::ClusterDown;
+            d.rule.assign("cluster");
+            d.retryAfterMs = SECOND;
+            d.resetMs = SECOND;
+            m->trackOnly(p, key, f, now, 0);
+            return m->finish(d, c, slot, now);
+        }
+    }
+    Binding binding;
+    bool waiting = false;  // a shared entry's gate said wait: nothing more is run or counted
+    bool wake = false;
+    auto gateFor = [&](std::uint8_t table, const TableKey& k, std::uint32_t sig, const SharedEntry& shared, std::uint32_t* cells) {
+        ClusterGate g;
+        g.impl = m.get();
+        g.state = clusterState;
+        g.budget = m->clusterBudget(shared.minLimit);
+        g.waited = f.clusterWaited;
+        g.entry = QueuedEntry{table, k, sig};
+        g.sync = cells + shared.sync;
+        g.now = now;
+        return g;
+    };
+    // Runs a group of levels on an entry's cells; in a cluster, through the entry's gate.
+    auto run = [&](const LevelGroup& group, std::uint32_t* cells, std::uint8_t table, const TableKey& k, std::uint32_t sig,
+                   const SharedEntry& shared) {
+        if (!c.clustered)
+            return runLevels(group, cells, now, refused || waiting, binding);
+        ClusterGate g = gateFor(table, k, sig, shared, cells);
+        const bool r = runLevels(group, cells, now, refused || waiting, binding, view, [&] { return g.admit(); });
+        waiting = waiting || g.waiting;
+        wake = wake || g.wake;
+        return r;
+    };
+
     // 4. Levels. Entries other than the client's (a customer's, or rules keyed
     // on something else) reserve their count first and give it back if the
     // decision ends in a refusal, so no level ever admits over its limit.
-    Binding binding;
     struct Reservation {
         KeyTable* table;
+        std::uint8_t tableId;
         TableKey key;
         const std::vector<LevelSpec>* levels;
+        const SharedEntry* shared;
         std::uint32_t signature;
         Millis keepMs;
         bool reserved;
     };
     std::array<Reservation, MAX_SECONDARY> secondary;
     std::size_t secondaryCount = 0;
-    auto runSecondary = [&](KeyTable& table, const TableKey& k, const std::vector<LevelSpec>& levels, std::uint32_t sig, Millis keep) {
+    auto runSecondary = [&](KeyTable& table, std::uint8_t tableId, const TableKey& k, const std::vector<LevelSpec>& levels,
+                            const SharedEntry& shared, std::uint32_t sig, Millis keep) {
         LevelGroup group;
         group.add(levels);
         bool groupRefused = false;
+        if (waiting)
+            return;
         table.with(k, sig, now, keep, [&](KeyTable::Header&, std::uint32_t* cells, bool) {
-            groupRefused = runLevels(group, cells, now, refused, binding);
+            groupRefused = run(group, cells, tableId, k, sig, shared);
         });
         if (secondaryCount < MAX_SECONDARY)  // always: validate() caps the keyed rules
-            secondary[secondaryCount++] = {&table, k, &levels, sig, keep, !groupRefused && !refused};
+            secondary[secondaryCount++] = {&table, tableId, k, &levels, &shared, sig, keep, !groupRefused && !refused && !waiting};
         refused = refused || groupRefused;
     };
 
@@ -235,7 +285,8 @@ Decision Engine::decide(const RequestFacts& f, Millis now)
     if (customer) {
         d.customer = true;
         d.customerId.assign(customer->id);
-        runSecondary(*p.customers, customer->key, customer->levels, customer->signature, customer->keepMs);
+        runSecondary(*p.customers, CUSTOMER_TABLE, customer->key, customer->levels, customer->shared, customer->signature,
+                     customer->keepMs);
     } else {
         for (const CompiledRule& r : c.rules) {
             if (r.space == CLIENT_SPACE || !r.applies(f))
@@ -256,7 +307,7 @@ Decision Engine::decide(const RequestFacts& f, Millis now)
                 const Hash128 h = keyedHash128(value);
                 k = TableKey{h.lo, h.hi, 0, r.space, 0};
             }
-            runSecondary(*p.clients, k, r.levels, r.signature, r.keepMs);
+            runSecondary(*p.clients, CLIENT_TABLE, k, r.levels, r.shared, r.signature, r.keepMs);
         }
     }
 
@@ -268,25 +319,38 @@ Decision Engine::decide(const RequestFacts& f, Millis now)
             if (r.space == CLIENT_SPACE && r.applies(f))
                 clientLevels.add(r.levels);
     bool clientRefused = false;
-    p.clients->with(TableKey{key.hi(), key.lo(), 0, CLIENT_SPACE, 0}, c.clientSignature, now, c.clientKeepMs,
-                    [&](KeyTable::Header& h, std::uint32_t* cells, bool) {
-                        h.detail = f.client.lo();
-                        h.flags = customer ? customer->tag : 0;
-                        LiveRing::count(cells, now);
-                        clientRefused = runLevels(clientLevels, cells, now, refused, binding);
-                    });
+    const TableKey clientKey{key.hi(), key.lo(), 0, CLIENT_SPACE, 0};
+    p.clients->with(clientKey, c.clientSignature, now, c.clientKeepMs, [&](KeyTable::Header& h, std::uint32_t* cells, bool) {
+        h.detail = f.client.lo();
+        h.flags = customer ? customer->tag : 0;
+        if (!waiting)
+            clientRefused = run(clientLevels, cells, CLIENT_TABLE, clientKey, c.clientSignature, c.clientShared);
+        if (!waiting)  // a request that waits is seen once, when it is decided
+            LiveRing::count(cells, now);
+    });
     refused = refused || clientRefused;
-    if (refused) {
+    if (refused || waiting) {
         for (std::size_t i = 0; i < secondaryCount; ++i) {
             Reservation& r = secondary[i];
             if (!r.reserved)
                 continue;
             r.table->with(r.key, r.signature, now, r.keepMs, [&](KeyTable::Header&, std::uint32_t* cells, bool) {
                 for (const LevelSpec& spec : *r.levels)
-                    if (!spec.countRefused)
+                    if (!spec.countRefused || waiting)
                         uncount(spec, cells + spec.offset, now);
+                if (c.clustered)
+                    gateFor(r.tableId, r.key, r.signature, *r.shared, cells).giveBack();
             });
         }
+    }
+    if (wake && m->cluster.wake)
+        m->cluster.wake();
+    if (waiting) {
+        // Nothing was counted: the listener asks again shortly.
+        m->cluster.waits.fetch_add(1, std::memory_order_relaxed);
+        Decision w;
+        w.waitForCluster = true;
+        return w;
     }
 
     // 5. The answer, from the binding level or the cooldown.

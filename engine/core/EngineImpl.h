@@ -9,6 +9,7 @@
 //   EngineDecide.cpp   decide() and reportSuccess(): the request path
 //   EngineBans.cpp     escalation and the automatic bans the engine owns
 //   EngineQueries.cpp  the bounded snapshots the console and the admin API read
+//   EngineCluster.cpp  a cluster node's side of the sync: gates, reports, acks
 #pragma once
 
 #include "core/Engine.h"
@@ -44,6 +45,9 @@ inline constexpr std::uint32_t RANGE_SIGNATURE = 0x7a46e5u;  // any constant no 
 // a signature.
 inline constexpr std::uint64_t CLIENT_SHAPE_SEED = 0x51ed27u;
 inline constexpr std::uint64_t CUSTOMER_SHAPE_SEED = 0xc0ffeeu;
+// Mixed into every signature of a cluster node's layout (the other nodes'
+// counts and the sync cells make its entries wider).
+inline constexpr std::uint64_t CLUSTER_SHAPE_SEED = 0xc1u << 24;
 // Rules that key on something other than the client address, or a customer,
 // keep their own entries; a decision touches the customer's or those rules'
 // (never both), so validate()'s cap on keyed rules bounds them.
@@ -52,6 +56,15 @@ inline constexpr std::size_t MAX_SECONDARY = std::max<std::size_t>(Tuning::maxKe
 struct StringHash {
     using is_transparent = void;
     std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
+// In a cluster: where an entry keeps its sync cells, the lowest limit of its
+// levels (what its error budget is cut from) and a name for its layout that
+// is the same on every node (process-independent, unlike `signature`).
+struct SharedEntry {
+    std::uint16_t sync = 0;
+    std::uint32_t minLimit = 0;
+    std::uint64_t shape = 0;
 };
 
 struct CompiledRule {
@@ -65,6 +78,7 @@ struct CompiledRule {
     std::uint32_t space = CLIENT_SPACE;
     std::uint32_t signature = 0;  // own-space rules
     Millis keepMs = 0;
+    SharedEntry shared;           // own-space rules, in a cluster
 
     bool applies(const RequestFacts& f) const
     {
@@ -79,6 +93,7 @@ struct CompiledCustomer {
     std::vector<LevelSpec> levels;
     std::uint32_t signature = 0;
     Millis keepMs = 0;
+    SharedEntry shared;
     TableKey key;
     std::uint32_t tag = 0;  // kept in the client's entry: "this address spoke for that customer"
 };
@@ -99,10 +114,13 @@ struct CompiledCooldown {
 
 struct Compiled {
     std::shared_ptr<const EngineConfig> source;
+    bool clustered = false;  // every level shared, entries with sync cells
     std::vector<CompiledRule> rules;
     std::uint16_t clientStride = 0;
     std::uint32_t clientSignature = 0;
     Millis clientKeepMs = 0;
+    std::vector<LevelSpec> clientLevels;  // every per-address rule's, in the entry's order
+    SharedEntry clientShared;
     std::uint16_t tableStride = 0;
     std::unordered_map<std::string, CompiledCustomer, StringHash, std::equal_to<>> customers;
     std::uint16_t customerStride = 1;
@@ -121,7 +139,57 @@ struct Compiled {
 };
 
 // The configuration as the request path reads it; built once per edit.
-std::shared_ptr<const Compiled> compile(std::shared_ptr<const EngineConfig> cfg);
+std::shared_ptr<const Compiled> compile(std::shared_ptr<const EngineConfig> cfg, bool clustered);
+
+// The cells at the end of a shared entry (docs/CLUSTER.md, "the error bound"):
+//   [0] allowance: requests this node may still admit for the entry before
+//       Redis acknowledges more (signed; lease + E, less what was admitted)
+//   [1] requests admitted since its last report was taken
+//   [2] flags
+//   [3..4] when its lease ends (ms, this node's clock)
+namespace SyncCells {
+inline constexpr std::uint16_t Count = 5;
+inline constexpr std::uint32_t Ready = 1;     // allowance set (a new entry starts with E)
+inline constexpr std::uint32_t Queued = 2;    // in the report queue (or its report in flight)
+inline constexpr std::uint32_t InFlight = 4;  // a report is on its way to Redis
+inline constexpr std::uint32_t Urgent = 8;    // report at once: a request waits, or the lease is spent
+} // namespace SyncCells
+
+// The tag a customer's entry key folds to (Compiled::customerByTag).
+inline std::uint32_t customerTag(const TableKey& key)
+{
+    return std::uint32_t(key.a ^ (key.a >> 32)) | 1u;
+}
+
+// Which table an entry lives in, for the report queue.
+inline constexpr std::uint8_t CLIENT_TABLE = 0;
+inline constexpr std::uint8_t CUSTOMER_TABLE = 1;
+
+struct QueuedEntry {
+    std::uint8_t table = CLIENT_TABLE;
+    TableKey key;
+    std::uint32_t signature = 0;
+};
+
+// What a deciding thread does with one shared entry's sync cells: may it
+// admit one more request, and what follows (a report queued, the sync woken).
+struct ClusterGate {
+    Engine::Impl* impl = nullptr;
+    ClusterState state = ClusterState::Up;
+    std::uint32_t budget = 1;  // E
+    bool waited = false;       // RequestFacts::clusterWaited
+    QueuedEntry entry;
+    std::uint32_t* sync = nullptr;
+    Millis now = 0;
+    bool waiting = false;      // out: the request must wait
+    bool wake = false;         // out: wake the sync thread (after the locks are released)
+
+    // Called when the levels would admit the request, before they count it:
+    // true = count it (and it is charged to the allowance).
+    bool admit();
+    // A reservation counted by admit() was given back.
+    void giveBack();
+};
 
 // Everything a deciding thread reads, published as one immutable set: an
 // edit builds the next set and swaps it in (Engine::Impl::publish).
@@ -186,6 +254,22 @@ struct Engine::Impl {
     ShardedMap<IpAddress, Offender, AddressHash> offenders;
     std::function<void(const ListEntry&)> onAutomaticBan;
     std::atomic<std::uint64_t> autoBans{0};
+
+    // ---- the cluster (EngineCluster.cpp) ----
+    struct ClusterPart {
+        bool enabled = false;
+        std::atomic<ClusterState> state{ClusterState::Up};
+        std::atomic<std::uint32_t> nodes{1};
+        std::mutex queueMutex;  // taken inside a shard lock, never the other way round
+        std::vector<QueuedEntry> queue;
+        std::function<void()> wake;
+        std::atomic<std::uint64_t> waits{0};
+        std::atomic<std::uint64_t> overdrafts{0};
+        std::atomic<std::uint64_t> reports{0};
+    } cluster;
+    // E for an entry whose lowest limit is minLimit.
+    std::uint32_t clusterBudget(std::uint32_t minLimit) const;
+    void enqueue(const QueuedEntry& e);
 
     // The set in force for this thread (re-read only after a publication),
     // and the thread's statistics slot.

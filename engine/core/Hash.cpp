@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "core/Hash.h"
 
+#include <atomic>
+
 #include <array>
 #include <bit>
 #include <chrono>
@@ -124,13 +126,42 @@ Hash128 sipHash128(const SipKey& key, std::string_view data)
     return out;
 }
 
-const SipKey& processSipKey()
-{
-    static const SipKey key = [] {
+namespace {
+
+// Two words read without a lock on every keyed hash; replaced (rarely, when
+// a node joins its cluster) by adoptSipKey. A hash taken while the key
+// changes may use one old word and one new one: that request's key is
+// wrong once, as it would be with the old key, and nothing else.
+struct SharedSipKey {
+    std::atomic<std::uint64_t> k0;
+    std::atomic<std::uint64_t> k1;
+    SharedSipKey()
+    {
         const auto r = osRandom128();
-        return SipKey{r[0], r[1]};
-    }();
+        k0.store(r[0], std::memory_order_relaxed);
+        k1.store(r[1], std::memory_order_relaxed);
+    }
+};
+
+SharedSipKey& sipKeyStorage()
+{
+    static SharedSipKey key;
     return key;
+}
+
+} // namespace
+
+SipKey processSipKey()
+{
+    const SharedSipKey& k = sipKeyStorage();
+    return SipKey{k.k0.load(std::memory_order_relaxed), k.k1.load(std::memory_order_relaxed)};
+}
+
+void adoptSipKey(const SipKey& key)
+{
+    SharedSipKey& k = sipKeyStorage();
+    k.k0.store(key.k0, std::memory_order_relaxed);
+    k.k1.store(key.k1, std::memory_order_relaxed);
 }
 
 std::uint64_t processHashSeed()

@@ -88,7 +88,12 @@ Hash128 sipHash128(const SipKey& key, std::string_view data);
 // The secret key of this process: 128 bits from the operating system's
 // random source, drawn once. Never written anywhere, so counters keyed by it
 // do not outlive the process (they do not: the key table is in memory).
-const SipKey& processSipKey();
+// Nodes of one cluster share theirs instead (adoptSipKey), so an API key or a
+// customer id names the same counter in Redis on every node.
+SipKey processSipKey();
+// Replaces the key (the cluster's, docs/CLUSTER.md). Entries keyed by the old
+// one are not found again; the engine recompiles its keys after this.
+void adoptSipKey(const SipKey& key);
 
 // The keyed hashes of this process.
 inline std::uint64_t keyedHash64(std::string_view s)

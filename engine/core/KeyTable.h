@@ -5,6 +5,7 @@
 // longest window. Internal to the engine; no I/O, no Qt.
 #pragma once
 
+#include "core/TableKey.h"
 #include "core/Time.h"
 
 #include <atomic>
@@ -15,15 +16,6 @@
 #include <vector>
 
 namespace Floodgate::Core {
-
-struct TableKey {
-    std::uint64_t a = 0;      // address words, or a string's 128-bit keyed hash
-    std::uint64_t b = 0;
-    std::uint64_t extra = 0;  // second discriminator next to an address (user agent, path), keyed hash
-    std::uint32_t space = 0;  // 0 = client address; rule-specific spaces above
-    std::uint32_t pad = 0;
-    friend bool operator==(const TableKey&, const TableKey&) = default;
-};
 
 std::uint64_t hashKey(const TableKey& key);
 
@@ -61,6 +53,10 @@ public:
     // one shard at a time under its lock. Entries whose expiry has passed are skipped.
     template <class Fn>
     void forEach(Millis now, Fn&& fn) const;
+    // The same with fn(Header&, std::uint32_t* cells): may change the cells
+    // (not the key), and touches nothing else.
+    template <class Fn>
+    void forEachMutable(Millis now, Fn&& fn);
 
     // Looks an entry up without creating or touching it.
     template <class Fn>
@@ -151,6 +147,21 @@ void KeyTable::forEach(Millis now, Fn&& fn) const
             const Header& hd = header(s, p - 1);
             if (hd.expiresAt > now)
                 fn(hd, static_cast<const std::uint32_t*>(cells(s, p - 1)));
+            p = hd.next;
+        }
+    }
+}
+
+template <class Fn>
+void KeyTable::forEachMutable(Millis now, Fn&& fn)
+{
+    for (std::size_t i = 0; i < m_shardCount; ++i) {
+        Shard& s = m_shards[i];
+        std::lock_guard lock(s.mutex);
+        for (std::uint32_t p = s.head; p != 0;) {
+            Header& hd = header(s, p - 1);
+            if (hd.expiresAt > now)
+                fn(hd, cells(s, p - 1));
             p = hd.next;
         }
     }

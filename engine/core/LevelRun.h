@@ -70,15 +70,23 @@ struct LevelGroup {
 // outcome: counted if every level (and everything decided before) lets the
 // request through; otherwise the refusing levels refuse and the countRefused
 // ones count it. Returns true when this group refused.
-inline bool runLevels(const LevelGroup& group, std::uint32_t* cells, Millis now, bool refusedBefore, Binding& binding)
+//
+// `view` says what shared levels are judged on (a cluster node), and
+// `admit()` is asked before a request that passes is counted: false leaves
+// the cells and the binding untouched (the request waits for the cluster).
+template <class Admit>
+bool runLevels(const LevelGroup& group, std::uint32_t* cells, Millis now, bool refusedBefore, Binding& binding, LevelView view,
+               Admit&& admit)
 {
     std::array<Verdict, Tuning::maxLevelsPerEntry> verdicts;
     bool refused = false;
     for (std::size_t i = 0; i < group.size; ++i) {
-        verdicts[i] = evaluate(*group.specs[i], cells + group.specs[i]->offset, now);
+        verdicts[i] = evaluate(*group.specs[i], cells + group.specs[i]->offset, now, view);
         refused = refused || !verdicts[i].allowed;
     }
     const bool pass = !refused && !refusedBefore;
+    if (pass && group.size > 0 && !admit())
+        return false;
     for (std::size_t i = 0; i < group.size; ++i) {
         const LevelSpec& spec = *group.specs[i];
         std::uint32_t* c = cells + spec.offset;
@@ -93,6 +101,11 @@ inline bool runLevels(const LevelGroup& group, std::uint32_t* cells, Millis now,
         binding.consider(spec, verdicts[i]);
     }
     return refused;
+}
+
+inline bool runLevels(const LevelGroup& group, std::uint32_t* cells, Millis now, bool refusedBefore, Binding& binding)
+{
+    return runLevels(group, cells, now, refusedBefore, binding, LevelView{}, [] { return true; });
 }
 
 } // namespace Floodgate::Core

@@ -29,6 +29,7 @@ const char* toString(Reason reason)
     case Reason::SafeUserAgent: return "safe_user_agent";
     case Reason::HasCookies: return "has_cookies";
     case Reason::RangeContinuation: return "range_continuation";
+    case Reason::ClusterDown: return "cluster_down";
     }
     return "counted";
 }

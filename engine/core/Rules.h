@@ -97,6 +97,13 @@ struct Escalation {
 
 enum class CustomerSource : std::uint8_t { QueryParameter, Header, Either };
 
+// What a node of a cluster enforces while Redis is out of reach (docs/CLUSTER.md).
+enum class WhenClusterDown : std::uint8_t {
+    Local,   // its share of each limit: limit / nodes, for the last known number of nodes
+    Open,    // the whole limit, counted on this node alone
+    Closed,  // refuse every counted request
+};
+
 struct Settings {
     int throttleStatus = 429;         // 429, 503 or 403
     int ipv6PrefixBits = Tuning::defaultIpv6CountingPrefix;  // IPv6 clients are counted per this prefix
@@ -108,6 +115,7 @@ struct Settings {
     std::string customerHeader = "X-Customer-Id";
     std::vector<Cidr> trustedProxies;  // used by the listener
     std::size_t maxTrackedKeys = Tuning::defaultMaxTrackedKeys;
+    WhenClusterDown whenClusterDown = WhenClusterDown::Local;  // only with --redis
 };
 
 struct EngineConfig {

@@ -13,6 +13,12 @@ constexpr SettingChoice CUSTOMER_SOURCES[] = {
     {std::int64_t(CustomerSource::Either), "either"},
 };
 
+constexpr SettingChoice WHEN_CLUSTER_DOWN[] = {
+    {std::int64_t(WhenClusterDown::Local), "local"},
+    {std::int64_t(WhenClusterDown::Open), "open"},
+    {std::int64_t(WhenClusterDown::Closed), "closed"},
+};
+
 using G = SettingGroup;
 using K = SettingKind;
 using B = SettingBounds;
@@ -73,6 +79,10 @@ constexpr SettingRow TABLE[] = {
     {G::Settings, "max_tracked_keys", "max_tracked_keys", K::Integer, 1, 100'000'000, B::Floor, {},
      "How many clients are tracked at once; the least recently seen make way for new ones.",
      settingAccess<&EngineConfig::settings, &Settings::maxTrackedKeys>()},
+    {G::Settings, "when_cluster_down", "when_cluster_down", K::Choice, 0, 0, B::Both, WHEN_CLUSTER_DOWN,
+     "In a cluster, while Redis is out of reach: each node enforces its share of every limit (local), "
+     "the whole limit on its own (open), or refuses counted requests (closed).",
+     settingAccess<&EngineConfig::settings, &Settings::whenClusterDown>()},
 };
 
 std::string below(std::int64_t min)

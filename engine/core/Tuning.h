@@ -144,4 +144,23 @@ inline constexpr std::size_t jsonMaxValues = 250'000;
 // Values in a list file read by `floodgate lists import` (about a million entries).
 inline constexpr std::size_t jsonMaxValuesInAFile = 10'000'000;
 
+// ---- the cluster (docs/CLUSTER.md) ----
+// The error bound: a node admits at most E = max(1, floor(limit * epsilon /
+// nodes)) requests of one client beyond what Redis has acknowledged (the
+// lowest E of the client's levels), so the cluster admits at most
+// nodes * E <= epsilon * limit (or `nodes` for small limits) over a limit.
+// Epsilon in parts per thousand.
+inline constexpr std::uint32_t clusterEpsilonPerMille = 10;
+// A lease: requests a node may admit for one client without asking Redis,
+// reserved in Redis for it. It lapses after this long (in Redis, on Redis's
+// clock; here a margin sooner), so a lease a node stops using is given back.
+inline constexpr std::int64_t clusterLeaseMs = 2 * SECOND;
+// An entry whose lease ends within this reports its counts before it does.
+inline constexpr std::int64_t clusterLeaseMarginMs = 500;
+// The longest a request waits for Redis to acknowledge its client's earlier
+// requests (Decision::waitForCluster) before it is decided on what the node
+// knows, and how often it looks again meanwhile.
+inline constexpr std::int64_t clusterWaitMicros = 1000;
+inline constexpr std::int64_t clusterWaitPollMicros = 100;
+
 } // namespace Floodgate::Core::Tuning

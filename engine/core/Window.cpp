@@ -227,6 +227,123 @@ Verdict evaluate(const LevelSpec& spec, std::uint32_t* cells, Millis now)
     return {};
 }
 
+namespace {
+
+std::uint32_t saturatingAdd(std::uint32_t a, std::uint32_t b)
+{
+    return b > SATURATED - a ? SATURATED : a + b;
+}
+
+// Adds the other nodes' counts (remote, the level's remote cells) to
+// `merged`, a copy of the own cells already brought up to `now`.
+void mergeRemote(const LevelSpec& s, std::uint32_t* merged, const std::uint32_t* remote, Millis now)
+{
+    switch (s.algorithm) {
+    case Algorithm::SlidingWindow: {
+        // The remote ring holds the buckets up to its stamp; the own ring is
+        // at least as new (the sync stamps it with the bucket of its report).
+        const std::int64_t n = s.buckets;
+        const std::int64_t cur = currentBucket(merged[0], now, s.bucketMs);  // the full index of merged[0]
+        const std::int64_t ahead = std::int32_t(merged[0] - remote[0]);     // own newest minus remote newest
+        const std::int64_t from = std::max<std::int64_t>(0, ahead);
+        const std::int64_t to = std::min<std::int64_t>(n, n + ahead);
+        for (std::int64_t k = from; k < to; ++k) {  // bucket cur - k
+            const auto pos = std::size_t(modPos(cur - k, n));
+            merged[1 + pos] = saturatingAdd(merged[1 + pos], remote[1 + pos]);
+        }
+        break;
+    }
+    case Algorithm::FixedWindow:
+        if (remote[0] == merged[0])
+            merged[1] = saturatingAdd(merged[1], remote[1]);
+        break;
+    case Algorithm::Lockout: {
+        const Millis start = load64(remote);
+        if (remote[2] != 0 && now - start < s.periodMs) {
+            if (merged[2] == 0)
+                store64(merged, start);
+            merged[2] = saturatingAdd(merged[2], remote[2]);
+        }
+        store64(merged + 3, std::max(load64(merged + 3), load64(remote + 3)));
+        break;
+    }
+    }
+}
+
+} // namespace
+
+Verdict evaluate(const LevelSpec& spec, std::uint32_t* cells, Millis now, LevelView view)
+{
+    if (!spec.shared || view.kind == LevelView::Kind::Own)
+        return evaluate(spec, cells, now);
+    if (view.kind == LevelView::Kind::Share) {
+        LevelSpec share = spec;
+        share.limit = std::uint32_t(std::max<std::int64_t>(1, ceilDiv(spec.limit, std::max<std::uint32_t>(view.nodes, 1))));
+        return evaluate(share, cells, now);
+    }
+    evaluate(spec, cells, now);  // brings the own cells forward
+    std::uint32_t merged[1 + Tuning::maxSlidingBuckets];
+    std::memcpy(merged, cells, sizeof(std::uint32_t) * spec.cells);
+    mergeRemote(spec, merged, cells + spec.cells, now);
+    return evaluate(spec, merged, now);
+}
+
+void storeRemote(const LevelSpec& spec, std::uint32_t* cells, const RemoteCounts& r)
+{
+    std::uint32_t* remote = cells + spec.cells;
+    switch (spec.algorithm) {
+    case Algorithm::SlidingWindow: {
+        const std::int64_t n = spec.buckets;
+        std::memset(remote, 0, sizeof(std::uint32_t) * spec.cells);
+        remote[0] = std::uint32_t(r.stamp);
+        const std::int64_t given = std::min<std::int64_t>(n, std::int64_t(r.size));
+        for (std::int64_t k = 0; k < given; ++k)  // counts[size - 1] is bucket stamp
+            remote[1 + modPos(r.stamp - k, n)] = r.counts[r.size - 1 - std::size_t(k)];
+        break;
+    }
+    case Algorithm::FixedWindow:
+        remote[0] = std::uint32_t(r.stamp);
+        remote[1] = r.size ? r.counts[0] : 0;
+        break;
+    case Algorithm::Lockout:
+        store64(remote, r.stamp);
+        remote[2] = r.size ? r.counts[0] : 0;
+        store64(remote + 3, r.lockedUntil);
+        break;
+    }
+}
+
+RemoteCounts ownCounts(const LevelSpec& spec, const std::uint32_t* cells, Millis now, std::vector<std::uint32_t>& out)
+{
+    std::uint32_t copy[1 + Tuning::maxSlidingBuckets];
+    std::memcpy(copy, cells, sizeof(std::uint32_t) * spec.cells);
+    evaluate(spec, copy, now);
+    RemoteCounts r;
+    out.clear();
+    switch (spec.algorithm) {
+    case Algorithm::SlidingWindow: {
+        const std::int64_t n = spec.buckets;
+        const std::int64_t cur = currentBucket(copy[0], now, spec.bucketMs);
+        r.stamp = cur;
+        for (std::int64_t b = cur - n + 1; b <= cur; ++b)
+            out.push_back(copy[1 + modPos(b, n)]);
+        break;
+    }
+    case Algorithm::FixedWindow:
+        r.stamp = fixedWindowIndex(spec, copy, now);
+        out.push_back(copy[1]);
+        break;
+    case Algorithm::Lockout:
+        r.stamp = load64(copy);
+        out.push_back(copy[2]);
+        r.lockedUntil = load64(copy + 3);
+        break;
+    }
+    r.counts = out.data();
+    r.size = out.size();
+    return r;
+}
+
 void count(const LevelSpec& spec, std::uint32_t* cells, Millis now)
 {
     switch (spec.algorithm) {
@@ -298,17 +415,32 @@ void refuse(const LevelSpec& spec, std::uint32_t* cells, Millis now)
     cells[2] = 0;
 }
 
-Verdict peek(const LevelSpec& spec, const std::uint32_t* cells, Millis now)
+namespace {
+
+// A copy of a level's cells brought up to `now`, with the other nodes'
+// counts added when asked for (and the level is shared).
+void viewCopy(const LevelSpec& spec, const std::uint32_t* cells, Millis now, bool cluster, std::uint32_t* copy)
+{
+    std::memcpy(copy, cells, sizeof(std::uint32_t) * spec.cells);
+    if (!spec.shared || !cluster)
+        return;
+    evaluate(spec, copy, now);
+    mergeRemote(spec, copy, cells + spec.cells, now);
+}
+
+} // namespace
+
+Verdict peek(const LevelSpec& spec, const std::uint32_t* cells, Millis now, bool cluster)
 {
     std::uint32_t copy[1 + Tuning::maxSlidingBuckets];
-    std::memcpy(copy, cells, sizeof(std::uint32_t) * spec.cells);
+    viewCopy(spec, cells, now, cluster, copy);
     return evaluate(spec, copy, now);
 }
 
-std::vector<BucketView> bucketsOf(const LevelSpec& spec, const std::uint32_t* cells, Millis now)
+std::vector<BucketView> bucketsOf(const LevelSpec& spec, const std::uint32_t* cells, Millis now, bool cluster)
 {
     std::uint32_t copy[1 + Tuning::maxSlidingBuckets];
-    std::memcpy(copy, cells, sizeof(std::uint32_t) * spec.cells);
+    viewCopy(spec, cells, now, cluster, copy);
     std::vector<BucketView> out;
     switch (spec.algorithm) {
     case Algorithm::SlidingWindow: {

@@ -31,7 +31,11 @@ struct LevelSpec {
     Millis lockoutMs = 0;      // lockout
     bool countRefused = false;
     std::uint16_t offset = 0;  // first cell
-    std::uint16_t cells = 0;   // cells used
+    std::uint16_t cells = 0;   // cells used (this node's own counts)
+    // In a cluster (docs/CLUSTER.md): the other nodes' counts, as the last
+    // sync with Redis brought them, follow the own cells in the same layout
+    // (cells more cells). Only the sync writes them; this node counts in its own.
+    bool shared = false;
 
     static LevelSpec compile(const Level& level, std::string_view name);
     static std::uint16_t cellsFor(const Level& level);
@@ -53,6 +57,21 @@ struct Verdict {
 // Brings the cells up to `now` (drops buckets that left the window, ends an
 // elapsed lockout) and says whether one more request fits.
 Verdict evaluate(const LevelSpec& spec, std::uint32_t* cells, Millis now);
+
+// What a shared level is judged on (docs/CLUSTER.md, "when the cluster is down").
+struct LevelView {
+    enum class Kind : std::uint8_t {
+        Own,       // this node's counts against the whole limit (a single node; "open")
+        Combined,  // this node's counts plus the other nodes' against the whole limit
+        Share,     // this node's counts against its share of the limit ("local")
+    };
+    Kind kind = Kind::Own;
+    std::uint32_t nodes = 1;  // Share: the limit is split this many ways (rounded up)
+};
+// evaluate() for a level that may be shared: brings the own cells up to
+// `now`, then judges the view asked for (the other nodes' counts only for a
+// shared level). The verdict's numbers (used, retry-after, reset) are the view's.
+Verdict evaluate(const LevelSpec& spec, std::uint32_t* cells, Millis now, LevelView view);
 // Counts one request (call after evaluate at the same `now`).
 void count(const LevelSpec& spec, std::uint32_t* cells, Millis now);
 // After count(): how long until the window's quota is whole again.
@@ -68,9 +87,28 @@ struct BucketView {
     Millis startMs = 0;
     std::uint32_t count = 0;
 };
-std::vector<BucketView> bucketsOf(const LevelSpec& spec, const std::uint32_t* cells, Millis now);
+// For a shared level, `cluster` adds the other nodes' counts (the
+// cluster-wide view); without it, this node's own.
+std::vector<BucketView> bucketsOf(const LevelSpec& spec, const std::uint32_t* cells, Millis now, bool cluster = true);
 // The verdict without bringing the cells forward (for snapshots of a const table).
-Verdict peek(const LevelSpec& spec, const std::uint32_t* cells, Millis now);
+Verdict peek(const LevelSpec& spec, const std::uint32_t* cells, Millis now, bool cluster = true);
+
+// The other nodes' counts of a shared level as the sync reports them:
+// `stamp` is the newest bucket's index (sliding), the window's index
+// (fixed) or the window's start (lockout); `counts` oldest first (one for
+// fixed and lockout).
+struct RemoteCounts {
+    std::int64_t stamp = 0;
+    const std::uint32_t* counts = nullptr;
+    std::size_t size = 0;
+    Millis lockedUntil = 0;
+};
+// Writes them into the level's remote cells (`cells` is the level's own
+// first cell, as for evaluate(); the remote ones follow at cells + spec.cells).
+void storeRemote(const LevelSpec& spec, std::uint32_t* cells, const RemoteCounts& remote);
+// This node's own counts of a level as of `now`, in the same form (for its report).
+// `out` receives the counts; the stamp (and lockedUntil) come back.
+RemoteCounts ownCounts(const LevelSpec& spec, const std::uint32_t* cells, Millis now, std::vector<std::uint32_t>& out);
 
 // A window of uncounted continuations (HTTP Range reads, Tuning.h): it
 // begins when the resource's first part is counted and lasts windowMs.

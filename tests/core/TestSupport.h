@@ -162,6 +162,7 @@ inline QByteArray label(Reason r)
     case Reason::SafeUserAgent: return "Reason::SafeUserAgent";
     case Reason::HasCookies: return "Reason::HasCookies";
     case Reason::RangeContinuation: return "Reason::RangeContinuation";
+    case Reason::ClusterDown: return "Reason::ClusterDown";
     }
     return "Reason::?" + QByteArray::number(int(r));
 }

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: MIT
+#include "cluster/Scripts.h"
+
+namespace Floodgate::Cluster::Scripts {
+
+// Each node keeps one field per entry: "written;leaseUntil;lease;L1;L2;..."
+// with each level "stamp,lockedUntil,c1,c2,..." (its own counts, absolute:
+// a report may be repeated, and a Redis that lost its data is seeded again
+// by the next one). Times are Redis's (TIME), so no node's clock matters.
+//
+// The grant: the headroom of the entry's tightest level, after every
+// node's counts and every other node's unexpired lease, split 2 * nodes
+// ways. The sum of counts and leases so stays within the limit, and a node
+// admits at most E more than its lease (Tuning.h), which gives the bound of
+// docs/CLUSTER.md. The counts returned leave leases out: they are what the
+// other nodes admitted, the numbers a client and the operator see.
+const std::string_view report = R"lua(
+local node = ARGV[1]
+local nodes = tonumber(ARGV[2])
+local leaseMs = tonumber(ARGV[3])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+
+local function split(s, sep)
+  local out = {}
+  for p in string.gmatch(s, '[^' .. sep .. ']+') do out[#out + 1] = p end
+  return out
+end
+local function numbers(s)
+  local out = {}
+  for p in string.gmatch(s, '[^,]+') do out[#out + 1] = tonumber(p) end
+  return out
+end
+
+local results = {}
+for i = 1, #KEYS do
+  local key = KEYS[i]
+  local parts = split(ARGV[3 + i], ';')
+  local held = tonumber(parts[1])
+  local levels = {}
+  local keep = 0
+  for l = 2, #parts do
+    local f = numbers(parts[l])
+    levels[#levels + 1] = f
+    local k = f[3] + f[4]
+    if k > keep then keep = k end
+  end
+  keep = keep + leaseMs
+
+  -- The other nodes' counts, aligned to this report's stamps, and their leases.
+  local others = {}
+  for l = 1, #levels do
+    local f = levels[l]
+    local o = {f[1] == 2 and 0 or f[5], 0}
+    for k = 7, #f do o[#o + 1] = 0 end
+    others[l] = o
+  end
+  local leases = 0
+  local fields = redis.call('HGETALL', key)
+  for j = 1, #fields, 2 do
+    local name = fields[j]
+    if name ~= node then
+      local v = split(fields[j + 1], ';')
+      local written = tonumber(v[1])
+      if now - written > keep then
+        redis.call('HDEL', key, name)  -- a node gone for longer than any window
+      else
+        if tonumber(v[2]) > now then leases = leases + tonumber(v[3]) end
+        for l = 1, #levels do
+          local f = levels[l]
+          local o = others[l]
+          local g = v[3 + l] and numbers(v[3 + l]) or nil
+          if g then
+            local n = #f - 6
+            if f[1] == 0 then
+              -- sliding: their bucket b lands at my position n - (myStamp - b)
+              local theirs = #g - 2
+              for k = 0, theirs - 1 do
+                local age = f[5] - (g[1] - k)
+                if age >= 0 and age < n then
+                  o[2 + n - age] = o[2 + n - age] + g[2 + theirs - k]
+                end
+              end
+            elseif f[1] == 1 then
+              if g[1] == f[5] then o[3] = o[3] + g[3] end
+            else
+              -- lockout: a window still open counts; the latest start is kept
+              if g[3] > 0 and now - g[1] < f[3] then
+                o[3] = o[3] + g[3]
+                if g[1] > o[1] then o[1] = g[1] end
+              end
+              if g[2] > o[2] then o[2] = g[2] end
+            end
+          end
+        end
+      end
+    end
+  end
+
+  -- The grant, from the tightest level.
+  local grant = nil
+  for l = 1, #levels do
+    local f = levels[l]
+    local o = others[l]
+    local used = held + leases
+    for k = 7, #f do used = used + f[k] end
+    for k = 3, #o do used = used + o[k] end
+    local head = f[2] - used
+    if f[1] == 2 and (f[6] > now or o[2] > now) then head = 0 end
+    local g = 0
+    if head > 0 then g = math.floor(head / (2 * nodes)) end
+    if grant == nil or g < grant then grant = g end
+  end
+  grant = grant or 0
+
+  -- This node's field: its counts and its lease.
+  local mine = {tostring(now), tostring(now + leaseMs), tostring(held + grant)}
+  for l = 1, #levels do
+    local f = levels[l]
+    local s = {}
+    for k = 5, #f do s[#s + 1] = string.format('%d', f[k]) end
+    mine[#mine + 1] = table.concat(s, ',')
+  end
+  redis.call('HSET', key, node, table.concat(mine, ';'))
+  redis.call('PEXPIRE', key, keep)
+
+  local out = {tostring(grant)}
+  for l = 1, #others do
+    local s = {}
+    for k = 1, #others[l] do s[#s + 1] = string.format('%d', others[l][k]) end
+    out[#out + 1] = table.concat(s, ',')
+  end
+  results[i] = table.concat(out, ';')
+end
+return results
+)lua";
+
+} // namespace Floodgate::Cluster::Scripts

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: MIT
+#include "cluster/SyncProtocol.h"
+
+#include <charconv>
+
+namespace Floodgate::Cluster {
+
+namespace {
+
+void appendNumber(std::string& out, std::int64_t v)
+{
+    char buf[24];
+    const auto r = std::to_chars(buf, buf + sizeof buf, v);
+    out.append(buf, r.ptr);
+}
+
+// Reads comma-separated integers from `s` into `out`; false on anything else.
+bool readNumbers(std::string_view s, std::vector<std::int64_t>& out)
+{
+    out.clear();
+    while (!s.empty()) {
+        const auto comma = s.find(',');
+        const std::string_view part = s.substr(0, comma);
+        std::int64_t v = 0;
+        const auto r = std::from_chars(part.data(), part.data() + part.size(), v);
+        if (r.ec != std::errc() || r.ptr != part.data() + part.size())
+            return false;
+        out.push_back(v);
+        if (comma == std::string_view::npos)
+            break;
+        s.remove_prefix(comma + 1);
+    }
+    return true;
+}
+
+} // namespace
+
+std::string encodeReport(const Core::SyncReport& r)
+{
+    std::string out;
+    out.reserve(32 + r.levels.size() * 64);
+    appendNumber(out, r.held);
+    for (const Core::SharedLevel& l : r.levels) {
+        out += ';';
+        appendNumber(out, std::int64_t(l.algorithm));
+        out += ',';
+        appendNumber(out, l.limit);
+        out += ',';
+        appendNumber(out, l.periodMs);
+        out += ',';
+        appendNumber(out, l.bucketMs);
+        out += ',';
+        appendNumber(out, l.stamp);
+        out += ',';
+        appendNumber(out, l.lockedUntil);
+        for (const std::uint32_t c : l.counts) {
+            out += ',';
+            appendNumber(out, c);
+        }
+    }
+    return out;
+}
+
+std::optional<Core::SyncAck> decodeAck(std::string_view text, const Core::SyncReport& report)
+{
+    Core::SyncAck ack;
+    std::vector<std::int64_t> numbers;
+    std::size_t part = 0;
+    while (true) {
+        const auto semi = text.find(';');
+        const std::string_view field = text.substr(0, semi);
+        if (!readNumbers(field, numbers) || numbers.empty())
+            return std::nullopt;
+        if (part == 0) {
+            if (numbers.size() != 1 || numbers[0] < 0 || numbers[0] > INT32_MAX)
+                return std::nullopt;
+            ack.granted = std::uint32_t(numbers[0]);
+        } else {
+            if (part > report.levels.size())
+                return std::nullopt;
+            const Core::SharedLevel& mine = report.levels[part - 1];
+            if (numbers.size() != 2 + mine.counts.size())
+                return std::nullopt;
+            Core::SharedLevel o = mine;
+            o.stamp = numbers[0];
+            o.lockedUntil = numbers[1];
+            for (std::size_t k = 0; k < mine.counts.size(); ++k) {
+                const std::int64_t c = numbers[2 + k];
+                if (c < 0)
+                    return std::nullopt;
+                o.counts[k] = std::uint32_t(std::min<std::int64_t>(c, UINT32_MAX));
+            }
+            ack.others.push_back(std::move(o));
+        }
+        ++part;
+        if (semi == std::string_view::npos)
+            break;
+        text.remove_prefix(semi + 1);
+    }
+    if (ack.others.size() != report.levels.size())
+        return std::nullopt;
+    ack.ok = true;
+    return ack;
+}
+
+void Breaker::success()
+{
+    m_state = State::Closed;
+}
+
+void Breaker::failure(Core::Millis now)
+{
+    if (m_state == State::Closed)
+        ++m_opened;
+    m_state = State::Open;
+    m_nextProbe = now + m_probeMs;
+}
+
+void ClockOffset::sample(Core::Millis sentMs, Core::Millis receivedMs, std::int64_t redisMicros)
+{
+    if (receivedMs < sentMs)
+        return;  // this node's clock stepped back during the call: no use
+    Sample s;
+    s.rtt = receivedMs - sentMs;
+    s.offset = redisMicros / 1000 - (sentMs + s.rtt / 2);
+    m_samples[m_next] = s;
+    m_next = (m_next + 1) % Window;
+    m_count = std::min(m_count + 1, Window);
+    Sample best = m_samples[0];
+    for (int i = 1; i < m_count; ++i)
+        if (m_samples[i].rtt < best.rtt)
+            best = m_samples[i];
+    m_offsetMs = best.offset;
+    m_bestRtt = best.rtt;
+    m_known = true;
+}
+
+} // namespace Floodgate::Cluster

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: MIT
+// The pure parts of the sync (no I/O, tested on their own): how an entry's
+// report is written for the report script and its answer read back, the
+// circuit breaker that keeps a sick Redis off the request path, and the
+// estimate of how far Redis's clock is from this node's.
+#pragma once
+
+#include "core/Cluster.h"
+#include "core/Time.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace Floodgate::Cluster {
+
+// "held;L1;L2;..." (Scripts.h).
+std::string encodeReport(const Core::SyncReport& report);
+// "granted;O1;O2;...": nullopt when it does not fit the report (another
+// number of levels or of buckets), which the sync counts as an error.
+std::optional<Core::SyncAck> decodeAck(std::string_view text, const Core::SyncReport& report);
+
+// Closed while Redis answers; opens on a failure (a deadline passed, the
+// connection broke, an error reply such as OOM or READONLY), after which
+// nothing is sent but a probe every probeMs; the probe's success closes it.
+class Breaker {
+public:
+    enum class State : std::uint8_t { Closed, Open };
+    explicit Breaker(Core::Millis probeMs) : m_probeMs(probeMs) {}
+
+    State state() const { return m_state; }
+    // May the sync send now (closed), or is it time for a probe (open)?
+    bool mayTry(Core::Millis now) const { return m_state == State::Closed || now >= m_nextProbe; }
+    void success();
+    void failure(Core::Millis now);
+    std::uint64_t opened() const { return m_opened; }  // times it opened
+
+private:
+    Core::Millis m_probeMs;
+    State m_state = State::Closed;
+    Core::Millis m_nextProbe = 0;
+    std::uint64_t m_opened = 0;
+};
+
+// Redis's clock minus this node's, from TIME answers: each sample's
+// offset is taken at the middle of its round trip, and the sample with the
+// shortest round trip of the last few wins (the least uncertain).
+class ClockOffset {
+public:
+    // sentMs/receivedMs: this node's wall clock around the call; redisMicros: TIME's answer.
+    void sample(Core::Millis sentMs, Core::Millis receivedMs, std::int64_t redisMicros);
+    bool known() const { return m_known; }
+    Core::Millis offsetMs() const { return m_offsetMs; }
+    Core::Millis uncertaintyMs() const { return m_bestRtt / 2; }
+
+private:
+    static constexpr int Window = 8;
+    struct Sample {
+        Core::Millis rtt = 0;
+        Core::Millis offset = 0;
+    };
+    Sample m_samples[Window];
+    int m_count = 0;
+    int m_next = 0;
+    bool m_known = false;
+    Core::Millis m_offsetMs = 0;
+    Core::Millis m_bestRtt = 0;
+};
+
+} // namespace Floodgate::Cluster

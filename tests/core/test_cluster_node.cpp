@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: MIT
+// One node of a cluster, on the engine alone (docs/CLUSTER.md): the error
+// budget and the lease that bound what it admits before Redis acknowledges,
+// the other nodes' counts it is given back, the reports it hands the sync,
+// and what it enforces while Redis is out of reach. The acknowledgements
+// here are what the report script answers; tests/cluster drives the same
+// through a real Redis.
+#include <QtTest>
+
+#include "TestSupport.h"
+
+using namespace Floodgate::Core;
+using namespace Floodgate::Core::Test;
+
+namespace {
+
+// One rule: `limit` per minute per address, sliding (6 buckets of 10 s).
+EngineConfig perMinute(std::uint32_t limit)
+{
+    EngineConfig c = defaultConfig();
+    c.rules.clear();
+    ThrottleRule r;
+    r.name = "ip";
+    Level l = level(limit, MINUTE);
+    l.bucketMs = 10 * SECOND;
+    r.levels = {l};
+    c.rules.push_back(r);
+    c.bot.excludedPaths.clear();
+    return c;
+}
+
+std::unique_ptr<Engine> node(EngineConfig c, std::uint32_t nodes = 2)
+{
+    auto e = std::make_unique<Engine>(std::move(c));
+    e->enableCluster();
+    e->setClusterState(ClusterState::Up, nodes);
+    return e;
+}
+
+// Acknowledges every report as Redis would with no other node and this grant.
+std::vector<SyncReport> ackAll(Engine& e, Millis now, std::uint32_t granted)
+{
+    auto reports = e.takeReports(now, 1000, false);
+    std::vector<SyncAck> acks;
+    for (const SyncReport& r : reports) {
+        SyncAck a;
+        a.ok = true;
+        a.granted = granted;
+        for (const SharedLevel& l : r.levels) {
+            SharedLevel o = l;
+            std::fill(o.counts.begin(), o.counts.end(), 0u);
+            a.others.push_back(o);
+        }
+        acks.push_back(a);
+    }
+    e.applyAcks(reports, acks, now);
+    return reports;
+}
+
+} // namespace
+
+class TestClusterNode : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void aNewClientGetsItsErrorBudgetThenWaits()
+    {
+        // 1,000 / min over 2 nodes: E = max(1, 1000 * 1% / 2) = 5.
+        auto e = node(perMinute(1000));
+        for (int i = 0; i < 5; ++i) {
+            const Decision d = decide(*e, Request(), T0 + i);
+            QVERIFY2(!d.waitForCluster && d.action == Action::Allow, describe(d));
+        }
+        const Decision w = decide(*e, Request(), T0 + 5);
+        QVERIFY(w.waitForCluster);
+        QCOMPARE(e->clusterCounters().waits, std::uint64_t(1));
+        // Nothing was counted for the request that waits.
+        const auto reports = e->takeReports(T0 + 6, 100, false);
+        QCOMPARE(reports.size(), std::size_t(1));
+        QCOMPARE(reports[0].admitted, 5u);
+        QCOMPARE(std::accumulate(reports[0].levels[0].counts.begin(), reports[0].levels[0].counts.end(), 0u), 5u);
+        QCOMPARE(reports[0].held, 0u);
+    }
+
+    void aLeaseLetsItAdmitWithoutAskingAgain()
+    {
+        auto e = node(perMinute(1000));
+        for (int i = 0; i < 5; ++i)
+            QVERIFY(!decide(*e, Request(), T0 + i).waitForCluster);
+        ackAll(*e, T0 + 10, 200);  // the lease: 200 more, plus the budget of 5
+        for (int i = 0; i < 205; ++i) {
+            const Decision d = decide(*e, Request(), T0 + 20 + i);
+            QVERIFY2(!d.waitForCluster, QByteArray::number(i));
+        }
+        QVERIFY(decide(*e, Request(), T0 + 300).waitForCluster);
+    }
+
+    void theOtherNodesCountsRefuseAtTheSharedLimit()
+    {
+        auto e = node(perMinute(10));  // E = 1
+        QVERIFY(!decide(*e, Request(), T0).waitForCluster);
+        auto reports = e->takeReports(T0 + 1, 100, false);
+        QCOMPARE(reports.size(), std::size_t(1));
+        // The other node admitted 8 in the newest bucket; no lease is left.
+        SyncAck a;
+        a.ok = true;
+        SharedLevel o = reports[0].levels[0];
+        std::fill(o.counts.begin(), o.counts.end(), 0u);
+        o.counts.back() = 8;
+        a.others.push_back(o);
+        e->applyAcks(reports, {a}, T0 + 2);
+        // 1 own + 8 theirs: one more fits (the budget of 1), then the shared limit refuses.
+        const Decision d = decide(*e, Request(), T0 + 3);
+        QVERIFY2(d.action == Action::Allow && d.count == 10 && d.remaining == 0, describe(d));
+        const Decision r = decide(*e, Request(), T0 + 4);
+        QVERIFY2(r.action == Action::Throttle && r.count == 10 && !r.waitForCluster, describe(r));
+        // Retry-After is the shared window's: the first bucket holding counts
+        // leaves the 60 s window at T0 + 60 s.
+        QCOMPARE(r.retryAfterMs, 60 * SECOND - 4);
+    }
+
+    void aWaitedRequestIsAdmittedAndCountedAsAnOverdraft()
+    {
+        auto e = node(perMinute(10));
+        QVERIFY(!decide(*e, Request(), T0).waitForCluster);
+        QVERIFY(decide(*e, Request(), T0 + 1).waitForCluster);
+        Request r;
+        const Facts f(r);
+        RequestFacts waited = f.get();
+        waited.clusterWaited = true;
+        const Decision d = e->decide(waited, T0 + 2);
+        QVERIFY2(!d.waitForCluster && d.action == Action::Allow && d.count == 2, describe(d));
+        QCOMPARE(e->clusterCounters().overdrafts, std::uint64_t(1));
+    }
+
+    void aLapsedLeaseLeavesOnlyTheBudget()
+    {
+        auto e = node(perMinute(1000));
+        for (int i = 0; i < 5; ++i)
+            decide(*e, Request(), T0 + i);
+        ackAll(*e, T0 + 10, 200);
+        QVERIFY(!decide(*e, Request(), T0 + 20).waitForCluster);
+        // The lease ends (Tuning::clusterLeaseMs after its report, less the
+        // margin); one request was admitted since the report, so 4 of the
+        // budget of 5 are left.
+        const Millis later = T0 + 10 + Tuning::clusterLeaseMs;
+        for (int i = 0; i < 4; ++i)
+            QVERIFY2(!decide(*e, Request(), later + i).waitForCluster, QByteArray::number(i));
+        QVERIFY(decide(*e, Request(), later + 4).waitForCluster);
+    }
+
+    void reportsAreAbsoluteAndAnUndeliveredOneIsNotLost()
+    {
+        auto e = node(perMinute(1000));
+        for (int i = 0; i < 3; ++i)
+            decide(*e, Request(), T0 + i);
+        auto first = e->takeReports(T0 + 5, 100, true);
+        QCOMPARE(first.size(), std::size_t(1));
+        QCOMPARE(first[0].admitted, 3u);
+        // Redis did not answer: the next report carries the same counts again.
+        e->applyAcks(first, {SyncAck{}}, T0 + 6);
+        decide(*e, Request(), T0 + 7);
+        auto second = e->takeReports(T0 + 8, 100, true);
+        QCOMPARE(second.size(), std::size_t(1));
+        QCOMPARE(second[0].admitted, 4u);
+        QCOMPARE(std::accumulate(second[0].levels[0].counts.begin(), second[0].levels[0].counts.end(), 0u), 4u);
+        QCOMPARE(second[0].entry, first[0].entry);
+    }
+
+    void entriesAreNamedTheSameOnEveryNode()
+    {
+        // Two engines in one process stand for two nodes: the same client
+        // under the same rules is the same entry in Redis.
+        auto a = node(perMinute(1000));
+        auto b = node(perMinute(1000));
+        decide(*a, Request(), T0);
+        decide(*b, Request(), T0);
+        const auto ra = a->takeReports(T0 + 1, 10, true);
+        const auto rb = b->takeReports(T0 + 1, 10, true);
+        QCOMPARE(ra.size(), std::size_t(1));
+        QCOMPARE(rb.size(), std::size_t(1));
+        QCOMPARE(ra[0].entry, rb[0].entry);
+        // Another shape of levels is another entry (another limit is not:
+        // counts survive a change of limit, as they do on one node).
+        EngineConfig other = perMinute(1000);
+        other.rules[0].levels[0].periodMs = 2 * MINUTE;
+        auto d = node(other);
+        decide(*d, Request(), T0);
+        QVERIFY(d->takeReports(T0 + 1, 10, true)[0].entry != ra[0].entry);
+    }
+
+    void whileRedisIsDownEachNodeEnforcesItsShare()
+    {
+        auto e = node(perMinute(10), 2);
+        e->setClusterState(ClusterState::Down, 2);
+        for (int i = 0; i < 5; ++i) {
+            const Decision d = decide(*e, Request(), T0 + i);
+            QVERIFY2(d.action == Action::Allow && !d.waitForCluster, describe(d));
+        }
+        const Decision r = decide(*e, Request(), T0 + 5);
+        QVERIFY2(r.action == Action::Throttle && r.limit == 10, describe(r));
+        // What it admitted meanwhile is reported when Redis is back.
+        e->setClusterState(ClusterState::Up, 2);
+        const auto reports = e->takeReports(T0 + 6, 10, true);
+        QCOMPARE(reports.size(), std::size_t(1));
+        QCOMPARE(std::accumulate(reports[0].levels[0].counts.begin(), reports[0].levels[0].counts.end(), 0u), 5u);
+    }
+
+    void openAndClosedWhenDown()
+    {
+        EngineConfig open = perMinute(10);
+        open.settings.whenClusterDown = WhenClusterDown::Open;
+        auto o = node(open, 3);
+        o->setClusterState(ClusterState::Down, 3);
+        for (int i = 0; i < 10; ++i)
+            QCOMPARE(label(decide(*o, Request(), T0 + i).action), label(Action::Allow));
+        QCOMPARE(label(decide(*o, Request(), T0 + 10).action), label(Action::Throttle));
+
+        EngineConfig closed = perMinute(10);
+        closed.settings.whenClusterDown = WhenClusterDown::Closed;
+        auto c = node(closed, 3);
+        c->setClusterState(ClusterState::Down, 3);
+        const Decision d = decide(*c, Request(), T0);
+        QVERIFY2(d.action == Action::Throttle && d.reason == Reason::ClusterDown && d.retryAfterSeconds() == 1, describe(d));
+        // Excluded and safelisted requests are not counted, so not refused either.
+        closed.bot.excludedPaths = {"*.css"};
+        QVERIFY(c->setConfig(closed) == std::nullopt);
+        QCOMPARE(label(decide(*c, Request().at("/site.css"), T0).action), label(Action::Allow));
+    }
+
+    void aCustomerWaitsAsOneAndGivesBackWhatItReserved()
+    {
+        // A Pro customer (100 / min, 5,000 / h) on 2 nodes: E = max(1, 100 * 1% / 2) = 1.
+        EngineConfig cfg = defaultConfig();
+        cfg.customers.push_back(Customer{"acme", "Acme", "Pro", {}});
+        auto e = node(cfg);
+        const Request r = Request().customer("acme");
+        QVERIFY(!decide(*e, r, T0).waitForCluster);
+        QVERIFY(decide(*e, r, T0 + 1).waitForCluster);
+        const auto reports = e->takeReports(T0 + 2, 10, false);
+        QCOMPARE(reports.size(), std::size_t(1));
+        QCOMPARE(reports[0].entry.substr(0, 2), std::string("u:"));
+        QCOMPARE(reports[0].levels.size(), std::size_t(2));
+        QCOMPARE(reports[0].admitted, 1u);  // the request that waited gave its reservation back
+    }
+};
+
+QTEST_APPLESS_MAIN(TestClusterNode)
+#include "test_cluster_node.moc"
