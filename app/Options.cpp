@@ -80,6 +80,9 @@ std::string usageText()
            "  --trusted-proxy CIDR   repeatable; forwarding headers are believed only from these peers\n"
            "  --real-ip-header NAME  the one header trusted proxies write the client in: X-Forwarded-For\n"
            "                         (default), Forwarded (RFC 7239), X-Real-IP or any name; others are ignored\n"
+           "  --redis URL            count together with every node on this Redis (docs/CLUSTER.md):\n"
+           "                         redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] or unix:///PATH[?db=N]\n"
+           "  --node-name NAME       this node's name in the cluster    default: the host name\n"
            "  --dry-run              decide and log, let everything through (log-only mode)\n"
            "  --threads N            listener threads            default: number of cores\n"
            "  --demo                 drive synthetic traffic into the listener (trusts 127.0.0.1 as a proxy\n"
@@ -97,7 +100,8 @@ std::string usageText()
            "       floodgate token [--db PATH]               the admin API's bearer token\n"
            "\n"
            "exit codes: 0 clean stop, 1 rejected import or unwritable file, 2 bad command line,\n"
-           "            3 cannot listen, 4 database unusable (corrupt, locked, newer schema)\n";
+           "            3 cannot listen, 4 database unusable (corrupt, locked, newer schema),\n"
+           "            5 --redis refused (wrong password, or not a Redis server)\n";
 }
 
 std::optional<std::string> parseOptions(int argc, char** argv, Options& o)
@@ -123,7 +127,7 @@ std::optional<std::string> parseOptions(int argc, char** argv, Options& o)
             o.demo = true;
         } else if (a == "--listen" || a == "--admin" || a == "--upstream" || a == "--db" || a == "--log" || a == "--trusted-proxy"
                    || a == "--real-ip-header" || a == "--threads" || a == "--seconds" || a == "--db-timeout" || a == "--screenshots"
-                   || a == "--screenshot-delay" || a == "--theme" || a == "--window-size") {
+                   || a == "--screenshot-delay" || a == "--theme" || a == "--window-size" || a == "--redis" || a == "--node-name") {
             auto v = needValue(i, a.c_str());
             if (!v)
                 return a + " needs a value";
@@ -143,6 +147,15 @@ std::optional<std::string> parseOptions(int argc, char** argv, Options& o)
                 }
             } else if (a == "--upstream") {
                 o.upstream = *v;
+            } else if (a == "--redis") {
+                // The message never quotes the URL: it may hold the password.
+                o.redis = Cluster::RedisUrl::parse(*v, &why);
+                if (!o.redis)
+                    return "--redis: " + why;
+            } else if (a == "--node-name") {
+                if (v->empty() || v->size() > 64 || v->find_first_of("|; \t\r\n") != std::string::npos)
+                    return "--node-name " + *v + ": expected 1-64 characters without spaces, '|' or ';'";
+                o.nodeName = *v;
             } else if (a == "--screenshots") {
                 o.screenshots = *v;
             } else if (a == "--theme") {

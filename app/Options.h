@@ -3,6 +3,7 @@
 // option and what was wrong (exit code 2).
 #pragma once
 
+#include "cluster/RedisUrl.h"
 #include "core/Address.h"
 #include "core/Tuning.h"
 
@@ -43,6 +44,8 @@ struct Options {
     int windowHeight = 0;
     std::string screenshots;           // --screenshots DIR: save each console view as PNG, then quit
     double screenshotDelaySeconds = 8; // --screenshot-delay: how long the demo runs first
+    std::optional<Cluster::RedisUrl> redis;  // --redis: one node of the cluster that Redis holds (docs/CLUSTER.md)
+    std::string nodeName;              // --node-name: default the host name
     std::vector<std::string> command;  // "lists export FILE" ...
 };
 

@@ -5,6 +5,7 @@
 #include "http/AdminServer.h"
 #include "app/DemoDriver.h"
 #include "app/DemoTraffic.h"
+#include "cluster/ClusterSync.h"
 #include "core/Engine.h"
 #include "http/LimiterLog.h"
 #include "http/Listener.h"
@@ -19,9 +20,20 @@
 #include <stdexcept>
 #include <thread>
 
+#include <unistd.h>
+
 namespace Floodgate::App {
 
 namespace {
+
+// The cluster's default node name.
+std::string hostName()
+{
+    char name[256] = {};
+    if (::gethostname(name, sizeof name - 1) != 0 || !name[0])
+        return "floodgate";
+    return name;
+}
 
 std::string urlOf(const std::string& host, std::uint16_t port)
 {
@@ -82,6 +94,30 @@ std::optional<StartFailure> Runtime::start(const Options& o)
     Storage::Store* store = m_store.get();
     m_engine->onAutomaticBan([store](const Core::ListEntry& e) { store->journalAutomaticBan(e); });
 
+    // 2b. The cluster (docs/CLUSTER.md): with --redis this node counts
+    // together with every node on that Redis, on Redis's clock.
+    m_decisionClock = &m_clock;
+    if (o.redis) {
+        Cluster::ClusterSync::Options co;
+        co.url = *o.redis;
+        co.node = o.nodeName.empty() ? hostName() : o.nodeName;
+        co.address = urlOf(o.listen.host, o.listen.port);
+        Core::Engine* engine = m_engine.get();
+        const Core::Clock* clock = &m_clock;
+        co.requestRate = [engine, clock] {
+            const auto seconds = engine->perSecond(clock->now(), 2);
+            return seconds.empty() ? 0.0 : double(seconds.front().total());
+        };
+        m_cluster = std::make_unique<Cluster::ClusterSync>(*m_engine, co, m_clock);
+        const Cluster::JoinResult joined = m_cluster->join();
+        if (joined.kind == Cluster::JoinResult::Kind::Refused)
+            return failWith(5, "--redis: " + joined.message);
+        m_clusterLine = joined.message;
+        m_decisionClock = &m_cluster->clock();
+        m_cluster->start();
+    }
+    const Core::Clock& clock = *m_decisionClock;
+
     // 3. limiter.log beside the database unless told otherwise.
     unsigned threads = o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
     m_logPath = o.log.empty() ? (std::filesystem::path(m_dbPath).parent_path() / "limiter.log").string() : o.log;
@@ -93,7 +129,7 @@ std::optional<StartFailure> Runtime::start(const Options& o)
         if (!dir.empty() && !Files::createPrivateFolders(dir.string(), &why))
             return failWith(4, why + " (choose another place with --db or --log)");
     }
-    m_log = std::make_unique<Http::LimiterLog>(m_logPath, threads, m_clock);
+    m_log = std::make_unique<Http::LimiterLog>(m_logPath, threads, clock);
     if (!m_log->start(&why))
         return failWith(4, why + " (choose another place with --log)");
     m_metrics = std::make_unique<Http::ListenerMetrics>(threads);
@@ -109,7 +145,7 @@ std::optional<StartFailure> Runtime::start(const Options& o)
         if (!lo.upstream)
             return failWith(2, "--upstream " + o.upstream + ": " + why);
     }
-    m_listener = std::make_unique<Http::Listener>(*m_engine, lo, m_log.get(), m_metrics.get(), m_clock);
+    m_listener = std::make_unique<Http::Listener>(*m_engine, lo, m_log.get(), m_metrics.get(), clock);
     m_samples = std::make_unique<Http::RequestSamples>(threads);
     m_listener->setRequestSamples(m_samples.get());
     if (!m_listener->start(&why))
@@ -131,11 +167,11 @@ std::optional<StartFailure> Runtime::start(const Options& o)
         ao.beyondLoopback = m_adminBeyondLoopback;
         ao.token = m_store->adminToken();
         m_admin = std::make_unique<Admin>();
-        m_admin->api = std::make_unique<Api::AdminApi>(*m_engine, *m_store, m_log.get(), m_metrics.get(), m_clock, ao);
+        m_admin->api = std::make_unique<Api::AdminApi>(*m_engine, *m_store, m_log.get(), m_metrics.get(), clock, ao);
         Http::AdminOptions opts;
         opts.address = o.admin->host;
         opts.port = o.admin->port;
-        m_admin->server = std::make_unique<Http::AdminServer>(opts, m_admin->api->handlers(), m_clock);
+        m_admin->server = std::make_unique<Http::AdminServer>(opts, m_admin->api->handlers(), clock);
         if (!m_admin->server->start(&why))
             return failWith(3, "admin: " + why + " (choose another with --admin ADDR:PORT or --admin off)");
     }
@@ -157,6 +193,8 @@ void Runtime::printStartLines() const
         std::printf("admin API wants \"Authorization: Bearer TOKEN\"%s; `floodgate token --db %s` prints it\n",
                     m_adminBeyondLoopback ? " (beyond loopback /healthz and /metrics too)" : "", m_dbPath.c_str());
     std::printf("database %s%s\n", m_dbPath.c_str(), m_store->created() ? " (new, with the default rules)" : "");
+    if (!m_clusterLine.empty())
+        std::printf("cluster: %s\n", m_clusterLine.c_str());
     std::printf("limiter log %s%s\n", m_logPath.empty() ? "off" : m_logPath.c_str(), m_options.dryRun ? " (dry run: nothing is refused)" : "");
     std::fflush(stdout);
 }
@@ -248,7 +286,7 @@ void Runtime::housekeeping()
 {
     std::unique_lock lock(m_housekeeperMutex);
     while (!m_housekeeperWake.wait_for(lock, std::chrono::seconds(1), [this] { return m_housekeeperStop; }))
-        m_engine->purge(m_clock.now());
+        m_engine->purge(clock().now());
 }
 
 void Runtime::stop()
@@ -273,6 +311,8 @@ void Runtime::stop()
         m_admin->server->stop();
     if (m_store)
         m_store->stop();
+    if (m_cluster)
+        m_cluster->stop();
     if (m_log)
         m_log->stop();
     m_running = false;

@@ -32,6 +32,10 @@ class ListenerMetrics;
 class AdminServer;
 } // namespace Floodgate::Http
 
+namespace Floodgate::Cluster {
+class ClusterSync;
+}
+
 namespace Floodgate::App {
 
 class DemoDriver;
@@ -71,7 +75,11 @@ public:
     Http::LimiterLog& log();
     Http::ListenerMetrics& metrics();
     Http::RequestSamples& samples();  // the last path and user agent per client, for the console
-    const Core::Clock& clock() const { return m_clock; }
+    // What decisions are timed by: the system clock, or a cluster node's
+    // (moved to Redis's, docs/CLUSTER.md).
+    const Core::Clock& clock() const { return *m_decisionClock; }
+    // The cluster link; null without --redis.
+    Cluster::ClusterSync* cluster() { return m_cluster.get(); }
 
     std::string listenUrl() const;  // "http://127.0.0.1:8080"
     std::string adminUrl() const;   // empty with --admin off
@@ -85,6 +93,9 @@ private:
     void republish();                               // the stored configuration again, adjusted
 
     const Core::Clock& m_clock;
+    const Core::Clock* m_decisionClock = &m_clock;
+    std::unique_ptr<Cluster::ClusterSync> m_cluster;
+    std::string m_clusterLine;  // the start-up line about it
     Options m_options;
     std::string m_dbPath;
     std::string m_logPath;

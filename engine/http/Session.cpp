@@ -233,6 +233,13 @@ bool Session::decideAtHeader(Millis now)
     // The engine's own cost in real time, whatever clock the decision is made at.
     const auto t0 = sample ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     m_decision = m_listener.engine.decide(f, now);
+    if (m_decision.waitForCluster) {
+        // A cluster node that has admitted all it may for this client
+        // before Redis acknowledges: decided now on what it knows (counted
+        // as an overdraft in the engine's cluster counters).
+        f.clusterWaited = true;
+        m_decision = m_listener.engine.decide(f, now);
+    }
     if (sample)
         metrics->observeLatency(m_thread.index,
                                 std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());

@@ -370,7 +370,7 @@ void TestRules::settingTableNamesEachSettingOnce()
     }
     QVERIFY(!findSetting("settings.ipv6_prefixx"));
     QVERIFY(!findSettingColumn(""));
-    QCOMPARE(paths.size(), 17);
+    QCOMPARE(paths.size(), 18);
 
     // The defaults are Rules.h's initialisers, read back through each row.
     QCOMPARE(findSetting("settings.ipv6_prefix")->defaultNumber(), std::int64_t(Tuning::defaultIpv6CountingPrefix));

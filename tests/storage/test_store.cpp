@@ -431,7 +431,7 @@ private Q_SLOTS:
                                     "escalation_enabled integer 0", "escalation_factor integer 3", "escalation_find_ms integer 61500",
                                     "escalation_max_ban_ms integer 604801500", "escalation_refusals integer 101",
                                     "ipv4_prefix integer 31", "ipv6_prefix integer 65", "max_tracked_keys integer 1000001",
-                                    "rate_limit_headers integer 0", "throttle_status integer 503"}));
+                                    "rate_limit_headers integer 0", "throttle_status integer 503", "when_cluster_down text open"}));
     }
 
     void importIsAllOrNothing()

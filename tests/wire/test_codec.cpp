@@ -203,7 +203,7 @@ private Q_SLOTS:
         QCOMPARE(QString::fromStdString(j.find("settings")->dump()),
                  QStringLiteral("{\"throttle_status\":429,\"ipv6_prefix\":64,\"ipv4_prefix\":32,\"dry_run\":false,"
                                 "\"rate_limit_headers\":true,\"customer_source\":\"either\",\"customer_param\":\"customer_id\","
-                                "\"customer_header\":\"X-Customer-Id\",\"trusted_proxies\":[],\"max_tracked_keys\":1000000}"));
+                                "\"customer_header\":\"X-Customer-Id\",\"trusted_proxies\":[],\"max_tracked_keys\":1000000,\"when_cluster_down\":\"local\"}"));
 
         // Every setting changed goes out and comes back as it was, 1.5 s too.
         const EngineConfig changed = everySettingChanged();

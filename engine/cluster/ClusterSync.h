@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: MIT
+// A node's link to its cluster (docs/CLUSTER.md): one background thread
+// that sends the engine's reports to Redis in batches, brings back the
+// other nodes' counts and this node's leases, keeps this node's heartbeat
+// and the list of nodes, measures how far Redis's clock is from this one,
+// and opens a circuit breaker when Redis is down, hung or answering
+// errors, so the request path never waits on it.
+#pragma once
+
+#include "cluster/RedisUrl.h"
+#include "core/Cluster.h"
+#include "core/Time.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace Floodgate::Core {
+class Engine;
+}
+
+namespace Floodgate::Cluster {
+
+// The clock a cluster node decides on: its own wall clock moved by how far
+// Redis's is from it, so window boundaries fall at the same moment on every
+// node whatever their clocks say. Waits (monotonic) stay local.
+class ClusterClock final : public Core::Clock {
+public:
+    explicit ClusterClock(const Core::Clock& base) : m_base(base) {}
+    Core::Millis now() const override { return m_base.now() + m_offset.load(std::memory_order_relaxed); }
+    Core::Millis monotonic() const override { return m_base.monotonic(); }
+    void setOffset(Core::Millis ms) { m_offset.store(ms, std::memory_order_relaxed); }
+    Core::Millis offset() const { return m_offset.load(std::memory_order_relaxed); }
+    const Core::Clock& base() const { return m_base; }
+
+private:
+    const Core::Clock& m_base;
+    std::atomic<Core::Millis> m_offset{0};
+};
+
+struct NodeStatus {
+    std::string name;
+    std::string address;          // where it serves, as it says
+    Core::Millis lastSeenMs = 0;  // its last heartbeat (Redis's clock)
+    double requestsPerSecond = 0;
+    bool self = false;
+};
+
+struct ClusterStatus {
+    enum class Redis : std::uint8_t {
+        Up,        // answering within its deadlines
+        Degraded,  // answering, but slowly (round trip over Tuning) or with errors lately
+        Down,      // out of reach: the breaker is open, when_cluster_down applies
+    };
+    Redis redis = Redis::Down;
+    std::string url;   // redacted: never the password
+    std::string node;
+    std::int64_t roundTripMicros = 0;  // the last batch's
+    Core::Millis syncLagMs = 0;        // from the oldest report of the last batch to its acknowledgement
+    Core::Millis clockOffsetMs = 0;    // Redis's clock minus this node's
+    std::vector<NodeStatus> nodes;     // seen in the last heartbeats, this one included
+    std::uint32_t nodesCounting = 1;   // the N of the error bound
+    std::uint64_t batches = 0;
+    std::uint64_t reports = 0;
+    std::size_t lastBatchSize = 0;
+    std::uint64_t errors = 0;
+    std::uint64_t breakerOpened = 0;
+    bool breakerOpen = true;
+    std::string lastError;  // one line, no password
+};
+
+// What the first contact came to.
+struct JoinResult {
+    enum class Kind : std::uint8_t {
+        Joined,     // Redis answered: the node counts with the cluster
+        CutOff,     // unreachable or silent for now: the node starts in when_cluster_down and joins later
+        Refused,    // the operator must fix something (password, not a Redis): exit 5
+    };
+    Kind kind = Kind::Joined;
+    std::string message;  // one line, no password
+};
+
+class ClusterSync {
+public:
+    struct Options {
+        RedisUrl url;
+        std::string node;                       // --node-name
+        std::string address;                    // this node's listening address, shown to the others
+        std::function<double()> requestRate;    // requests per second on this node, for the heartbeat
+        std::chrono::milliseconds connectTimeout{500};
+        std::chrono::milliseconds ioTimeout{250};  // a hung Redis (SIGSTOP) is noticed after this
+    };
+
+    // `base`: this node's wall clock (the system's unless a test injects one).
+    ClusterSync(Core::Engine& engine, Options options, const Core::Clock& base);
+    ~ClusterSync();
+    ClusterSync(const ClusterSync&) = delete;
+    ClusterSync& operator=(const ClusterSync&) = delete;
+
+    // The first contact, before traffic: lays the engine out for the
+    // cluster, adopts the cluster's hash key and measures the clock offset.
+    JoinResult join();
+    void start();
+    void stop();
+
+    // What decisions are timed by (docs/CLUSTER.md, "one clock").
+    const ClusterClock& clock() const { return m_clock; }
+    ClusterStatus status() const;
+
+    struct State;
+
+private:
+    void run();
+
+    Core::Engine& m_engine;
+    Options m_options;
+    ClusterClock m_clock;
+    std::unique_ptr<State> m_state;
+};
+
+} // namespace Floodgate::Cluster

@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: MIT
+// Nodes counting together (docs/CLUSTER.md), as an operator runs them: a
+// redis-server of the test's own and two or three `floodgate --headless`
+// processes pointed at it, driven over real sockets. The bound of the
+// error budget, a customer's quota spread over nodes, one window for
+// clocks 2 s apart (libfaketime), Redis stopped and restarted under load,
+// and the start-up errors with their exit codes.
+#include <QtTest>
+
+#include "ChildProcess.h"
+#include "HttpTestClient.h"
+#include "RedisServer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <thread>
+#include <vector>
+
+using namespace FloodgateTest;
+
+namespace {
+
+const QString FAKETIME_LIB = QStringLiteral("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1");
+
+struct Node {
+    Child child;
+    QString db;
+    std::string token;
+    std::uint16_t port() const { return child.port; }
+    std::uint16_t admin() const { return child.adminPort; }
+};
+
+class Cluster {
+public:
+    explicit Cluster(RedisServer& redis) : m_redis(redis) {}
+
+    // A node on this Redis; `env` adds to the environment (libfaketime).
+    Node* start(const QString& name, const QProcessEnvironment& extra = {}, const QStringList& more = {})
+    {
+        auto n = std::make_unique<Node>();
+        n->db = m_dir.filePath(name + QStringLiteral(".db"));
+        QProcessEnvironment env = childEnvironment();
+        for (const QString& k : extra.keys())
+            env.insert(k, extra.value(k));
+        QStringList args{QStringLiteral("--headless"), QStringLiteral("--listen"), QStringLiteral("127.0.0.1:0"), QStringLiteral("--admin"),
+                         QStringLiteral("127.0.0.1:0"), QStringLiteral("--db"), n->db, QStringLiteral("--log"), QStringLiteral("off"),
+                         QStringLiteral("--redis"), QString::fromStdString(m_redis.url()), QStringLiteral("--node-name"), name};
+        args += more;
+        if (!n->child.start(args, env))
+            return nullptr;
+        n->token = adminToken(n->db);
+        m_nodes.push_back(std::move(n));
+        return m_nodes.back().get();
+    }
+
+private:
+    RedisServer& m_redis;
+    QTemporaryDir m_dir;
+    std::vector<std::unique_ptr<Node>> m_nodes;
+};
+
+Response call(std::uint16_t port, const std::string& request, const char* source = "127.0.0.1")
+{
+    return fetch(port, request, 3000, source).value_or(Response{});
+}
+
+// Sends `count` requests from `source` round-robin over `nodes`; returns how many were let through.
+int roundRobin(const std::vector<Node*>& nodes, int count, const std::string& request, const char* source,
+               std::vector<Response>* last = nullptr)
+{
+    int allowed = 0;
+    for (int i = 0; i < count; ++i) {
+        const Response r = call(nodes[std::size_t(i) % nodes.size()]->port(), request, source);
+        allowed += r.status == 200;
+        if (last && i >= count - int(nodes.size()))
+            last->push_back(r);
+    }
+    return allowed;
+}
+
+bool putJson(const Node& n, const std::string& target, const std::string& body)
+{
+    const Response r = call(n.admin(), withBody("PUT", target, body, bearer(n.token)));
+    if (r.status / 100 != 2)
+        qWarning("PUT %s: %d %s", target.c_str(), r.status, r.body.c_str());
+    return r.status / 100 == 2;
+}
+
+} // namespace
+
+class TestCluster : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void aFloodSpreadOverTwoNodesGetsTheLimitOnce()
+    {
+        RedisServer redis;
+        QVERIFY2(redis.start(), qPrintable(redis.error()));
+        Cluster c(redis);
+        Node* a = c.start(QStringLiteral("a"));
+        Node* b = c.start(QStringLiteral("b"));
+        QVERIFY(a && b);
+        QVERIFY2(a->child.startup.contains(QStringLiteral("cluster: joined")), qPrintable(a->child.startup));
+        QVERIFY(b->child.startup.contains(QStringLiteral("2 nodes")) || b->child.startup.contains(QStringLiteral("1 node")));
+        std::this_thread::sleep_for(std::chrono::milliseconds(1200));  // both heartbeats: N = 2
+
+        // The default per-address burst level: 6 per 3 s. Two nodes, E = 1:
+        // the cluster admits at most 6 + 2.
+        std::vector<Response> last;
+        const int allowed = roundRobin({a, b}, 30, get("/"), "127.0.0.2", &last);
+        QVERIFY2(allowed >= 6 && allowed <= 8, qPrintable(QString::number(allowed)));
+        // Both nodes refuse, with a Retry-After from the shared window.
+        QCOMPARE(last.size(), std::size_t(2));
+        QCOMPARE(last[0].status, 429);
+        QCOMPARE(last[1].status, 429);
+        const int ra = std::stoi(last[0].header("retry-after"));
+        const int rb = std::stoi(last[1].header("retry-after"));
+        QVERIFY2(std::abs(ra - rb) <= 1 && ra >= 1 && ra <= 3, qPrintable(QStringLiteral("%1 %2").arg(ra).arg(rb)));
+        // Another client is not affected.
+        QCOMPARE(call(a->port(), get("/"), "127.0.0.3").status, 200);
+        QCOMPARE(call(b->port(), get("/"), "127.0.0.3").status, 200);
+    }
+
+    void aProCustomerSpreadOverTwoNodesGetsOneQuota()
+    {
+        RedisServer redis;
+        QVERIFY2(redis.start(), qPrintable(redis.error()));
+        Cluster c(redis);
+        Node* a = c.start(QStringLiteral("a"));
+        Node* b = c.start(QStringLiteral("b"));
+        QVERIFY(a && b);
+        // Customers are not shared through Redis yet: each node is told.
+        for (Node* n : {a, b})
+            QVERIFY(putJson(*n, "/api/v1/customers/acme", R"({"name":"Acme","tier":"Pro"})"));
+        std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+        // Pro: 100 per minute. Two nodes, E = max(1, 100 * 1% / 2) = 1: at most 102.
+        const int allowed = roundRobin({a, b}, 240, get("/api/orders", "X-Customer-Id: acme\r\n"), "127.0.0.4");
+        QVERIFY2(allowed >= 100 && allowed <= 102, qPrintable(QString::number(allowed)));
+    }
+
+    void clocksTwoSecondsApartShareOneWindow()
+    {
+        if (!QFile::exists(FAKETIME_LIB))
+            QFAIL("libfaketime is not installed (scripts/setup installs faketime)");
+        RedisServer redis;
+        QVERIFY2(redis.start(), qPrintable(redis.error()));
+        Cluster c(redis);
+        QProcessEnvironment ahead;
+        ahead.insert(QStringLiteral("LD_PRELOAD"), FAKETIME_LIB);
+        ahead.insert(QStringLiteral("FAKETIME"), QStringLiteral("+2s"));
+        ahead.insert(QStringLiteral("FAKETIME_DONT_FAKE_MONOTONIC"), QStringLiteral("1"));
+        Node* a = c.start(QStringLiteral("a"));
+        Node* b = c.start(QStringLiteral("b"), ahead);
+        QVERIFY(a && b);
+        // A fixed window of 4 s: nodes 2 s apart on their own clocks would
+        // count in different windows half of the time and admit up to twice the limit.
+        const std::string rules = R"({"rules":[{"name":"ip","levels":[{"limit":20,"period":4,"algorithm":"fixed"}]}]})";
+        QVERIFY(putJson(*a, "/api/v1/rules", rules));
+        QVERIFY(putJson(*b, "/api/v1/rules", rules));
+        std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+        // Many short rounds at different moments of the window: none admits
+        // more than the limit plus N * E (E = 1).
+        for (int round = 0; round < 3; ++round) {
+            // Start just after a window boundary (Redis's clock).
+            const auto t = redis.command({"TIME"});
+            QCOMPARE(t.elements.size(), std::size_t(2));
+            const long long ms = std::stoll(t.elements[0].text) * 1000 + std::stoll(t.elements[1].text) / 1000;
+            const long long toBoundary = 4000 - ms % 4000;
+            std::this_thread::sleep_for(std::chrono::milliseconds(toBoundary + 300));
+            const std::string source = "127.0.1." + std::to_string(10 + round);
+            const int allowed = roundRobin({a, b}, 60, get("/"), source.c_str());
+            QVERIFY2(allowed >= 20 && allowed <= 22, qPrintable(QStringLiteral("round %1: %2").arg(round).arg(allowed)));
+        }
+    }
+
+    void wrongPasswordOrNotRedisStopsWithExitCode5()
+    {
+        RedisServer redis;
+        QVERIFY2(redis.start({QStringLiteral("--requirepass"), QStringLiteral("s3cret-pw")}), qPrintable(redis.error()));
+        QTemporaryDir dir;
+        QString err;
+        const QString url = QStringLiteral("redis://:wrong-pw@127.0.0.1:%1").arg(redis.port());
+        const int code = runToEnd({QStringLiteral("--headless"), QStringLiteral("--listen"), QStringLiteral("127.0.0.1:0"),
+                                   QStringLiteral("--admin"), QStringLiteral("off"), QStringLiteral("--db"), dir.filePath(QStringLiteral("x.db")),
+                                   QStringLiteral("--redis"), url},
+                                  &err);
+        QCOMPARE(code, 5);
+        QVERIFY2(err.contains(QStringLiteral("authentication")), qPrintable(err));
+        QVERIFY2(!err.contains(QStringLiteral("wrong-pw")), qPrintable(err));
+        QCOMPARE(err.trimmed().count(QLatin1Char('\n')), 0);  // one line
+
+        // An HTTP server where Redis should be (a floodgate listener).
+        Child web;
+        QVERIFY(web.start({QStringLiteral("--headless"), QStringLiteral("--listen"), QStringLiteral("127.0.0.1:0"), QStringLiteral("--admin"),
+                           QStringLiteral("off"), QStringLiteral("--db"), dir.filePath(QStringLiteral("web.db")), QStringLiteral("--log"),
+                           QStringLiteral("off")}));
+        const int notRedis = runToEnd({QStringLiteral("--headless"), QStringLiteral("--listen"), QStringLiteral("127.0.0.1:0"),
+                                       QStringLiteral("--admin"), QStringLiteral("off"), QStringLiteral("--db"), dir.filePath(QStringLiteral("y.db")),
+                                       QStringLiteral("--redis"), QStringLiteral("redis://127.0.0.1:%1").arg(web.port)},
+                                      &err);
+        QCOMPARE(notRedis, 5);
+        QVERIFY2(err.contains(QStringLiteral("not")) && err.contains(QStringLiteral("Redis"), Qt::CaseInsensitive), qPrintable(err));
+        web.stop();
+    }
+
+    void unreachableAtStartThenJoinsWhenRedisAppears()
+    {
+        const std::uint16_t port = freeLoopbackPort();
+        QTemporaryDir dir;
+        Child n;
+        QVERIFY(n.start({QStringLiteral("--headless"), QStringLiteral("--listen"), QStringLiteral("127.0.0.1:0"), QStringLiteral("--admin"),
+                         QStringLiteral("off"), QStringLiteral("--db"), dir.filePath(QStringLiteral("n.db")), QStringLiteral("--log"),
+                         QStringLiteral("off"), QStringLiteral("--redis"), QStringLiteral("redis://127.0.0.1:%1").arg(port),
+                         QStringLiteral("--node-name"), QStringLiteral("late")}));
+        QVERIFY2(n.startup.contains(QStringLiteral("cut off")), qPrintable(n.startup));
+        // It serves meanwhile.
+        QCOMPARE(call(n.port, get("/")).status, 200);
+        // Redis appears on that port: the node joins (its heartbeat shows up).
+        RedisServer redis;
+        QVERIFY(redis.startOn(port));
+        bool joined = false;
+        for (int i = 0; i < 60 && !joined; ++i) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            const auto r = redis.command({"HEXISTS", "fg:nodes", "late"});
+            joined = r.kind == Floodgate::Cluster::Reply::Kind::Integer && r.integer == 1;
+        }
+        QVERIFY(joined);
+        QCOMPARE(call(n.port, get("/")).status, 200);
+        QCOMPARE(n.stop(), 0);
+    }
+
+    void redisStoppedAndRestartedUnderLoad()
+    {
+        RedisServer redis;
+        QVERIFY2(redis.start(), qPrintable(redis.error()));
+        Cluster c(redis);
+        Node* a = c.start(QStringLiteral("a"));
+        Node* b = c.start(QStringLiteral("b"));
+        QVERIFY(a && b);
+        std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+
+        // A steady load from many clients (each far below its limits) while
+        // Redis is stopped for 5 s: every request is answered, and no
+        // answer takes much longer than the ones before the stop.
+        auto load = [&](int seconds, std::vector<double>& latencies, int& failures, int base) {
+            const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+            for (int i = 0; std::chrono::steady_clock::now() < end; ++i) {
+                const std::string source = "127.0.2." + std::to_string(1 + (base + i) % 200);
+                const auto t0 = std::chrono::steady_clock::now();
+                const Response r = call((i % 2 ? a : b)->port(), get("/"), source.c_str());
+                latencies.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+                failures += r.status != 200 && r.status != 429;
+                std::this_thread::sleep_for(std::chrono::milliseconds(2));
+            }
+        };
+        auto p99 = [](std::vector<double> v) {
+            std::sort(v.begin(), v.end());
+            return v.empty() ? 0.0 : v[std::min(v.size() - 1, v.size() * 99 / 100)];
+        };
+        std::vector<double> before, during;
+        int failures = 0;
+        load(2, before, failures, 0);
+        redis.pause();
+        load(5, during, failures, 1000);
+        redis.resume();
+        QCOMPARE(failures, 0);
+        const double added = p99(during) - p99(before);
+        qInfo("p99 before %.2f ms, while Redis is stopped %.2f ms (%zu and %zu requests)", p99(before), p99(during), before.size(),
+              during.size());
+        QVERIFY2(added <= 1.0, qPrintable(QString::number(added)));
+
+        // The breaker opened and closes again; /metrics says so.
+        // Killed and restarted empty: the nodes seed it again from memory.
+        roundRobin({a, b}, 4, get("/"), "127.0.0.9");
+        redis.kill();
+        QCOMPARE(call(a->port(), get("/"), "127.0.0.10").status, 200);
+        QVERIFY(redis.restart());
+        bool seeded = false;
+        for (int i = 0; i < 60 && !seeded; ++i) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            const auto keys = redis.command({"KEYS", "fg:e:*"});
+            seeded = keys.elements.size() >= 2;
+        }
+        QVERIFY2(seeded, "the nodes did not report their clients to the restarted Redis");
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCluster)
+#include "test_cluster.moc"
