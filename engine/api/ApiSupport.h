@@ -6,6 +6,7 @@
 
 #include "http/AdminServer.h"
 #include "wire/Json.h"
+#include "core/Target.h"
 
 #include <cstdint>
 #include <optional>
@@ -40,7 +41,7 @@ std::optional<Http::AdminResponse> afterCommit(const Http::AdminReply& reply, Su
 }
 
 // Percent-decoding of a path segment or a query value; nullopt when badly encoded.
-std::optional<std::string> percentDecode(std::string_view s);
+using Core::percentDecode;
 // A query parameter's decoded value; nullopt when absent or badly encoded.
 std::optional<std::string> queryValue(std::string_view query, std::string_view name);
 // A whole number query parameter from 0 to `max`; error text naming it when

@@ -192,4 +192,20 @@ int hexValue(char c)
     return -1;
 }
 
+std::optional<std::string> percentDecode(std::string_view s)
+{
+    std::string out;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        if (s[i] != '%') {
+            out += s[i];
+            continue;
+        }
+        if (i + 2 >= s.size() || hexValue(s[i + 1]) < 0 || hexValue(s[i + 2]) < 0)
+            return std::nullopt;
+        out += char(hexValue(s[i + 1]) * 16 + hexValue(s[i + 2]));
+        i += 2;
+    }
+    return out;
+}
+
 } // namespace Floodgate::Core

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -62,6 +63,11 @@ bool normaliseTarget(std::string_view raw, NormalisedTarget& out);
 // The value of one hex digit of a percent-escape (either case); -1 when `c`
 // is not one.
 int hexValue(char c);
+
+// Every %XX of `s` decoded (any byte, %00 included: the caller judges the
+// result); nullopt when a '%' is not followed by two hex digits. The admin
+// API's path segments and query values, the credentials of a --redis URL.
+std::optional<std::string> percentDecode(std::string_view s);
 
 // A Host header value or an absolute-form authority: uri-host [":" port]
 // characters only (no user information, no spaces, no slashes). Empty is

@@ -306,6 +306,36 @@ inline std::optional<Response> fetch(std::uint16_t port, const std::string& requ
 }
 
 // The header line that carries the admin API's token.
+// A socket listening on 127.0.0.1 on a port the kernel picked (written to
+// `port`); -1 when it cannot be made. A test that needs a port held, or a
+// peer of its own, closes it itself.
+inline int listenOnLoopback(int backlog, std::uint16_t& port)
+{
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    ::inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+    socklen_t len = sizeof a;
+    if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd, backlog) != 0 ||
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+        if (fd >= 0)
+            ::close(fd);
+        return -1;
+    }
+    port = ntohs(a.sin_port);
+    return fd;
+}
+
+// A port nothing listens on right now: one the kernel picked, released
+// again. For a server a test starts itself (nginx, redis-server); it can be
+// taken in between, so such a start retries.
+inline std::uint16_t freeLoopbackPort()
+{
+    std::uint16_t port = 0;
+    ::close(listenOnLoopback(1, port));
+    return port;
+}
+
 inline std::string bearer(const std::string& token)
 {
     return "Authorization: Bearer " + token + "\r\n";

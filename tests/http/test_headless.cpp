@@ -161,16 +161,11 @@ private Q_SLOTS:
     void cannotListenIsExit3()
     {
         QTemporaryDir dir;
-        const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-        sockaddr_in a{};
-        a.sin_family = AF_INET;
-        ::inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
-        QCOMPARE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-        QCOMPARE(::listen(fd, 1), 0);
-        socklen_t len = sizeof a;
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+        std::uint16_t port = 0;
+        const int fd = listenOnLoopback(1, port);
+        QVERIFY(fd >= 0);
         QString err;
-        QCOMPARE(runToEnd({QStringLiteral("--headless"), QStringLiteral("--listen"), QStringLiteral("127.0.0.1:%1").arg(ntohs(a.sin_port)),
+        QCOMPARE(runToEnd({QStringLiteral("--headless"), QStringLiteral("--listen"), QStringLiteral("127.0.0.1:%1").arg(port),
                            QStringLiteral("--admin"), QStringLiteral("off"), QStringLiteral("--log"), dir.filePath(QStringLiteral("l.log"))},
                           &err),
                  3);

@@ -751,16 +751,8 @@ private Q_SLOTS:
         // SO_REUSEPORT lets two sockets of the same user share a port; a
         // different address family/port combination must still fail cleanly
         // when the port is held by a non-reuseport socket.
-        int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-        sockaddr_in a{};
-        a.sin_family = AF_INET;
-        a.sin_port = 0;
-        ::inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
-        QCOMPARE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-        QCOMPARE(::listen(fd, 1), 0);
-        socklen_t len = sizeof a;
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-        o.port = ntohs(a.sin_port);
+        const int fd = listenOnLoopback(1, o.port);
+        QVERIFY(fd >= 0);
         Http::Listener l(engine, o, nullptr, nullptr);
         std::string why;
         QVERIFY(!l.start(&why));

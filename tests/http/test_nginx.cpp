@@ -23,19 +23,6 @@ using namespace FloodgateTest;
 
 namespace {
 
-std::uint16_t freePort()
-{
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    ::inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    socklen_t len = sizeof a;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    ::close(fd);
-    return ntohs(a.sin_port);
-}
-
 std::string nginxBinary()
 {
     for (const char* p : {"/usr/sbin/nginx", "/usr/bin/nginx"})
@@ -70,7 +57,7 @@ private Q_SLOTS:
         const auto dir = std::filesystem::temp_directory_path() / ("fg-nginx-" + std::to_string(::getpid()));
         std::filesystem::remove_all(dir);
         std::filesystem::create_directories(dir / "tmp");
-        const std::uint16_t port = freePort();
+        const std::uint16_t port = freeLoopbackPort();
         std::ifstream templ(FLOODGATE_SOURCE_DIR "/docs/nginx-auth-request.conf");
         QVERIFY2(templ.good(), "docs/nginx-auth-request.conf is missing");
         std::string site((std::istreambuf_iterator<char>(templ)), std::istreambuf_iterator<char>());
