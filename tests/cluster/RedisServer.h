@@ -58,6 +58,17 @@ public:
         return false;
     }
 
+    // start() on a port the test chose (one a node was told about before
+    // Redis was there).
+    bool startOn(std::uint16_t port, const QStringList& extraArgs = {})
+    {
+        m_binary = QStandardPaths::findExecutable(QStringLiteral("redis-server"));
+        if (m_binary.isEmpty())
+            return failed(QStringLiteral("redis-server is not installed (scripts/setup installs it)"));
+        m_extraArgs = extraArgs;
+        return launch(port);
+    }
+
     const QString& error() const { return m_error; }
     std::uint16_t port() const { return m_port; }
     std::string url() const { return "redis://127.0.0.1:" + std::to_string(m_port); }
