@@ -166,6 +166,7 @@ std::optional<StartFailure> Runtime::start(const Options& o)
         Api::ApiOptions ao;
         ao.beyondLoopback = m_adminBeyondLoopback;
         ao.token = m_store->adminToken();
+        ao.cluster = m_cluster.get();
         m_admin = std::make_unique<Admin>();
         m_admin->api = std::make_unique<Api::AdminApi>(*m_engine, *m_store, m_log.get(), m_metrics.get(), clock, ao);
         Http::AdminOptions opts;

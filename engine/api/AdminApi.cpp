@@ -93,6 +93,7 @@ std::optional<AdminResponse> AdminApi::answerAtOnce(const AdminRequest& r)
               "# TYPE floodgate_storage_reloads_total counter\n"
               "floodgate_storage_reloads_total "
             + std::to_string(m_store.reloads()) + "\n";
+        res.body += clusterMetrics(m_options.cluster, m_engine);
         return res;
     }
     return std::nullopt;
@@ -145,7 +146,7 @@ std::optional<AdminResponse> AdminApi::route(const AdminRequest& r, const Http::
     static constexpr Route ROUTES[] = {
         {"clients", false, &AdminApi::clients},   {"buckets", true, &AdminApi::buckets}, {"lists", false, &AdminApi::lists},
         {"tiers", false, &AdminApi::tiers},       {"customers", false, &AdminApi::customers}, {"rules", true, &AdminApi::rules},
-        {"events", true, &AdminApi::history},     {"audit", true, &AdminApi::history},
+        {"events", true, &AdminApi::history},     {"audit", true, &AdminApi::history},   {"cluster", true, &AdminApi::cluster},
     };
     for (const Route& route : ROUTES)
         if (seg[2] == route.resource && (!route.whole || seg.size() == 3))

@@ -30,6 +30,10 @@ namespace Floodgate::Http {
 class ListenerMetrics;
 }
 
+namespace Floodgate::Cluster {
+class ClusterSync;
+}
+
 namespace Floodgate::Api {
 
 struct ApiOptions {
@@ -40,6 +44,8 @@ struct ApiOptions {
     bool beyondLoopback = false;
     std::string token;
     Core::Millis defaultListTtlMs = Core::Tuning::defaultListTtlMs;
+    // The node's link to its cluster (--redis); null on a single node.
+    const Cluster::ClusterSync* cluster = nullptr;
 };
 
 class AdminApi {
@@ -72,7 +78,8 @@ private:
     };
     using Handler = std::optional<Http::AdminResponse> (AdminApi::*)(const Call&);
     // The resources, one file each: ApiClients.cpp, ApiLists.cpp,
-    // ApiConfig.cpp (tiers, customers, rules), ApiHistory.cpp (events, audit).
+    // ApiConfig.cpp (tiers, customers, rules), ApiHistory.cpp (events, audit),
+    // ApiCluster.cpp (cluster).
     std::optional<Http::AdminResponse> clients(const Call& call);
     std::optional<Http::AdminResponse> buckets(const Call& call);
     std::optional<Http::AdminResponse> lists(const Call& call);
@@ -80,6 +87,7 @@ private:
     std::optional<Http::AdminResponse> customers(const Call& call);
     std::optional<Http::AdminResponse> rules(const Call& call);
     std::optional<Http::AdminResponse> history(const Call& call);
+    std::optional<Http::AdminResponse> cluster(const Call& call);  // ApiCluster.cpp
 
     // GET the collection; GET, PUT, DELETE one item by its name or id.
     struct Collection {
@@ -107,5 +115,9 @@ private:
 
 // One refusal as the events API shows it, with its "why".
 Wire::Json toJson(const Http::Event& event);
+
+// GET /api/v1/cluster's body, and the cluster's lines of /metrics (empty on a single node).
+Wire::Json clusterJson(const Cluster::ClusterSync* sync, const Core::Engine& engine);
+std::string clusterMetrics(const Cluster::ClusterSync* sync, const Core::Engine& engine);
 
 } // namespace Floodgate::Api

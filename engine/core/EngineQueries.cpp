@@ -16,6 +16,7 @@ LevelUsage usageOf(const LevelSpec& spec, const Verdict& v, const std::uint32_t*
     u.limit = spec.limit;
     u.periodMs = spec.periodMs;
     u.used = v.used;
+    u.usedHere = spec.shared ? peek(spec, cells + spec.offset, now, false).used : v.used;
     u.remaining = v.used >= spec.limit ? 0 : spec.limit - v.used;
     u.resetMs = v.resetMs;
     u.refusing = !v.allowed;

@@ -46,7 +46,8 @@ struct LevelUsage {
     Algorithm algorithm = Algorithm::SlidingWindow;
     std::uint32_t limit = 0;
     Millis periodMs = 0;
-    std::uint32_t used = 0;       // counted in the window now
+    std::uint32_t used = 0;       // counted in the window now (in a cluster: by every node)
+    std::uint32_t usedHere = 0;   // of which by this node (equal to used on a single node)
     std::uint32_t remaining = 0;
     Millis resetMs = 0;
     Millis retryAfterMs = 0;      // > 0 while this level refuses

@@ -53,6 +53,7 @@ Json toJson(const ClientDetail& d, Millis now)
         l.set("limit", u.limit);
         l.set("period", seconds(u.periodMs));
         l.set("used", u.used);
+        l.set("used_here", u.usedHere);
         l.set("remaining", u.remaining);
         l.set("reset", secondsRoundedUp(u.resetMs));
         l.set("reset_ms", u.resetMs);

@@ -126,6 +126,24 @@ private Q_SLOTS:
         // Another client is not affected.
         QCOMPARE(call(a->port(), get("/"), "127.0.0.3").status, 200);
         QCOMPARE(call(b->port(), get("/"), "127.0.0.3").status, 200);
+
+        // What the operator sees: the cluster, and for the client both its
+        // count on this node and the cluster's.
+        const Response cl = call(a->admin(), get("/api/v1/cluster", bearer(a->token)));
+        QCOMPARE(cl.status, 200);
+        for (const char* part : {"\"enabled\":true", "\"node\":\"a\"", "\"counting_nodes\":2", "\"name\":\"b\"", "\"state\":\"up\"",
+                                 "\"breaker\":\"closed\""})
+            QVERIFY2(cl.body.find(part) != std::string::npos, cl.body.c_str());
+        QVERIFY2(cl.body.find(std::to_string(redis.port())) != std::string::npos, cl.body.c_str());
+        const Response client = call(a->admin(), get("/api/v1/clients/127.0.0.2", bearer(a->token)));
+        QCOMPARE(client.status, 200);
+        const auto burst = client.body.find("\"name\":\"ip-3s\"");
+        QVERIFY2(burst != std::string::npos, client.body.c_str());
+        const std::string level = client.body.substr(burst, client.body.find('}', burst) - burst);
+        QVERIFY2(level.find("\"used_here\":") != std::string::npos, level.c_str());
+        const Response metrics = call(a->admin(), get("/metrics"));
+        for (const char* line : {"floodgate_cluster_nodes 2", "floodgate_cluster_breaker_open 0", "floodgate_cluster_redis_state{state=\"up\"} 1"})
+            QVERIFY2(metrics.body.find(line) != std::string::npos, line);
     }
 
     void aProCustomerSpreadOverTwoNodesGetsOneQuota()
@@ -272,8 +290,31 @@ private Q_SLOTS:
         load(2, before, failures, 0);
         redis.pause();
         load(5, during, failures, 1000);
+        // Counted on node a while cut off: reported when Redis is back.
+        for (int i = 0; i < 3; ++i)
+            QCOMPARE(call(a->port(), get("/"), "127.0.0.77").status, 200);
+        const Response stopped = call(a->admin(), get("/metrics"));
         redis.resume();
         QCOMPARE(failures, 0);
+        QVERIFY2(stopped.body.find("floodgate_cluster_breaker_open 1") != std::string::npos, "the breaker did not open");
+        bool closed = false;
+        for (int i = 0; i < 40 && !closed; ++i) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            const Response m = call(a->admin(), get("/metrics"));
+            closed = m.body.find("floodgate_cluster_breaker_open 0") != std::string::npos
+                && m.body.find("floodgate_cluster_breaker_opened_total 0") == std::string::npos;
+        }
+        QVERIFY2(closed, "the breaker did not close after SIGCONT");
+        // Node b learns node a's counts for that client with its own next
+        // report of it: one request from it on b, and b's view says 4.
+        QCOMPARE(call(b->port(), get("/"), "127.0.0.77").status, 200);
+        bool reconciled = false;
+        for (int i = 0; i < 20 && !reconciled; ++i) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            const Response c77 = call(b->admin(), get("/api/v1/clients/127.0.0.77", bearer(b->token)));
+            reconciled = c77.body.find("\"used\":4") != std::string::npos;
+        }
+        QVERIFY2(reconciled, "node b does not see what node a counted while Redis was stopped");
         const double added = p99(during) - p99(before);
         qInfo("p99 before %.2f ms, while Redis is stopped %.2f ms (%zu and %zu requests)", p99(before), p99(during), before.size(),
               during.size());
