@@ -51,10 +51,10 @@ void Session::startForward()
     m_forwarding = true;
     m_responseStarted = false;
     m_deadline.clear();  // set again whenever the client is awaited
-    m_requestHasBody = m_parser->chunked() || m_parser->content_length().value_or(0) > 0;
+    m_exchange.requestHasBody = m_parser->chunked() || m_parser->content_length().value_or(0) > 0;
     m_upOut.clear();
     appendUpstreamHead(m_upOut);
-    if (m_requestHasBody) {
+    if (m_exchange.requestHasBody) {
         // From here on the parser frames every body piece into m_upOut.
         m_data.bodySink = &m_upOut;
         m_data.chunkBody = m_parser->chunked();
@@ -68,14 +68,13 @@ void Session::startForward()
 // anew), the body framed as it came (Content-Length, or chunked).
 void Session::connectUpstream(bool pooledAllowed)
 {
-    m_upstreamTimedOut = false;
-    m_upstreamReused = false;
+    m_attempt = UpstreamAttempt{};
     while (pooledAllowed && !m_thread.idleUpstream.empty()) {
         tcp::socket pooled = std::move(m_thread.idleUpstream.back());
         m_thread.idleUpstream.pop_back();
         if (stillUsable(pooled)) {
             m_upstream.emplace(std::move(pooled));
-            m_upstreamReused = true;
+            m_attempt.pooled = true;
             pumpRequest();
             return;
         }
@@ -91,9 +90,9 @@ void Session::connectUpstream(bool pooledAllowed)
             return;
         }
         if (ec) {
-            self->upstreamFailed(self->m_upstreamTimedOut ? 504 : 502, self->m_upstreamTimedOut
-                                                                           ? "the upstream did not accept the connection in time"
-                                                                           : "the upstream is not reachable");
+            const bool late = self->m_attempt.timedOut;
+            self->upstreamFailed(late ? 504 : 502,
+                                 late ? "the upstream did not accept the connection in time" : "the upstream is not reachable");
             return;
         }
         error_code ignored;
@@ -314,9 +313,9 @@ void Session::startClientResponse()
         o += "Transfer-Encoding: chunked\r\n";
         chunked = true;
     } else if (!noBody) {
-        m_keepAlive = false;  // HTTP/1.0 and no length: the body ends with the connection
+        m_exchange.keepAlive = false;  // HTTP/1.0 and no length: the body ends with the connection
     }
-    if (!m_keepAlive)
+    if (!m_exchange.keepAlive)
         o += "Connection: close\r\n";
     else if (http10)
         o += "Connection: keep-alive\r\n";
@@ -370,7 +369,7 @@ void Session::writeClient(void (Session::*next)())
 void Session::upstreamBroke(int status, const char* why)
 {
     const bool nothingBack = !m_responseParser || !m_responseParser->got_some();
-    if (m_upstreamReused && !m_upstreamTimedOut && !m_requestHasBody && nothingBack && !m_responseStarted
+    if (m_attempt.pooled && !m_attempt.timedOut && !m_exchange.requestHasBody && nothingBack && !m_responseStarted
         && isIdempotent(m_data.view(m_data.method))) {
         dropUpstream();
         m_responseParser.reset();
@@ -379,7 +378,7 @@ void Session::upstreamBroke(int status, const char* why)
         connectUpstream(false);
         return;
     }
-    if (m_upstreamTimedOut)
+    if (m_attempt.timedOut)
         upstreamFailed(504, "the upstream did not answer in time");
     else
         upstreamFailed(status, why);
@@ -399,8 +398,8 @@ void Session::upstreamFailed(int status, const char* why)
         m_listener.metrics->countHttpError(m_thread.index, status);
     m_data.bodySink = nullptr;
     if (!m_parser->is_done())
-        m_keepAlive = false;  // the rest of the request body was never read
-    appendErrorResponse(m_out, status, why, !m_keepAlive, m_data.version < 11);
+        m_exchange.keepAlive = false;  // the rest of the request body was never read
+    appendErrorResponse(m_out, status, why, !m_exchange.keepAlive, m_data.version < 11);
     writeClient(&Session::forwardDone);
 }
 
@@ -429,7 +428,7 @@ void Session::armUpstreamTimer(Millis ms)
             return;
         // Out of time: closing the socket ends the pending operation, whose
         // handler answers 504 (or closes, once the head was relayed).
-        self->m_upstreamTimedOut = true;
+        self->m_attempt.timedOut = true;
         if (self->m_upstream) {
             error_code ignored;
             self->m_upstream->close(ignored);
@@ -463,7 +462,7 @@ void Session::forwardDone()
     m_busy = false;
     m_data.bodySink = nullptr;
     releaseRelayBuffers();
-    if (!m_keepAlive || m_closeAfterWrite || m_stopping || !m_socket.is_open()) {
+    if (!m_exchange.keepAlive || m_closeAfterWrite || m_stopping || !m_socket.is_open()) {
         close();
         return;
     }

@@ -101,6 +101,7 @@ void Session::newRequest()
     m_parser->header_limit(std::uint32_t(opts().headerLimitBytes));
     m_parser->body_limit(opts().bodyLimitBytes);
     m_parser->eager(false);
+    m_exchange = ExchangeFacts{};
     m_decided = false;
     m_deadline.newRequest();
 }
@@ -189,8 +190,8 @@ bool Session::decideAtHeader(Millis now)
     f.peer = m_peer;
     // One proxy list for the whole request, even if it is replaced meanwhile.
     const TrustedProxies& proxies = trusted();
-    m_trustedPeer = proxies.contains(m_peer);
-    const bool trustedPeer = m_trustedPeer;
+    m_exchange.trustedPeer = proxies.contains(m_peer);
+    const bool trustedPeer = m_exchange.trustedPeer;
     std::string_view target = d.view(d.target);
     std::string_view method = d.view(d.method);
     if (trustedPeer && !opts().upstream) {
@@ -246,11 +247,11 @@ bool Session::decideAtHeader(Millis now)
             m_listener.log->push(m_thread.index, m_decision, f, m_decision.customerId.view(), m_xff, now);
     }
     const bool refused = m_decision.refused();
-    m_keepAlive = m_parser->keep_alive() && !m_stopping;
+    m_exchange.keepAlive = m_parser->keep_alive() && !m_stopping;
     if (refused && !m_parser->is_done()) {
         // A refused request with a body: answer now and close rather
         // than read a body nobody will use.
-        m_keepAlive = false;
+        m_exchange.keepAlive = false;
         respondDecision();
         m_closeAfterWrite = true;
         flush();
@@ -281,7 +282,7 @@ void Session::useTargetAuthorityAsHost()
 void Session::respondDecision()
 {
     ResponseContext ctx;
-    ctx.keepAlive = m_keepAlive;
+    ctx.keepAlive = m_exchange.keepAlive;
     ctx.http10 = m_data.version < 11;
     const std::string_view accept = m_data.header("Accept");
     ctx.wantsJson = accept.find("json") != std::string_view::npos;
@@ -291,7 +292,7 @@ void Session::respondDecision()
     // nginx auth_request accepts only 2xx, 401 and 403 from its
     // subrequest: a trusted proxy may ask for throttles as 401 (and turn
     // them back into 429 with the Retry-After it copies; see docs/INTEGRATIONS.md).
-    if (m_trustedPeer) {
+    if (m_exchange.trustedPeer) {
         const std::string_view want = trimView(m_data.header("X-Floodgate-Refusal-Status"));
         if (want == "401" || want == "403")
             ctx.throttleStatus = want == "401" ? 401 : 403;
@@ -307,7 +308,7 @@ void Session::finishRequest()
     if (!opts().upstream && !m_decision.refused())
         m_listener.engine.reportSuccess(m_facts, wallNow());
     respondDecision();
-    if (!m_keepAlive)
+    if (!m_exchange.keepAlive)
         m_closeAfterWrite = true;
     m_busy = false;
 }

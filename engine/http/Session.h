@@ -323,6 +323,22 @@ struct Listener::Impl {
 bool endsAtThisHop(std::string_view name, std::string_view connection);
 void appendField(std::string& out, std::string_view name, std::string_view value);
 
+// What is known about the request in hand: facts, not phases. Reset
+// together when a request begins (Session::newRequest), so nothing carries
+// over from one request to the next.
+struct ExchangeFacts {
+    bool trustedPeer = false;     // the peer is a trusted proxy (as of this request's decision)
+    bool keepAlive = true;        // the answer leaves the connection open: the client asked, and nothing since said otherwise
+    bool requestHasBody = false;  // proxy mode: a body follows the head to the upstream
+};
+
+// One connection to the upstream for the request in hand (proxy mode):
+// reset on every attempt (Session::connectUpstream), a retry included.
+struct UpstreamAttempt {
+    bool pooled = false;    // taken from the keep-alive pool rather than connected anew
+    bool timedOut = false;  // the upstream timer fired: its pending operation was cut off
+};
+
 // One client connection; lives on one thread. Decision mode and refusals
 // are answered in Session.cpp; an allowed request in proxy mode is relayed
 // by Forwarder.cpp, one bounded piece at a time in each direction.
@@ -400,9 +416,8 @@ private:
     std::string m_writeBuffer;
     std::list<Session*>::iterator m_self;
     ClientDeadline m_deadline;
+    ExchangeFacts m_exchange;
     bool m_decided = false;
-    bool m_trustedPeer = false;  // the peer is a trusted proxy (as of this request's decision)
-    bool m_keepAlive = true;
     bool m_closeAfterWrite = false;
     bool m_writing = false;
     bool m_busy = false;
@@ -414,9 +429,7 @@ private:
     std::optional<tcp::socket> m_upstream;
     net::steady_timer m_upstreamTimer;
     std::uint64_t m_timerGeneration = 0;  // a timer that fired after it was re-armed is stale
-    bool m_upstreamTimedOut = false;
-    bool m_upstreamReused = false;    // taken from the keep-alive pool
-    bool m_requestHasBody = false;
+    UpstreamAttempt m_attempt;
     bool m_responseStarted = false;   // the client has the response header: a failure can only close
     std::string m_upOut;              // request bytes on their way to the upstream
     beast::flat_buffer m_upIn;        // response bytes from the upstream
