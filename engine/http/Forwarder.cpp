@@ -462,7 +462,7 @@ void Session::forwardDone()
     m_busy = false;
     m_data.bodySink = nullptr;
     releaseRelayBuffers();
-    if (!m_exchange.keepAlive || m_closeAfterWrite || m_stopping || !m_socket.is_open()) {
+    if (!m_exchange.keepAlive || ending() || !m_socket.is_open()) {
         close();
         return;
     }

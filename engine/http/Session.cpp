@@ -78,7 +78,7 @@ void Session::expireIfDue(Millis now)
 
 void Session::shutdown()
 {
-    m_stopping = true;
+    endWith(Ending::Draining);
     if (!m_busy && m_buffer.size() == 0)
         close();
 }
@@ -167,7 +167,7 @@ void Session::process()
         }
         finishRequest();
         ++answered;
-        if (m_closeAfterWrite || m_stopping)
+        if (ending())
             break;
         newRequest();
         if (answered >= opts().pipelineDepth || m_buffer.size() == 0)
@@ -247,13 +247,13 @@ bool Session::decideAtHeader(Millis now)
             m_listener.log->push(m_thread.index, m_decision, f, m_decision.customerId.view(), m_xff, now);
     }
     const bool refused = m_decision.refused();
-    m_exchange.keepAlive = m_parser->keep_alive() && !m_stopping;
+    m_exchange.keepAlive = m_parser->keep_alive() && !ending();
     if (refused && !m_parser->is_done()) {
         // A refused request with a body: answer now and close rather
         // than read a body nobody will use.
         m_exchange.keepAlive = false;
         respondDecision();
-        m_closeAfterWrite = true;
+        endWith(Ending::AfterWrite);
         flush();
         return false;
     }
@@ -309,7 +309,7 @@ void Session::finishRequest()
         m_listener.engine.reportSuccess(m_facts, wallNow());
     respondDecision();
     if (!m_exchange.keepAlive)
-        m_closeAfterWrite = true;
+        endWith(Ending::AfterWrite);
     m_busy = false;
 }
 
@@ -318,14 +318,14 @@ void Session::fail(int status, const std::string& why)
     if (m_listener.metrics)
         m_listener.metrics->countHttpError(m_thread.index, status);
     appendErrorResponse(m_out, status, why, true, m_data.version < 11 && m_parser->is_header_done());
-    m_closeAfterWrite = true;
+    endWith(Ending::AfterWrite);
     flush();
 }
 
 void Session::flush()
 {
     if (m_out.empty()) {
-        if (m_closeAfterWrite || (m_stopping && !m_busy)) {
+        if (closeAfterWrite() || (ending() && !m_busy)) {
             close();
             return;
         }
@@ -347,11 +347,11 @@ void Session::onWrite(error_code ec)
 {
     m_writing = false;
     m_writeBuffer.clear();
-    if (ec || m_closeAfterWrite) {
+    if (ec || closeAfterWrite()) {
         close();
         return;
     }
-    if (m_stopping && !m_busy) {
+    if (ending() && !m_busy) {
         close();
         return;
     }

@@ -19,6 +19,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <charconv>
 #include <chrono>
@@ -332,6 +333,14 @@ struct ExchangeFacts {
     bool requestHasBody = false;  // proxy mode: a body follows the head to the upstream
 };
 
+// How a connection ends. It only moves down this list: a stop, or an answer
+// after which the connection closes, can come in any phase.
+enum class Ending : std::uint8_t {
+    KeepOpen,    // another request may follow the one in hand
+    Draining,    // stop() asked: the request in hand is finished, none begins after it
+    AfterWrite,  // the last answer is queued: the connection closes once it is written
+};
+
 // One connection to the upstream for the request in hand (proxy mode):
 // reset on every attempt (Session::connectUpstream), a retry included.
 struct UpstreamAttempt {
@@ -361,6 +370,12 @@ private:
     // monotonic time through m_deadline).
     Millis wallNow() const { return m_listener.clock.now(); }
     const TrustedProxies& trusted() { return m_listener.trusted(m_thread); }
+
+    // The connection's end (never moves back): no request begins after the
+    // one in hand, or it closes as soon as its last answer is written.
+    void endWith(Ending e) { m_ending = std::max(m_ending, e); }
+    bool ending() const { return m_ending != Ending::KeepOpen; }
+    bool closeAfterWrite() const { return m_ending == Ending::AfterWrite; }
 
     // ---- reading, deciding, answering (Session.cpp) ----------------------------
     void newRequest();
@@ -417,11 +432,10 @@ private:
     std::list<Session*>::iterator m_self;
     ClientDeadline m_deadline;
     ExchangeFacts m_exchange;
+    Ending m_ending = Ending::KeepOpen;
     bool m_decided = false;
-    bool m_closeAfterWrite = false;
     bool m_writing = false;
     bool m_busy = false;
-    bool m_stopping = false;
     bool m_forwardPending = false;
     bool m_forwarding = false;
 
