@@ -47,9 +47,6 @@ bool stillUsable(tcp::socket& s)
 
 void Session::startForward()
 {
-    m_forwardPending = false;
-    m_forwarding = true;
-    m_responseStarted = false;
     m_deadline.clear();  // set again whenever the client is awaited
     m_exchange.requestHasBody = m_parser->chunked() || m_parser->content_length().value_or(0) > 0;
     m_upOut.clear();
@@ -68,6 +65,7 @@ void Session::startForward()
 // anew), the body framed as it came (Content-Length, or chunked).
 void Session::connectUpstream(bool pooledAllowed)
 {
+    enter(Phase::Connecting);
     m_attempt = UpstreamAttempt{};
     while (pooledAllowed && !m_thread.idleUpstream.empty()) {
         tcp::socket pooled = std::move(m_thread.idleUpstream.back());
@@ -75,6 +73,7 @@ void Session::connectUpstream(bool pooledAllowed)
         if (stillUsable(pooled)) {
             m_upstream.emplace(std::move(pooled));
             m_attempt.pooled = true;
+            enter(Phase::SendingRequest);
             pumpRequest();
             return;
         }
@@ -97,6 +96,7 @@ void Session::connectUpstream(bool pooledAllowed)
         }
         error_code ignored;
         self->m_upstream->set_option(tcp::no_delay(true), ignored);
+        self->enter(Phase::SendingRequest);
         self->pumpRequest();
     });
 }
@@ -115,7 +115,7 @@ void Session::pumpRequest()
             // A chunked body over the limit, a malformed chunk: the upstream
             // has part of a request it must not act on.
             dropUpstream();
-            m_forwarding = false;
+            enter(Phase::AnsweringHere);
             std::string why;
             const int status = statusFor(ec, m_data, m_buffer, opts().headerLimitBytes, why);
             fail(status, why);
@@ -141,7 +141,7 @@ void Session::readRequestBody()
     const std::size_t room = std::min<std::size_t>(16 * 1024, m_buffer.max_size() - m_buffer.size());
     if (room == 0) {  // a chunk header longer than the whole buffer
         dropUpstream();
-        m_forwarding = false;
+        enter(Phase::AnsweringHere);
         fail(400, "malformed request: a chunk header too long");
         return;
     }
@@ -179,6 +179,7 @@ void Session::writeUpstream()
 
 void Session::readResponse()
 {
+    enter(Phase::AwaitingResponse);
     m_upIn.clear();
     newResponseParser(Core::equalsIgnoreCase(m_data.view(m_data.method), "HEAD"));
     readUpstream();
@@ -247,7 +248,7 @@ void Session::relayResponse()
             upstreamBroke(502, "the upstream sent a malformed response");
             return;
         }
-        if (m_responseParser->is_header_done() && !m_responseStarted) {
+        if (m_responseParser->is_header_done() && m_phase == Phase::AwaitingResponse) {
             if (m_response.status == 101) {  // Upgrade is never forwarded: nothing may switch
                 upstreamBroke(502, "the upstream switched protocols unasked");
                 return;
@@ -279,7 +280,7 @@ void Session::relayResponse()
 // else chunked (HTTP/1.1) or until the connection closes (HTTP/1.0).
 void Session::startClientResponse()
 {
-    m_responseStarted = true;
+    enter(Phase::RelayingResponse);
     const ResponseHead& h = m_response;
     const int status = h.status;
     // docs/BACKGROUND.md, cooldown: a cooldown starts only when the action succeeded.
@@ -369,7 +370,7 @@ void Session::writeClient(void (Session::*next)())
 void Session::upstreamBroke(int status, const char* why)
 {
     const bool nothingBack = !m_responseParser || !m_responseParser->got_some();
-    if (m_attempt.pooled && !m_attempt.timedOut && !m_exchange.requestHasBody && nothingBack && !m_responseStarted
+    if (m_attempt.pooled && !m_attempt.timedOut && !m_exchange.requestHasBody && nothingBack && m_phase != Phase::RelayingResponse
         && isIdempotent(m_data.view(m_data.method))) {
         dropUpstream();
         m_responseParser.reset();
@@ -389,11 +390,12 @@ void Session::upstreamFailed(int status, const char* why)
     dropUpstream();
     if (m_listener.metrics)
         m_listener.metrics->upstreamErrors.fetch_add(1, std::memory_order_relaxed);
-    if (m_responseStarted) {
+    if (m_phase == Phase::RelayingResponse) {
         // The head is gone: the only way left to say "incomplete" is to close.
         abandonExchange();
         return;
     }
+    enter(Phase::AnsweringHere);  // Floodgate's own answer, instead of the upstream's
     if (m_listener.metrics)
         m_listener.metrics->countHttpError(m_thread.index, status);
     m_data.bodySink = nullptr;
@@ -407,7 +409,6 @@ void Session::upstreamFailed(int status, const char* why)
 void Session::abandonExchange()
 {
     dropUpstream();
-    m_forwarding = false;
     close();
 }
 
@@ -458,8 +459,7 @@ void Session::releaseRelayBuffers()
 
 void Session::forwardDone()
 {
-    m_forwarding = false;
-    m_busy = false;
+    enter(Phase::Done);
     m_data.bodySink = nullptr;
     releaseRelayBuffers();
     if (!m_exchange.keepAlive || ending() || !m_socket.is_open()) {

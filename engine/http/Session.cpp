@@ -79,7 +79,7 @@ void Session::expireIfDue(Millis now)
 void Session::shutdown()
 {
     endWith(Ending::Draining);
-    if (!m_busy && m_buffer.size() == 0)
+    if (!inHand() && m_buffer.size() == 0)
         close();
 }
 
@@ -102,7 +102,7 @@ void Session::newRequest()
     m_parser->body_limit(opts().bodyLimitBytes);
     m_parser->eager(false);
     m_exchange = ExchangeFacts{};
-    m_decided = false;
+    enter(Phase::ReadingHead);
     m_deadline.newRequest();
 }
 
@@ -150,9 +150,9 @@ void Session::process()
                 return;
             }
         }
-        if (m_parser->is_header_done() && !m_decided && !decideAtHeader(now))
+        if (m_parser->is_header_done() && m_phase == Phase::ReadingHead && !decideAtHeader(now))
             return;
-        if (m_forwardPending) {
+        if (m_phase == Phase::ForwardQueued) {
             // Proxy mode relays the body as it comes: nothing more is parsed here.
             if (m_out.empty())
                 startForward();
@@ -181,8 +181,7 @@ void Session::process()
 // a bad target).
 bool Session::decideAtHeader(Millis now)
 {
-    m_decided = true;
-    m_busy = true;
+    enter(Phase::AnsweringHere);  // unless proxy mode forwards it (below)
     m_data.buildViews();
     const RequestData& d = m_data;
     Core::RequestFacts& f = m_facts;
@@ -258,7 +257,7 @@ bool Session::decideAtHeader(Millis now)
         return false;
     }
     if (!refused && opts().upstream) {
-        m_forwardPending = true;
+        enter(Phase::ForwardQueued);
         if (d.header("Expect").size() && Core::equalsIgnoreCase(trimView(d.header("Expect")), "100-continue") && !m_parser->is_done())
             m_out += "HTTP/1.1 100 Continue\r\n\r\n";
     }
@@ -310,7 +309,7 @@ void Session::finishRequest()
     respondDecision();
     if (!m_exchange.keepAlive)
         endWith(Ending::AfterWrite);
-    m_busy = false;
+    enter(Phase::Done);
 }
 
 void Session::fail(int status, const std::string& why)
@@ -325,16 +324,15 @@ void Session::fail(int status, const std::string& why)
 void Session::flush()
 {
     if (m_out.empty()) {
-        if (closeAfterWrite() || (ending() && !m_busy)) {
+        if (closeAfterWrite() || (ending() && !inHand())) {
             close();
             return;
         }
         read();
         return;
     }
-    if (m_writing)
+    if (writing())
         return;
-    m_writing = true;
     m_deadline.await(Awaiting::Answer);
     m_writeBuffer.swap(m_out);
     m_out.clear();
@@ -345,17 +343,16 @@ void Session::flush()
 
 void Session::onWrite(error_code ec)
 {
-    m_writing = false;
     m_writeBuffer.clear();
     if (ec || closeAfterWrite()) {
         close();
         return;
     }
-    if (ending() && !m_busy) {
+    if (ending() && !inHand()) {
         close();
         return;
     }
-    if (m_forwardPending) {
+    if (m_phase == Phase::ForwardQueued) {
         startForward();
         return;
     }

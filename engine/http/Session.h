@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cassert>
 #include <charconv>
 #include <chrono>
 #include <cstdint>
@@ -324,6 +325,35 @@ struct Listener::Impl {
 bool endsAtThisHop(std::string_view name, std::string_view connection);
 void appendField(std::string& out, std::string_view name, std::string_view value);
 
+// Where the request in hand stands; the diagram at the top of this file.
+enum class Phase : std::uint8_t {
+    Done,              // nothing in hand: a new connection, or an exchange that is over
+    ReadingHead,       // a request's head is read; nothing is decided
+    AnsweringHere,     // decided, answered by Floodgate itself (decision mode, a refusal, an error); a body is read and dropped
+    ForwardQueued,     // allowed in proxy mode: what was queued before it (answers, 100 Continue) is written first
+    Connecting,        // proxy mode: a pooled upstream connection taken, or a new one made
+    SendingRequest,    // the head to the upstream, then the client's body piece by piece
+    AwaitingResponse,  // the request is sent: the upstream's final head is awaited (interim 1xx dropped)
+    RelayingResponse,  // the client has the head, the body streams to it; a failure can only close
+};
+
+// The diagram's edges: every change of phase is one of them.
+constexpr bool isTransition(Phase from, Phase to)
+{
+    switch (to) {
+    case Phase::Done: return from == Phase::AnsweringHere || from == Phase::RelayingResponse;
+    case Phase::ReadingHead: return from == Phase::Done;
+    case Phase::AnsweringHere:
+        return from == Phase::ReadingHead || from == Phase::Connecting || from == Phase::SendingRequest || from == Phase::AwaitingResponse;
+    case Phase::ForwardQueued: return from == Phase::AnsweringHere;
+    case Phase::Connecting: return from == Phase::ForwardQueued || from == Phase::SendingRequest || from == Phase::AwaitingResponse;
+    case Phase::SendingRequest: return from == Phase::Connecting;
+    case Phase::AwaitingResponse: return from == Phase::SendingRequest;
+    case Phase::RelayingResponse: return from == Phase::AwaitingResponse;
+    }
+    return false;
+}
+
 // What is known about the request in hand: facts, not phases. Reset
 // together when a request begins (Session::newRequest), so nothing carries
 // over from one request to the next.
@@ -370,6 +400,17 @@ private:
     // monotonic time through m_deadline).
     Millis wallNow() const { return m_listener.clock.now(); }
     const TrustedProxies& trusted() { return m_listener.trusted(m_thread); }
+
+    // The one way the phase changes.
+    void enter(Phase next)
+    {
+        assert(isTransition(m_phase, next));
+        m_phase = next;
+    }
+    // A request is decided and not yet answered in full: a graceful stop lets it finish.
+    bool inHand() const { return m_phase != Phase::Done && m_phase != Phase::ReadingHead; }
+    // A write to the client is in flight exactly while this buffer holds its bytes.
+    bool writing() const { return !m_writeBuffer.empty(); }
 
     // The connection's end (never moves back): no request begins after the
     // one in hand, or it closes as soon as its last answer is written.
@@ -431,20 +472,15 @@ private:
     std::string m_writeBuffer;
     std::list<Session*>::iterator m_self;
     ClientDeadline m_deadline;
+    Phase m_phase = Phase::Done;  // start() begins the first request
     ExchangeFacts m_exchange;
     Ending m_ending = Ending::KeepOpen;
-    bool m_decided = false;
-    bool m_writing = false;
-    bool m_busy = false;
-    bool m_forwardPending = false;
-    bool m_forwarding = false;
 
     // The exchange with the upstream (proxy mode).
     std::optional<tcp::socket> m_upstream;
     net::steady_timer m_upstreamTimer;
     std::uint64_t m_timerGeneration = 0;  // a timer that fired after it was re-armed is stale
     UpstreamAttempt m_attempt;
-    bool m_responseStarted = false;   // the client has the response header: a failure can only close
     std::string m_upOut;              // request bytes on their way to the upstream
     beast::flat_buffer m_upIn;        // response bytes from the upstream
     ResponseHead m_response;
