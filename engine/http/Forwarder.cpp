@@ -6,10 +6,15 @@
 // the bodies, and a client that reads slowly slows the upstream instead of
 // filling Floodgate's memory.
 //
-//   allowed at the header -> connect (or take a pooled connection) -> send the head
-//   -> request body: client bytes -> parser -> framed -> upstream, repeat until done
-//   -> response head -> the client's head -> body: upstream -> parser -> client, repeat
-//   -> the upstream connection back to the pool when it allows -> the next request
+//   allowed at the header (ForwardQueued) -> connect, or take a pooled
+//   connection (Connecting) -> send the head, then the request body: client
+//   bytes -> parser -> framed -> upstream, repeat until done (SendingRequest)
+//   -> the response head (AwaitingResponse) -> the client's head, then the
+//   body: upstream -> parser -> client, repeat (RelayingResponse) -> the
+//   upstream connection back to the pool when it allows -> the next request
+//
+// (The phases are Session.h's, with the edges back: a failure Floodgate
+// answers itself, the one retry on a new connection.)
 //
 // The head sent upstream (fields, forwarding headers, the upstream URL) is
 // ForwardHead.cpp's.
