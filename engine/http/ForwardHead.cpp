@@ -176,13 +176,13 @@ void Session::appendUpstreamHead(std::string& r)
         const Forwarding kind = forwardingHeader(name);
         if (kind == Forwarding::Written) {
             // Written below; what a trusted proxy said about the scheme and host is kept.
-            if (m_trustedPeer && Core::equalsIgnoreCase(name, "x-forwarded-proto"))
+            if (m_exchange.trustedPeer && Core::equalsIgnoreCase(name, "x-forwarded-proto"))
                 proto = trimView(d.view(v));
-            if (m_trustedPeer && Core::equalsIgnoreCase(name, "x-forwarded-host"))
+            if (m_exchange.trustedPeer && Core::equalsIgnoreCase(name, "x-forwarded-host"))
                 forwardedHost = trimView(d.view(v));
             continue;
         }
-        if (kind == Forwarding::TrustedOnly && !m_trustedPeer)
+        if (kind == Forwarding::TrustedOnly && !m_exchange.trustedPeer)
             continue;
         appendField(r, name, d.view(v));
     }

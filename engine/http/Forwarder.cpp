@@ -6,10 +6,15 @@
 // the bodies, and a client that reads slowly slows the upstream instead of
 // filling Floodgate's memory.
 //
-//   allowed at the header -> connect (or take a pooled connection) -> send the head
-//   -> request body: client bytes -> parser -> framed -> upstream, repeat until done
-//   -> response head -> the client's head -> body: upstream -> parser -> client, repeat
-//   -> the upstream connection back to the pool when it allows -> the next request
+//   allowed at the header (ForwardQueued) -> connect, or take a pooled
+//   connection (Connecting) -> send the head, then the request body: client
+//   bytes -> parser -> framed -> upstream, repeat until done (SendingRequest)
+//   -> the response head (AwaitingResponse) -> the client's head, then the
+//   body: upstream -> parser -> client, repeat (RelayingResponse) -> the
+//   upstream connection back to the pool when it allows -> the next request
+//
+// (The phases are Session.h's, with the edges back: a failure Floodgate
+// answers itself, the one retry on a new connection.)
 //
 // The head sent upstream (fields, forwarding headers, the upstream URL) is
 // ForwardHead.cpp's.
@@ -47,14 +52,11 @@ bool stillUsable(tcp::socket& s)
 
 void Session::startForward()
 {
-    m_forwardPending = false;
-    m_forwarding = true;
-    m_responseStarted = false;
     m_deadline.clear();  // set again whenever the client is awaited
-    m_requestHasBody = m_parser->chunked() || m_parser->content_length().value_or(0) > 0;
+    m_exchange.requestHasBody = m_parser->chunked() || m_parser->content_length().value_or(0) > 0;
     m_upOut.clear();
     appendUpstreamHead(m_upOut);
-    if (m_requestHasBody) {
+    if (m_exchange.requestHasBody) {
         // From here on the parser frames every body piece into m_upOut.
         m_data.bodySink = &m_upOut;
         m_data.chunkBody = m_parser->chunked();
@@ -68,14 +70,15 @@ void Session::startForward()
 // anew), the body framed as it came (Content-Length, or chunked).
 void Session::connectUpstream(bool pooledAllowed)
 {
-    m_upstreamTimedOut = false;
-    m_upstreamReused = false;
+    enter(Phase::Connecting);
+    m_attempt = UpstreamAttempt{};
     while (pooledAllowed && !m_thread.idleUpstream.empty()) {
         tcp::socket pooled = std::move(m_thread.idleUpstream.back());
         m_thread.idleUpstream.pop_back();
         if (stillUsable(pooled)) {
             m_upstream.emplace(std::move(pooled));
-            m_upstreamReused = true;
+            m_attempt.pooled = true;
+            enter(Phase::SendingRequest);
             pumpRequest();
             return;
         }
@@ -91,13 +94,14 @@ void Session::connectUpstream(bool pooledAllowed)
             return;
         }
         if (ec) {
-            self->upstreamFailed(self->m_upstreamTimedOut ? 504 : 502, self->m_upstreamTimedOut
-                                                                           ? "the upstream did not accept the connection in time"
-                                                                           : "the upstream is not reachable");
+            const bool late = self->m_attempt.timedOut;
+            self->upstreamFailed(late ? 504 : 502,
+                                 late ? "the upstream did not accept the connection in time" : "the upstream is not reachable");
             return;
         }
         error_code ignored;
         self->m_upstream->set_option(tcp::no_delay(true), ignored);
+        self->enter(Phase::SendingRequest);
         self->pumpRequest();
     });
 }
@@ -116,7 +120,7 @@ void Session::pumpRequest()
             // A chunked body over the limit, a malformed chunk: the upstream
             // has part of a request it must not act on.
             dropUpstream();
-            m_forwarding = false;
+            enter(Phase::AnsweringHere);
             std::string why;
             const int status = statusFor(ec, m_data, m_buffer, opts().headerLimitBytes, why);
             fail(status, why);
@@ -142,7 +146,7 @@ void Session::readRequestBody()
     const std::size_t room = std::min<std::size_t>(16 * 1024, m_buffer.max_size() - m_buffer.size());
     if (room == 0) {  // a chunk header longer than the whole buffer
         dropUpstream();
-        m_forwarding = false;
+        enter(Phase::AnsweringHere);
         fail(400, "malformed request: a chunk header too long");
         return;
     }
@@ -180,6 +184,7 @@ void Session::writeUpstream()
 
 void Session::readResponse()
 {
+    enter(Phase::AwaitingResponse);
     m_upIn.clear();
     newResponseParser(Core::equalsIgnoreCase(m_data.view(m_data.method), "HEAD"));
     readUpstream();
@@ -248,7 +253,7 @@ void Session::relayResponse()
             upstreamBroke(502, "the upstream sent a malformed response");
             return;
         }
-        if (m_responseParser->is_header_done() && !m_responseStarted) {
+        if (m_responseParser->is_header_done() && m_phase == Phase::AwaitingResponse) {
             if (m_response.status == 101) {  // Upgrade is never forwarded: nothing may switch
                 upstreamBroke(502, "the upstream switched protocols unasked");
                 return;
@@ -280,7 +285,7 @@ void Session::relayResponse()
 // else chunked (HTTP/1.1) or until the connection closes (HTTP/1.0).
 void Session::startClientResponse()
 {
-    m_responseStarted = true;
+    enter(Phase::RelayingResponse);
     const ResponseHead& h = m_response;
     const int status = h.status;
     // docs/BACKGROUND.md, cooldown: a cooldown starts only when the action succeeded.
@@ -314,9 +319,9 @@ void Session::startClientResponse()
         o += "Transfer-Encoding: chunked\r\n";
         chunked = true;
     } else if (!noBody) {
-        m_keepAlive = false;  // HTTP/1.0 and no length: the body ends with the connection
+        m_exchange.keepAlive = false;  // HTTP/1.0 and no length: the body ends with the connection
     }
-    if (!m_keepAlive)
+    if (!m_exchange.keepAlive)
         o += "Connection: close\r\n";
     else if (http10)
         o += "Connection: keep-alive\r\n";
@@ -370,7 +375,7 @@ void Session::writeClient(void (Session::*next)())
 void Session::upstreamBroke(int status, const char* why)
 {
     const bool nothingBack = !m_responseParser || !m_responseParser->got_some();
-    if (m_upstreamReused && !m_upstreamTimedOut && !m_requestHasBody && nothingBack && !m_responseStarted
+    if (m_attempt.pooled && !m_attempt.timedOut && !m_exchange.requestHasBody && nothingBack && m_phase != Phase::RelayingResponse
         && isIdempotent(m_data.view(m_data.method))) {
         dropUpstream();
         m_responseParser.reset();
@@ -379,7 +384,7 @@ void Session::upstreamBroke(int status, const char* why)
         connectUpstream(false);
         return;
     }
-    if (m_upstreamTimedOut)
+    if (m_attempt.timedOut)
         upstreamFailed(504, "the upstream did not answer in time");
     else
         upstreamFailed(status, why);
@@ -390,17 +395,18 @@ void Session::upstreamFailed(int status, const char* why)
     dropUpstream();
     if (m_listener.metrics)
         m_listener.metrics->upstreamErrors.fetch_add(1, std::memory_order_relaxed);
-    if (m_responseStarted) {
+    if (m_phase == Phase::RelayingResponse) {
         // The head is gone: the only way left to say "incomplete" is to close.
         abandonExchange();
         return;
     }
+    enter(Phase::AnsweringHere);  // Floodgate's own answer, instead of the upstream's
     if (m_listener.metrics)
         m_listener.metrics->countHttpError(m_thread.index, status);
     m_data.bodySink = nullptr;
     if (!m_parser->is_done())
-        m_keepAlive = false;  // the rest of the request body was never read
-    appendErrorResponse(m_out, status, why, !m_keepAlive, m_data.version < 11);
+        m_exchange.keepAlive = false;  // the rest of the request body was never read
+    appendErrorResponse(m_out, status, why, !m_exchange.keepAlive, m_data.version < 11);
     writeClient(&Session::forwardDone);
 }
 
@@ -408,7 +414,6 @@ void Session::upstreamFailed(int status, const char* why)
 void Session::abandonExchange()
 {
     dropUpstream();
-    m_forwarding = false;
     close();
 }
 
@@ -429,7 +434,7 @@ void Session::armUpstreamTimer(Millis ms)
             return;
         // Out of time: closing the socket ends the pending operation, whose
         // handler answers 504 (or closes, once the head was relayed).
-        self->m_upstreamTimedOut = true;
+        self->m_attempt.timedOut = true;
         if (self->m_upstream) {
             error_code ignored;
             self->m_upstream->close(ignored);
@@ -459,11 +464,10 @@ void Session::releaseRelayBuffers()
 
 void Session::forwardDone()
 {
-    m_forwarding = false;
-    m_busy = false;
+    enter(Phase::Done);
     m_data.bodySink = nullptr;
     releaseRelayBuffers();
-    if (!m_keepAlive || m_closeAfterWrite || m_stopping || !m_socket.is_open()) {
+    if (!m_exchange.keepAlive || ending() || !m_socket.is_open()) {
         close();
         return;
     }

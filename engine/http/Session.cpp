@@ -78,8 +78,8 @@ void Session::expireIfDue(Millis now)
 
 void Session::shutdown()
 {
-    m_stopping = true;
-    if (!m_busy && m_buffer.size() == 0)
+    endWith(Ending::Draining);
+    if (!inHand() && m_buffer.size() == 0)
         close();
 }
 
@@ -101,7 +101,8 @@ void Session::newRequest()
     m_parser->header_limit(std::uint32_t(opts().headerLimitBytes));
     m_parser->body_limit(opts().bodyLimitBytes);
     m_parser->eager(false);
-    m_decided = false;
+    m_exchange = ExchangeFacts{};
+    enter(Phase::ReadingHead);
     m_deadline.newRequest();
 }
 
@@ -149,9 +150,9 @@ void Session::process()
                 return;
             }
         }
-        if (m_parser->is_header_done() && !m_decided && !decideAtHeader(now))
+        if (m_parser->is_header_done() && m_phase == Phase::ReadingHead && !decideAtHeader(now))
             return;
-        if (m_forwardPending) {
+        if (m_phase == Phase::ForwardQueued) {
             // Proxy mode relays the body as it comes: nothing more is parsed here.
             if (m_out.empty())
                 startForward();
@@ -166,7 +167,7 @@ void Session::process()
         }
         finishRequest();
         ++answered;
-        if (m_closeAfterWrite || m_stopping)
+        if (ending())
             break;
         newRequest();
         if (answered >= opts().pipelineDepth || m_buffer.size() == 0)
@@ -180,8 +181,7 @@ void Session::process()
 // a bad target).
 bool Session::decideAtHeader(Millis now)
 {
-    m_decided = true;
-    m_busy = true;
+    enter(Phase::AnsweringHere);  // unless proxy mode forwards it (below)
     m_data.buildViews();
     const RequestData& d = m_data;
     Core::RequestFacts& f = m_facts;
@@ -189,8 +189,8 @@ bool Session::decideAtHeader(Millis now)
     f.peer = m_peer;
     // One proxy list for the whole request, even if it is replaced meanwhile.
     const TrustedProxies& proxies = trusted();
-    m_trustedPeer = proxies.contains(m_peer);
-    const bool trustedPeer = m_trustedPeer;
+    m_exchange.trustedPeer = proxies.contains(m_peer);
+    const bool trustedPeer = m_exchange.trustedPeer;
     std::string_view target = d.view(d.target);
     std::string_view method = d.view(d.method);
     if (trustedPeer && !opts().upstream) {
@@ -253,18 +253,18 @@ bool Session::decideAtHeader(Millis now)
             m_listener.log->push(m_thread.index, m_decision, f, m_decision.customerId.view(), m_xff, now);
     }
     const bool refused = m_decision.refused();
-    m_keepAlive = m_parser->keep_alive() && !m_stopping;
+    m_exchange.keepAlive = m_parser->keep_alive() && !ending();
     if (refused && !m_parser->is_done()) {
         // A refused request with a body: answer now and close rather
         // than read a body nobody will use.
-        m_keepAlive = false;
+        m_exchange.keepAlive = false;
         respondDecision();
-        m_closeAfterWrite = true;
+        endWith(Ending::AfterWrite);
         flush();
         return false;
     }
     if (!refused && opts().upstream) {
-        m_forwardPending = true;
+        enter(Phase::ForwardQueued);
         if (d.header("Expect").size() && Core::equalsIgnoreCase(trimView(d.header("Expect")), "100-continue") && !m_parser->is_done())
             m_out += "HTTP/1.1 100 Continue\r\n\r\n";
     }
@@ -288,7 +288,7 @@ void Session::useTargetAuthorityAsHost()
 void Session::respondDecision()
 {
     ResponseContext ctx;
-    ctx.keepAlive = m_keepAlive;
+    ctx.keepAlive = m_exchange.keepAlive;
     ctx.http10 = m_data.version < 11;
     const std::string_view accept = m_data.header("Accept");
     ctx.wantsJson = accept.find("json") != std::string_view::npos;
@@ -298,7 +298,7 @@ void Session::respondDecision()
     // nginx auth_request accepts only 2xx, 401 and 403 from its
     // subrequest: a trusted proxy may ask for throttles as 401 (and turn
     // them back into 429 with the Retry-After it copies; see docs/INTEGRATIONS.md).
-    if (m_trustedPeer) {
+    if (m_exchange.trustedPeer) {
         const std::string_view want = trimView(m_data.header("X-Floodgate-Refusal-Status"));
         if (want == "401" || want == "403")
             ctx.throttleStatus = want == "401" ? 401 : 403;
@@ -314,9 +314,9 @@ void Session::finishRequest()
     if (!opts().upstream && !m_decision.refused())
         m_listener.engine.reportSuccess(m_facts, wallNow());
     respondDecision();
-    if (!m_keepAlive)
-        m_closeAfterWrite = true;
-    m_busy = false;
+    if (!m_exchange.keepAlive)
+        endWith(Ending::AfterWrite);
+    enter(Phase::Done);
 }
 
 void Session::fail(int status, const std::string& why)
@@ -324,23 +324,22 @@ void Session::fail(int status, const std::string& why)
     if (m_listener.metrics)
         m_listener.metrics->countHttpError(m_thread.index, status);
     appendErrorResponse(m_out, status, why, true, m_data.version < 11 && m_parser->is_header_done());
-    m_closeAfterWrite = true;
+    endWith(Ending::AfterWrite);
     flush();
 }
 
 void Session::flush()
 {
     if (m_out.empty()) {
-        if (m_closeAfterWrite || (m_stopping && !m_busy)) {
+        if (closeAfterWrite() || (ending() && !inHand())) {
             close();
             return;
         }
         read();
         return;
     }
-    if (m_writing)
+    if (writing())
         return;
-    m_writing = true;
     m_deadline.await(Awaiting::Answer);
     m_writeBuffer.swap(m_out);
     m_out.clear();
@@ -351,17 +350,16 @@ void Session::flush()
 
 void Session::onWrite(error_code ec)
 {
-    m_writing = false;
     m_writeBuffer.clear();
-    if (ec || m_closeAfterWrite) {
+    if (ec || closeAfterWrite()) {
         close();
         return;
     }
-    if (m_stopping && !m_busy) {
+    if (ending() && !inHand()) {
         close();
         return;
     }
-    if (m_forwardPending) {
+    if (m_phase == Phase::ForwardQueued) {
         startForward();
         return;
     }

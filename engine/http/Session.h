@@ -2,8 +2,42 @@
 // Inside the traffic listener: one connection (Session), its thread, the
 // request and response parsers. Private to fg_http: only Listener.cpp
 // (accepting, stopping), RequestParser.cpp, Session.cpp (deciding,
-// answering) and Forwarder.cpp (proxy mode) include it, so Boost stays out
-// of the headers everyone else reads.
+// answering), Forwarder.cpp and ForwardHead.cpp (proxy mode) include it, so
+// Boost stays out of the headers everyone else reads.
+//
+// A session's states. A connection does one thing at a time: it reads from
+// its client, writes to it, or (proxy mode) works with the upstream. Where
+// it stands is two enums; the rest are facts about the request in hand
+// (ExchangeFacts, UpstreamAttempt), reset when a request or an attempt begins.
+//
+// Phase, the request in hand (m_phase; changed only by Session::enter(),
+// which asserts that the edge is one of isTransition()'s):
+//
+//   Done --> ReadingHead --> AnsweringHere --> Done
+//                                 | allowed, proxy mode
+//                                 v
+//                           ForwardQueued --> Connecting --> SendingRequest --> AwaitingResponse --> RelayingResponse --> Done
+//
+//   and the edges back:
+//     Connecting, SendingRequest, AwaitingResponse --> AnsweringHere: Floodgate answers after all, with
+//         502/504 when the upstream failed before its head (then Done), with 400/413 when the
+//         client's body is malformed (then a close)
+//     SendingRequest, AwaitingResponse --> Connecting: the one retry on a new connection, when a pooled
+//         one was closed under it (nothing came back, an idempotent method, no body)
+//     Done --> ReadingHead: newRequest(), unless the connection closes instead
+//
+// Ending, how the connection ends (m_ending; set in any phase, it only moves
+// rightwards, Draining may be skipped):
+//
+//   KeepOpen --> Draining --> AfterWrite
+//     Draining: stop() asked; the request in hand is finished, no other begins.
+//     AfterWrite: an error answer, an answer that says "Connection: close", a
+//     refusal whose body stays unread: the connection closes once the queued
+//     answer is written.
+//
+// Closed is not a state of its own: close() comes in any phase (the deadline
+// sweep, stop(), an I/O error) and every pending handler sees m_socket closed.
+// A write to the client is in flight while m_writeBuffer holds its bytes.
 #pragma once
 
 #include <utility>  // before Asio: Boost 1.74 + GCC 12 in C++20 need std::exchange declared first
@@ -19,7 +53,9 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include <algorithm>
 #include <atomic>
+#include <cassert>
 #include <charconv>
 #include <chrono>
 #include <cstdint>
@@ -323,6 +359,60 @@ struct Listener::Impl {
 bool endsAtThisHop(std::string_view name, std::string_view connection);
 void appendField(std::string& out, std::string_view name, std::string_view value);
 
+// Where the request in hand stands; the diagram at the top of this file.
+enum class Phase : std::uint8_t {
+    Done,              // nothing in hand: a new connection, or an exchange that is over
+    ReadingHead,       // a request's head is being read; nothing is decided
+    AnsweringHere,     // decided, answered by Floodgate itself (decision mode, a refusal, an error); a body is read and dropped
+    ForwardQueued,     // allowed in proxy mode: what was queued before it (answers, 100 Continue) is written first
+    Connecting,        // proxy mode: a pooled upstream connection taken, or a new one made
+    SendingRequest,    // the head to the upstream, then the client's body piece by piece
+    AwaitingResponse,  // the request is sent: the upstream's final head is awaited (interim 1xx dropped)
+    RelayingResponse,  // the client has the head, the body streams to it; a failure can only close
+};
+
+// The diagram's edges: every change of phase is one of them.
+constexpr bool isTransition(Phase from, Phase to)
+{
+    switch (to) {
+    case Phase::Done: return from == Phase::AnsweringHere || from == Phase::RelayingResponse;
+    case Phase::ReadingHead: return from == Phase::Done;
+    case Phase::AnsweringHere:
+        return from == Phase::ReadingHead || from == Phase::Connecting || from == Phase::SendingRequest || from == Phase::AwaitingResponse;
+    case Phase::ForwardQueued: return from == Phase::AnsweringHere;
+    case Phase::Connecting: return from == Phase::ForwardQueued || from == Phase::SendingRequest || from == Phase::AwaitingResponse;
+    case Phase::SendingRequest: return from == Phase::Connecting;
+    case Phase::AwaitingResponse: return from == Phase::SendingRequest;
+    case Phase::RelayingResponse: return from == Phase::AwaitingResponse;
+    }
+    return false;
+}
+
+// How the connection ends; the diagram at the top of this file. It only
+// moves down this list: a stop, or an answer after which the connection
+// closes, can come in any phase.
+enum class Ending : std::uint8_t {
+    KeepOpen,    // another request may follow the one in hand
+    Draining,    // stop() asked: the request in hand is finished, none begins after it
+    AfterWrite,  // the last answer is queued: the connection closes once it is written
+};
+
+// What is known about the request in hand: facts, not phases. Reset
+// together when a request begins (Session::newRequest), so nothing carries
+// over from one request to the next.
+struct ExchangeFacts {
+    bool trustedPeer = false;     // the peer is a trusted proxy (as of this request's decision)
+    bool keepAlive = true;        // the answer leaves the connection open: the client asked, and nothing since said otherwise
+    bool requestHasBody = false;  // proxy mode: a body follows the head to the upstream
+};
+
+// One connection to the upstream for the request in hand (proxy mode):
+// reset on every attempt (Session::connectUpstream), a retry included.
+struct UpstreamAttempt {
+    bool pooled = false;    // taken from the keep-alive pool rather than connected anew
+    bool timedOut = false;  // the upstream timer fired: its pending operation was cut off
+};
+
 // One client connection; lives on one thread. Decision mode and refusals
 // are answered in Session.cpp; an allowed request in proxy mode is relayed
 // by Forwarder.cpp, one bounded piece at a time in each direction.
@@ -335,7 +425,8 @@ public:
     // Called by the sweeper: past its deadline, the connection is closed (a
     // slowloris header, an idle keep-alive, a stuck write, a body that stopped).
     void expireIfDue(Millis now);
-    // Graceful stop: idle connections close now; busy ones finish the request in hand.
+    // Graceful stop (Ending::Draining): a connection with no request in hand
+    // and nothing buffered closes now; one with a request in hand finishes it.
     void shutdown();
     void close();
 
@@ -345,6 +436,22 @@ private:
     // monotonic time through m_deadline).
     Millis wallNow() const { return m_listener.clock.now(); }
     const TrustedProxies& trusted() { return m_listener.trusted(m_thread); }
+
+    // The one way the phase changes.
+    void enter(Phase next)
+    {
+        assert(isTransition(m_phase, next));
+        m_phase = next;
+    }
+    // A request is decided and not yet answered in full: a graceful stop lets it finish.
+    bool inHand() const { return m_phase != Phase::Done && m_phase != Phase::ReadingHead; }
+    bool writing() const { return !m_writeBuffer.empty(); }
+
+    // The connection's end (never moves back): no request begins after the
+    // one in hand, or it closes as soon as its last answer is written.
+    void endWith(Ending e) { m_ending = std::max(m_ending, e); }
+    bool ending() const { return m_ending != Ending::KeepOpen; }
+    bool closeAfterWrite() const { return m_ending == Ending::AfterWrite; }
 
     // ---- reading, deciding, answering (Session.cpp) ----------------------------
     void newRequest();
@@ -396,28 +503,20 @@ private:
     Core::Decision m_decision;
     std::string m_xff;        // the chain trusted proxies reported, as an X-Forwarded-For value (empty from anyone else)
     std::string m_forwarded;  // a trusted Forwarded header, when that is the --real-ip-header
-    std::string m_out;
-    std::string m_writeBuffer;
+    std::string m_out;          // bytes queued for the client
+    std::string m_writeBuffer;  // the bytes of the client write in flight; empty: none is
     std::list<Session*>::iterator m_self;
     ClientDeadline m_deadline;
-    bool m_decided = false;
-    bool m_trustedPeer = false;  // the peer is a trusted proxy (as of this request's decision)
-    bool m_keepAlive = true;
-    bool m_closeAfterWrite = false;
-    bool m_writing = false;
-    bool m_busy = false;
-    bool m_stopping = false;
-    bool m_forwardPending = false;
-    bool m_forwarding = false;
+    // The states (the diagram at the top of this file) and the request's facts.
+    Phase m_phase = Phase::Done;  // start() begins the first request
+    Ending m_ending = Ending::KeepOpen;
+    ExchangeFacts m_exchange;
 
     // The exchange with the upstream (proxy mode).
     std::optional<tcp::socket> m_upstream;
     net::steady_timer m_upstreamTimer;
     std::uint64_t m_timerGeneration = 0;  // a timer that fired after it was re-armed is stale
-    bool m_upstreamTimedOut = false;
-    bool m_upstreamReused = false;    // taken from the keep-alive pool
-    bool m_requestHasBody = false;
-    bool m_responseStarted = false;   // the client has the response header: a failure can only close
+    UpstreamAttempt m_attempt;
     std::string m_upOut;              // request bytes on their way to the upstream
     beast::flat_buffer m_upIn;        // response bytes from the upstream
     ResponseHead m_response;
