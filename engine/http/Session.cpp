@@ -39,6 +39,7 @@ Session::Session(Listener::Impl& listener, ThreadContext& thread, tcp::socket so
     , m_socket(std::move(socket))
     , m_buffer(listener.options.headerLimitBytes + 64 * 1024)
     , m_deadline(listener.clock, listener.timeouts)
+    , m_clusterTimer(thread.ioc)
     , m_upstreamTimer(thread.ioc)
     , m_upIn(UpstreamHeaderLimitBytes + RelayChunkBytes)
 {
@@ -89,6 +90,7 @@ void Session::close()
     m_socket.shutdown(tcp::socket::shutdown_both, ec);
     m_socket.close(ec);
     m_deadline.clear();
+    m_clusterTimer.cancel();
     m_upstreamTimer.cancel();
     if (m_upstream)
         m_upstream->close(ec);
@@ -134,6 +136,8 @@ void Session::onRead(error_code ec, std::size_t n)
 // up to pipelineDepth per write.
 void Session::process()
 {
+    if (m_phase == Phase::AwaitingCluster)
+        return;  // awaitCluster() goes on when the engine has decided
     const Millis now = wallNow();
     std::size_t answered = 0;
     while (true) {
@@ -227,19 +231,36 @@ bool Session::decideAtHeader(Millis now)
     f.userAgent = d.header("User-Agent");
     f.cookieCount = std::uint32_t(countCookies(d));
     f.headers = d.views;
+    return decideNow(now);
+}
 
+// The engine's decision on m_facts, and what follows from it. False when
+// the connection is done with, or waits for the cluster (AwaitingCluster).
+bool Session::decideNow(Millis now)
+{
+    const RequestData& d = m_data;
+    Core::RequestFacts& f = m_facts;
     ListenerMetrics* metrics = m_listener.metrics;
     const bool sample = metrics && metrics->shouldSample(m_thread.index);
     // The engine's own cost in real time, whatever clock the decision is made at.
     const auto t0 = sample ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     m_decision = m_listener.engine.decide(f, now);
     if (m_decision.waitForCluster) {
-        // A cluster node that has admitted all it may for this client
-        // before Redis acknowledges: decided now on what it knows (counted
-        // as an overdraft in the engine's cluster counters).
+        // A cluster node that has admitted what it may for this client
+        // before Redis acknowledges: ask again shortly, without holding the
+        // thread. Past the longest wait, decide on what this node knows
+        // (the engine counts it as an overdraft).
+        const auto steadyNow = std::chrono::steady_clock::now();
+        if (m_clusterWaitSince == std::chrono::steady_clock::time_point{})
+            m_clusterWaitSince = steadyNow;
+        if (steadyNow - m_clusterWaitSince < std::chrono::microseconds(Core::Tuning::clusterWaitMicros)) {
+            awaitCluster();
+            return false;
+        }
         f.clusterWaited = true;
         m_decision = m_listener.engine.decide(f, now);
     }
+    m_clusterWaitSince = {};
     if (sample)
         metrics->observeLatency(m_thread.index,
                                 std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
@@ -269,6 +290,19 @@ bool Session::decideAtHeader(Millis now)
             m_out += "HTTP/1.1 100 Continue\r\n\r\n";
     }
     return true;
+}
+
+void Session::awaitCluster()
+{
+    enter(Phase::AwaitingCluster);
+    m_clusterTimer.expires_after(std::chrono::microseconds(Core::Tuning::clusterWaitPollMicros));
+    m_clusterTimer.async_wait([self = shared_from_this()](error_code ec) {
+        if (ec || !self->m_socket.is_open())
+            return;
+        self->enter(Phase::AnsweringHere);
+        if (self->decideNow(self->wallNow()))
+            self->process();  // the rest of this request, and any after it
+    });
 }
 
 // Absolute-form: the Host is the target's authority, whatever the Host

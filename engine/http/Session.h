@@ -14,6 +14,9 @@
 // which asserts that the edge is one of isTransition()'s):
 //
 //   Done --> ReadingHead --> AnsweringHere --> Done
+//                             ^     |
+//                             |     v  a cluster node that must wait for Redis (docs/CLUSTER.md)
+//                           AwaitingCluster
 //                                 | allowed, proxy mode
 //                                 v
 //                           ForwardQueued --> Connecting --> SendingRequest --> AwaitingResponse --> RelayingResponse --> Done
@@ -364,6 +367,7 @@ enum class Phase : std::uint8_t {
     Done,              // nothing in hand: a new connection, or an exchange that is over
     ReadingHead,       // a request's head is being read; nothing is decided
     AnsweringHere,     // decided, answered by Floodgate itself (decision mode, a refusal, an error); a body is read and dropped
+    AwaitingCluster,   // a cluster node waits (at most Tuning::clusterWaitMicros) for Redis to acknowledge this client's earlier requests
     ForwardQueued,     // allowed in proxy mode: what was queued before it (answers, 100 Continue) is written first
     Connecting,        // proxy mode: a pooled upstream connection taken, or a new one made
     SendingRequest,    // the head to the upstream, then the client's body piece by piece
@@ -378,7 +382,9 @@ constexpr bool isTransition(Phase from, Phase to)
     case Phase::Done: return from == Phase::AnsweringHere || from == Phase::RelayingResponse;
     case Phase::ReadingHead: return from == Phase::Done;
     case Phase::AnsweringHere:
-        return from == Phase::ReadingHead || from == Phase::Connecting || from == Phase::SendingRequest || from == Phase::AwaitingResponse;
+        return from == Phase::ReadingHead || from == Phase::AwaitingCluster || from == Phase::Connecting || from == Phase::SendingRequest
+            || from == Phase::AwaitingResponse;
+    case Phase::AwaitingCluster: return from == Phase::AnsweringHere;
     case Phase::ForwardQueued: return from == Phase::AnsweringHere;
     case Phase::Connecting: return from == Phase::ForwardQueued || from == Phase::SendingRequest || from == Phase::AwaitingResponse;
     case Phase::SendingRequest: return from == Phase::Connecting;
@@ -459,6 +465,8 @@ private:
     void onRead(error_code ec, std::size_t n);
     void process();
     bool decideAtHeader(Millis now);
+    bool decideNow(Millis now);
+    void awaitCluster();
     void useTargetAuthorityAsHost();
     void respondDecision();
     void finishRequest();
@@ -514,6 +522,8 @@ private:
 
     // The exchange with the upstream (proxy mode).
     std::optional<tcp::socket> m_upstream;
+    net::steady_timer m_clusterTimer;  // AwaitingCluster: when to ask the engine again
+    std::chrono::steady_clock::time_point m_clusterWaitSince;
     net::steady_timer m_upstreamTimer;
     std::uint64_t m_timerGeneration = 0;  // a timer that fired after it was re-armed is stale
     UpstreamAttempt m_attempt;
