@@ -234,6 +234,66 @@ private Q_SLOTS:
         }
     }
 
+    void aBlockOnOneNodeRefusesOnTheOtherWithinASecond()
+    {
+        RedisServer redis;
+        QVERIFY2(redis.start(), qPrintable(redis.error()));
+        Cluster c(redis);
+        Node* a = c.start(QStringLiteral("a"));
+        QVERIFY(a);
+        QVERIFY2(a->child.startup.contains(QStringLiteral("seeded the cluster's lists")), qPrintable(a->child.startup));
+        Node* b = c.start(QStringLiteral("b"));
+        QVERIFY(b);
+        QVERIFY2(b->child.startup.contains(QStringLiteral("took the cluster's lists")), qPrintable(b->child.startup));
+        QCOMPARE(call(b->port(), get("/"), "127.0.0.50").status, 200);
+
+        // Blocked on a: b refuses it within a second.
+        const Response blocked = call(a->admin(), withBody("POST", "/api/v1/lists/blocklist", R"({"address":"127.0.0.50","reason":"scraper"})", bearer(a->token)));
+        QVERIFY2(blocked.status / 100 == 2, blocked.body.c_str());
+        auto until = [&](Node* n, const char* source, int status) {
+            const auto start = std::chrono::steady_clock::now();
+            while (std::chrono::steady_clock::now() - start < std::chrono::milliseconds(1000)) {
+                if (call(n->port(), get("/"), source).status == status)
+                    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+                std::this_thread::sleep_for(std::chrono::milliseconds(10));
+            }
+            return -1.0;
+        };
+        const double toBlock = until(b, "127.0.0.50", 403);
+        qInfo("blocked on b %.0f ms after the block on a", toBlock);
+        QVERIFY2(toBlock >= 0, "node b did not refuse within 1 s");
+        // It is in b's database too, audited as coming from the cluster.
+        const Response onB = call(b->admin(), get("/api/v1/lists/blocklist", bearer(b->token)));
+        QVERIFY2(onB.body.find("127.0.0.50") != std::string::npos && onB.body.find("scraper") != std::string::npos, onB.body.c_str());
+        const Response audit = call(b->admin(), get("/api/v1/audit", bearer(b->token)));
+        QVERIFY2(audit.body.find("cluster:a") != std::string::npos, audit.body.c_str());
+
+        // A node started later gets it.
+        Node* late = c.start(QStringLiteral("late"));
+        QVERIFY(late);
+        QCOMPARE(call(late->port(), get("/"), "127.0.0.50").status, 403);
+
+        // Removed on b: a lets it through within a second.
+        const Response removed = call(b->admin(), withBody("DELETE", "/api/v1/lists/blocklist/127.0.0.50", {}, bearer(b->token)));
+        QVERIFY2(removed.status / 100 == 2, removed.body.c_str());
+        const double toAllow = until(a, "127.0.0.50", 200);
+        qInfo("let through on a %.0f ms after the removal on b", toAllow);
+        QVERIFY2(toAllow >= 0, "node a still refused 1 s after the removal");
+
+        // Redis restarted empty: the nodes seed it again from their own lists.
+        QVERIFY(call(a->admin(), withBody("POST", "/api/v1/lists/safelist", R"({"address":"127.0.0.60"})", bearer(a->token))).status / 100 == 2);
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        redis.kill();
+        QVERIFY(redis.restart());
+        bool seeded = false;
+        for (int i = 0; i < 50 && !seeded; ++i) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            const auto r = redis.command({"HEXISTS", "fg:l:safelist", "127.0.0.60/32"});
+            seeded = r.kind == Floodgate::Cluster::Reply::Kind::Integer && r.integer == 1;
+        }
+        QVERIFY2(seeded, "the lists were not seeded again into the restarted Redis");
+    }
+
     void wrongPasswordOrNotRedisStopsWithExitCode5()
     {
         RedisServer redis;
