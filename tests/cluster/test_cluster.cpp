@@ -66,6 +66,25 @@ private:
     std::vector<std::unique_ptr<Node>> m_nodes;
 };
 
+// A redis-server of the test's own and nodes "a" and "b" on it (b with
+// `bEnvironment` added, e.g. libfaketime).
+struct TwoNodes {
+    RedisServer redis;
+    std::unique_ptr<Cluster> cluster;
+    Node* a = nullptr;
+    Node* b = nullptr;
+
+    QString start(const QProcessEnvironment& bEnvironment = {})
+    {
+        if (!redis.start())
+            return redis.error();
+        cluster = std::make_unique<Cluster>(redis);
+        a = cluster->start(QStringLiteral("a"));
+        b = cluster->start(QStringLiteral("b"), bEnvironment);
+        return a && b ? QString() : QStringLiteral("a floodgate node did not start");
+    }
+};
+
 Response call(std::uint16_t port, const std::string& request, const char* source = "127.0.0.1")
 {
     return fetch(port, request, 3000, source).value_or(Response{});
@@ -116,12 +135,12 @@ class TestCluster : public QObject {
 private Q_SLOTS:
     void aFloodSpreadOverTwoNodesGetsTheLimitOnce()
     {
-        RedisServer redis;
-        QVERIFY2(redis.start(), qPrintable(redis.error()));
-        Cluster c(redis);
-        Node* a = c.start(QStringLiteral("a"));
-        Node* b = c.start(QStringLiteral("b"));
-        QVERIFY(a && b);
+        TwoNodes t;
+        const QString failed = t.start();
+        QVERIFY2(failed.isEmpty(), qPrintable(failed));
+        RedisServer& redis = t.redis;
+        Node* a = t.a;
+        Node* b = t.b;
         QVERIFY2(a->child.startup.contains(QStringLiteral("cluster: joined")), qPrintable(a->child.startup));
         QVERIFY(b->child.startup.contains(QStringLiteral("2 nodes")) || b->child.startup.contains(QStringLiteral("1 node")));
         std::this_thread::sleep_for(std::chrono::milliseconds(1200));  // both heartbeats: N = 2
@@ -177,12 +196,11 @@ private Q_SLOTS:
 
     void aProCustomerSpreadOverTwoNodesGetsOneQuota()
     {
-        RedisServer redis;
-        QVERIFY2(redis.start(), qPrintable(redis.error()));
-        Cluster c(redis);
-        Node* a = c.start(QStringLiteral("a"));
-        Node* b = c.start(QStringLiteral("b"));
-        QVERIFY(a && b);
+        TwoNodes t;
+        const QString failed = t.start();
+        QVERIFY2(failed.isEmpty(), qPrintable(failed));
+        Node* a = t.a;
+        Node* b = t.b;
         // Customers are not shared through Redis yet: each node is told.
         for (Node* n : {a, b})
             QVERIFY(putJson(*n, "/api/v1/customers/acme", R"({"name":"Acme","tier":"Pro"})"));
@@ -198,16 +216,16 @@ private Q_SLOTS:
     {
         if (!QFile::exists(FAKETIME_LIB))
             QFAIL("libfaketime is not installed (scripts/setup installs faketime)");
-        RedisServer redis;
-        QVERIFY2(redis.start(), qPrintable(redis.error()));
-        Cluster c(redis);
         QProcessEnvironment ahead;
         ahead.insert(QStringLiteral("LD_PRELOAD"), FAKETIME_LIB);
         ahead.insert(QStringLiteral("FAKETIME"), QStringLiteral("+2s"));
         ahead.insert(QStringLiteral("FAKETIME_DONT_FAKE_MONOTONIC"), QStringLiteral("1"));
-        Node* a = c.start(QStringLiteral("a"));
-        Node* b = c.start(QStringLiteral("b"), ahead);
-        QVERIFY(a && b);
+        TwoNodes t;
+        const QString failed = t.start(ahead);
+        QVERIFY2(failed.isEmpty(), qPrintable(failed));
+        RedisServer& redis = t.redis;
+        Node* a = t.a;
+        Node* b = t.b;
         // A fixed window of 4 s: nodes 2 s apart on their own clocks would
         // count in different windows half of the time and admit up to twice the limit.
         const std::string rules = R"({"rules":[{"name":"ip","levels":[{"limit":20,"period":4,"algorithm":"fixed"}]}]})";
@@ -352,12 +370,12 @@ private Q_SLOTS:
 
     void redisStoppedAndRestartedUnderLoad()
     {
-        RedisServer redis;
-        QVERIFY2(redis.start(), qPrintable(redis.error()));
-        Cluster c(redis);
-        Node* a = c.start(QStringLiteral("a"));
-        Node* b = c.start(QStringLiteral("b"));
-        QVERIFY(a && b);
+        TwoNodes t;
+        const QString failed = t.start();
+        QVERIFY2(failed.isEmpty(), qPrintable(failed));
+        RedisServer& redis = t.redis;
+        Node* a = t.a;
+        Node* b = t.b;
         std::this_thread::sleep_for(std::chrono::milliseconds(1200));
 
         // A steady load from many clients (each far below its limits) while
