@@ -382,13 +382,18 @@ private:
             QCOMPARE(status(*n, "/api/v1/clients/" + forged + std::to_string(sent)), 404);
         }
         // The application saw exactly the admitted requests, each with the
-        // client's address as X-Real-IP.
+        // client's address as X-Real-IP (docs/CLUSTER.md says what it gets).
         const auto requests = m_upstream.requests();
         int fromClient = 0;
         for (std::size_t i = upstreamBefore; i < requests.size(); ++i) {
             std::string head = requests[i];
             std::transform(head.begin(), head.end(), head.begin(), [](unsigned char c) { return char(std::tolower(c)); });
             fromClient += head.find("\r\nx-real-ip: " + client + "\r\n") != std::string::npos;
+            // The chain as the load balancer passed it on (the forged value
+            // first, then the client), then the load balancer.
+            QVERIFY2(head.find("\r\nx-forwarded-for: " + forged) != std::string::npos
+                         && head.find(", " + client + ", 127.0.0.1\r\n") != std::string::npos,
+                     head.c_str());
             QVERIFY2(head.find("\r\nx-real-ip: " + forged) == std::string::npos, head.c_str());
             QVERIFY2(head.find("\r\nx-real-ip: 127.0.0.1\r\n") == std::string::npos, head.c_str());
         }
