@@ -7,9 +7,7 @@
 // and the start-up errors with their exit codes.
 #include <QtTest>
 
-#include "ChildProcess.h"
-#include "HttpTestClient.h"
-#include "RedisServer.h"
+#include "ClusterNodes.h"
 
 #include <algorithm>
 #include <atomic>
@@ -24,72 +22,6 @@ namespace {
 
 const QString FAKETIME_LIB = QStringLiteral("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1");
 
-struct Node {
-    Child child;
-    QString db;
-    std::string token;
-    std::uint16_t port() const { return child.port; }
-    std::uint16_t admin() const { return child.adminPort; }
-};
-
-class Cluster {
-public:
-    explicit Cluster(RedisServer& redis) : m_redis(redis) {}
-    ~Cluster()
-    {
-        for (auto& n : m_nodes)
-            n->child.stop();
-    }
-
-    // A node on this Redis; `env` adds to the environment (libfaketime).
-    Node* start(const QString& name, const QProcessEnvironment& extra = {}, const QStringList& more = {})
-    {
-        auto n = std::make_unique<Node>();
-        n->db = m_dir.filePath(name + QStringLiteral(".db"));
-        QProcessEnvironment env = childEnvironment();
-        for (const QString& k : extra.keys())
-            env.insert(k, extra.value(k));
-        QStringList args{QStringLiteral("--headless"), QStringLiteral("--listen"), QStringLiteral("127.0.0.1:0"), QStringLiteral("--admin"),
-                         QStringLiteral("127.0.0.1:0"), QStringLiteral("--db"), n->db, QStringLiteral("--log"), QStringLiteral("off"),
-                         QStringLiteral("--redis"), QString::fromStdString(m_redis.url()), QStringLiteral("--node-name"), name};
-        args += more;
-        if (!n->child.start(args, env))
-            return nullptr;
-        n->token = adminToken(n->db);
-        m_nodes.push_back(std::move(n));
-        return m_nodes.back().get();
-    }
-
-private:
-    RedisServer& m_redis;
-    QTemporaryDir m_dir;
-    std::vector<std::unique_ptr<Node>> m_nodes;
-};
-
-// A redis-server of the test's own and nodes "a" and "b" on it (b with
-// `bEnvironment` added, e.g. libfaketime).
-struct TwoNodes {
-    RedisServer redis;
-    std::unique_ptr<Cluster> cluster;
-    Node* a = nullptr;
-    Node* b = nullptr;
-
-    QString start(const QProcessEnvironment& bEnvironment = {})
-    {
-        if (!redis.start())
-            return redis.error();
-        cluster = std::make_unique<Cluster>(redis);
-        a = cluster->start(QStringLiteral("a"));
-        b = cluster->start(QStringLiteral("b"), bEnvironment);
-        return a && b ? QString() : QStringLiteral("a floodgate node did not start");
-    }
-};
-
-Response call(std::uint16_t port, const std::string& request, const char* source = "127.0.0.1")
-{
-    return fetch(port, request, 3000, source).value_or(Response{});
-}
-
 // Sends `count` requests from `source` round-robin over `nodes`; returns how many were let through.
 int roundRobin(const std::vector<Node*>& nodes, int count, const std::string& request, const char* source,
                std::vector<Response>* last = nullptr)
@@ -102,21 +34,6 @@ int roundRobin(const std::vector<Node*>& nodes, int count, const std::string& re
             last->push_back(r);
     }
     return allowed;
-}
-
-// Requests the nodes admitted after waiting in vain for Redis (longer than
-// Tuning::clusterWaitMicros: a machine too busy to run the sync in time).
-// docs/CLUSTER.md's bound is L + N * E plus these; the nodes count them.
-int overdrafts(const std::vector<Node*>& nodes)
-{
-    int total = 0;
-    for (const Node* n : nodes) {
-        const std::string body = call(n->admin(), get("/api/v1/cluster", bearer(n->token))).body;
-        const auto at = body.find("\"overdrafts\":");
-        if (at != std::string::npos)
-            total += std::atoi(body.c_str() + at + 13);
-    }
-    return total;
 }
 
 bool putJson(const Node& n, const std::string& target, const std::string& body)
