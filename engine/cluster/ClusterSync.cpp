@@ -9,6 +9,7 @@
 #include "core/Tuning.h"
 
 #include <charconv>
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <cstdio>
@@ -26,11 +27,11 @@ constexpr const char* NODES_KEY = "fg:nodes";    // hash: node -> "lastSeenMs|re
 constexpr const char* EPOCH_KEY = "fg:epoch";    // a random id: gone means Redis lost its data
 constexpr const char* SECRET_KEY = "fg:secret";  // the cluster's hash key (docs/CLUSTER.md, security)
 constexpr const char* ENTRY_PREFIX = "fg:e:";
-constexpr const char* SAFELIST_KEY = "fg:l:safelist";  // hash: range -> entry (SyncProtocol.h)
-constexpr const char* BLOCKLIST_KEY = "fg:l:blocklist";
-constexpr const char* LIST_STREAM = "fg:lc";            // every list change, in order
-constexpr const char* LISTS_SEEDED = "fg:lists:seeded"; // the cluster has lists (possibly empty)
-constexpr std::size_t MAX_PENDING_LIST_CHANGES = 100'000;
+constexpr const char* SHARED_PREFIX = "fg:s:";      // a shared collection's hash: key -> value
+constexpr const char* CHANGE_STREAM = "fg:changes";  // every change to them, in order
+constexpr const char* SEEDED_KEY = "fg:seeded";      // the cluster holds them (possibly empty)
+constexpr std::size_t MAX_PENDING_CHANGES = 100'000;
+constexpr std::size_t CHANGES_PER_CALL = 256;
 
 constexpr Core::Millis TICK_MS = 50;                // the sync's pace when nothing is urgent
 constexpr Core::Millis HEARTBEAT_MS = Core::SECOND; // a node's heartbeat
@@ -75,21 +76,21 @@ std::string randomId()
 struct ClusterSync::State {
     State(const Options& o)
         : conn(o.url, o.connectTimeout, o.ioTimeout), report(std::string(Scripts::report)),
-          listChange(std::string(Scripts::listChange)), listSeed(std::string(Scripts::listSeed)), breaker(PROBE_MS)
+          change(std::string(Scripts::sharedChange)), seed(std::string(Scripts::sharedSeed)), breaker(PROBE_MS)
     {
     }
     RedisConnection conn;
     Script report;
-    Script listChange;
-    Script listSeed;
-    // The lists: changes made here, waiting to be sent; how changes made
-    // elsewhere are applied; where this node is in the change stream.
-    std::mutex listMutex;
-    std::deque<Core::ListChange> outgoing;
-    std::uint64_t droppedListChanges = 0;
-    std::function<void(const Core::ListChange&)> applyRemote;
+    Script change;
+    Script seed;
+    // What the nodes share: changes made here, waiting to be sent; where
+    // this node is in the change stream.
+    Sharing sharing;
+    std::mutex outgoingMutex;
+    std::deque<SharedChange> outgoing;
+    std::uint64_t droppedChanges = 0;
     std::string streamId = "0-0";
-    std::string listsLine;  // what join() found (for its start-up line)
+    std::string sharedLine;  // what join() found (for its start-up line)
     Breaker breaker;
     ClockOffset offset;
     std::string epoch;
@@ -148,9 +149,9 @@ public:
             if (auto cfg = m_engine.config())
                 m_engine.setConfig(*cfg);
         }
-        // What was changed here while cut off goes first, then the lists are
-        // brought level with the cluster's.
-        return heartbeat(now) && sendListChanges(now) && syncLists(now);
+        // What was changed here while cut off goes first, then this node is
+        // brought level with the cluster.
+        return heartbeat(now) && sendChanges(now) && syncShared(now);
     }
 
     bool heartbeat(Core::Millis now)
@@ -237,12 +238,12 @@ public:
 
     // The changes made here while nothing was sent (or since the last tick),
     // in order; false when Redis failed them (they stay queued).
-    bool sendListChanges(Core::Millis now)
+    bool sendChanges(Core::Millis now)
     {
-        std::vector<Core::ListChange> batch;
+        std::vector<SharedChange> batch;
         {
-            std::lock_guard lock(m_s.listMutex);
-            while (!m_s.outgoing.empty() && batch.size() < 256) {
+            std::lock_guard lock(m_s.outgoingMutex);
+            while (!m_s.outgoing.empty() && batch.size() < CHANGES_PER_CALL) {
                 batch.push_back(std::move(m_s.outgoing.front()));
                 m_s.outgoing.pop_front();
             }
@@ -250,15 +251,12 @@ public:
         if (batch.empty())
             return true;
         std::vector<Command> commands;
-        for (const Core::ListChange& c : batch) {
-            const std::string list = Core::toString(c.kind);
-            commands.push_back(Command::eval(m_s.listChange, {c.kind == Core::ListKind::Safelist ? SAFELIST_KEY : BLOCKLIST_KEY, LIST_STREAM, LISTS_SEEDED},
-                                             {m_options.node, c.removed ? "del" : "put", list, c.entry.range.toString(),
-                                              c.removed ? std::string() : encodeEntry(c.entry)}));
-        }
+        for (const SharedChange& c : batch)
+            commands.push_back(Command::eval(m_s.change, {SHARED_PREFIX + c.collection, CHANGE_STREAM, SEEDED_KEY},
+                                             {m_options.node, c.removed ? "del" : "put", c.collection, c.key, c.removed ? std::string() : c.value, c.actor}));
         std::vector<Reply> replies;
         if (!call(commands, replies, now)) {
-            std::lock_guard lock(m_s.listMutex);
+            std::lock_guard lock(m_s.outgoingMutex);
             for (auto it = batch.rbegin(); it != batch.rend(); ++it)
                 m_s.outgoing.push_front(std::move(*it));
             return false;
@@ -267,10 +265,10 @@ public:
     }
 
     // The changes other nodes made since this node last looked.
-    bool readListChanges(Core::Millis now)
+    bool readChanges(Core::Millis now)
     {
         std::vector<Reply> r;
-        if (!call({Command{"XREAD", "COUNT", "512", "STREAMS", LIST_STREAM, m_s.streamId}}, r, now))
+        if (!call({Command{"XREAD", "COUNT", "512", "STREAMS", CHANGE_STREAM, m_s.streamId}}, r, now))
             return false;
         // [[stream, [[id, [field, value, ...]], ...]]], or nil when nothing is new.
         if (r[0].kind != Reply::Kind::Array || r[0].elements.empty() || r[0].elements[0].elements.size() != 2)
@@ -280,77 +278,93 @@ public:
                 continue;
             m_s.streamId = item.elements[0].text;
             const std::vector<Reply>& f = item.elements[1].elements;
-            std::string node, op, list, range, entry;
+            std::string node, op;
+            SharedChange c;
             for (std::size_t i = 0; i + 1 < f.size(); i += 2) {
                 const std::string& k = f[i].text;
-                const std::string& v = f[i + 1].text;
+                std::string v = f[i + 1].text;
                 if (k == "node")
-                    node = v;
+                    node = std::move(v);
                 else if (k == "op")
-                    op = v;
-                else if (k == "list")
-                    list = v;
-                else if (k == "range")
-                    range = v;
-                else if (k == "entry")
-                    entry = v;
+                    op = std::move(v);
+                else if (k == "coll")
+                    c.collection = std::move(v);
+                else if (k == "key")
+                    c.key = std::move(v);
+                else if (k == "value")
+                    c.value = std::move(v);
+                else if (k == "actor")
+                    c.actor = std::move(v);
             }
-            if (node != m_options.node)
-                apply(node, op == "del", list, range, entry);
+            if (node == m_options.node || !known(c.collection))
+                continue;
+            c.removed = op == "del";
+            c.actor = "cluster:" + node + (c.actor.empty() ? "" : "/" + c.actor);
+            m_s.sharing.apply(c);
         }
         return true;
     }
 
-    // Joining (or back from an outage): the first node seeds the cluster's
-    // lists from its own; any other takes the cluster's, so every node holds the same.
-    bool syncLists(Core::Millis now)
+    // Joining (or back from an outage): the first node seeds the cluster
+    // with what it holds; any other takes the cluster's, so every node holds
+    // the same.
+    bool syncShared(Core::Millis now)
     {
+        const std::vector<std::string>& names = m_s.sharing.collections;
+        if (names.empty())
+            return true;
+        std::vector<SharedItems> mine;
         std::vector<std::string> seed;
-        std::size_t mine = 0;
-        for (Core::ListKind kind : {Core::ListKind::Safelist, Core::ListKind::Blocklist})
-            for (const Core::ListEntry& e : m_engine.list(kind)->entries()) {
-                seed.push_back(Core::toString(kind));
-                seed.push_back(e.range.toString());
-                seed.push_back(encodeEntry(e));
-                ++mine;
+        std::vector<std::string> keys{SEEDED_KEY};
+        std::size_t held = 0;
+        for (std::size_t i = 0; i < names.size(); ++i) {
+            keys.push_back(SHARED_PREFIX + names[i]);
+            mine.push_back(m_s.sharing.read(names[i]));
+            for (const auto& [k, v] : mine.back()) {
+                seed.push_back(std::to_string(i + 2));
+                seed.push_back(k);
+                seed.push_back(v);
             }
+            held += mine.back().size();
+        }
+        // Where the stream is before the hashes are read: a change made in
+        // between is read twice, which makes the same change again.
+        std::vector<Command> commands{Command{"XREVRANGE", CHANGE_STREAM, "+", "-", "COUNT", "1"}, Command::eval(m_s.seed, keys, seed)};
+        for (const std::string& n : names)
+            commands.push_back(Command{"HGETALL", SHARED_PREFIX + n});
         std::vector<Reply> r;
-        // Where the stream is before the lists are read: a change made in
-        // between is read twice, which puts the same entry again.
-        if (!call({Command{"XREVRANGE", LIST_STREAM, "+", "-", "COUNT", "1"},
-                   Command::eval(m_s.listSeed, {SAFELIST_KEY, BLOCKLIST_KEY, LISTS_SEEDED}, seed), Command{"HGETALL", SAFELIST_KEY},
-                   Command{"HGETALL", BLOCKLIST_KEY}},
-                  r, now))
+        if (!call(commands, r, now))
             return false;
         if (!r[0].elements.empty() && !r[0].elements[0].elements.empty())
             m_s.streamId = r[0].elements[0].elements[0].text;
         if (r[1].integer == 1) {
-            m_s.listsLine = "seeded the cluster's lists with this node's " + std::to_string(mine) + (mine == 1 ? " entry" : " entries");
+            m_s.sharedLine = "seeded the cluster with this node's " + summary(mine);
             return true;
         }
-        std::size_t taken = 0;
-        std::size_t removed = 0;
-        std::size_t index = 2;
-        for (Core::ListKind kind : {Core::ListKind::Safelist, Core::ListKind::Blocklist}) {
-            const Reply& hash = r[index++];
-            std::set<std::string> theirs;
-            const auto local = m_engine.list(kind);
-            for (std::size_t i = 0; i + 1 < hash.elements.size(); i += 2) {
-                theirs.insert(hash.elements[i].text);
-                const Core::ListEntry* have = nullptr;
-                if (const auto range = Core::Cidr::parse(hash.elements[i].text))
-                    have = local->find(*range);
-                if (have && encodeEntry(*have) == hash.elements[i + 1].text)
-                    continue;
-                if (apply("snapshot", false, Core::toString(kind), hash.elements[i].text, hash.elements[i + 1].text))
-                    ++taken;
+        // Puts in the collections' order, removals in the reverse order (a
+        // customer goes before its tier).
+        std::vector<SharedItems> taken(names.size());
+        std::vector<SharedItems> removed(names.size());
+        for (std::size_t i = 0; i < names.size(); ++i) {
+            const Reply& hash = r[2 + i];
+            SharedItems theirs;
+            for (std::size_t j = 0; j + 1 < hash.elements.size(); j += 2)
+                theirs.emplace(hash.elements[j].text, hash.elements[j + 1].text);
+            for (const auto& [k, v] : theirs) {
+                const auto have = mine[i].find(k);
+                if (have == mine[i].end() || have->second != v) {
+                    m_s.sharing.apply(SharedChange{names[i], k, v, false, "cluster:snapshot"});
+                    taken[i].emplace(k, v);
+                }
             }
-            for (const Core::ListEntry& e : local->entries())
-                if (!theirs.count(e.range.toString()) && apply("snapshot", true, Core::toString(kind), e.range.toString(), {}))
-                    ++removed;
+            for (const auto& [k, v] : mine[i])
+                if (!theirs.count(k))
+                    removed[i].emplace(k, v);
         }
-        m_s.listsLine = "took the cluster's lists (" + std::to_string(taken) + (taken == 1 ? " entry" : " entries") + " added or changed here, "
-            + std::to_string(removed) + " removed)";
+        for (std::size_t i = names.size(); i-- > 0;)
+            for (const auto& [k, v] : removed[i])
+                m_s.sharing.apply(SharedChange{names[i], k, {}, true, "cluster:snapshot"});
+        m_s.sharedLine = "took the cluster's state (" + summary(taken) + " added or changed here, " + summary(removed) + " removed)";
         return true;
     }
 
@@ -419,27 +433,20 @@ public:
     }
 
 private:
-    bool apply(const std::string& from, bool removed, const std::string& list, const std::string& range, const std::string& entry)
+    bool known(const std::string& collection) const
     {
-        if (!m_s.applyRemote)
-            return false;
-        Core::ListChange c;
-        c.kind = list == "safelist" ? Core::ListKind::Safelist : Core::ListKind::Blocklist;
-        c.removed = removed;
-        c.actor = "cluster:" + from;
-        if (removed) {
-            const auto r = Core::Cidr::parse(range);
-            if (!r)
-                return false;
-            c.entry.range = *r;
-        } else {
-            const auto e = decodeEntry(entry);
-            if (!e)
-                return false;
-            c.entry = *e;
-        }
-        m_s.applyRemote(c);
-        return true;
+        const auto& names = m_s.sharing.collections;
+        return std::find(names.begin(), names.end(), collection) != names.end();
+    }
+
+    // "3 blocklist, 2 tiers" (the collections with items), or "nothing".
+    std::string summary(const std::vector<SharedItems>& per) const
+    {
+        std::string out;
+        for (std::size_t i = 0; i < per.size(); ++i)
+            if (!per[i].empty())
+                out += (out.empty() ? "" : ", ") + std::to_string(per[i].size()) + " " + m_s.sharing.collections[i];
+        return out.empty() ? "nothing" : out;
     }
 
     bool call(const std::vector<Command>& commands, std::vector<Reply>& replies, Core::Millis now)
@@ -491,23 +498,23 @@ JoinResult ClusterSync::join()
     m_state->nextHeartbeat = now + HEARTBEAT_MS;
     const std::uint32_t n = m_engine.clusterNodes();
     return {JoinResult::Kind::Joined, "joined the cluster at " + m_options.url.redacted() + " as " + m_options.node + " (" + std::to_string(n)
-                                          + (n == 1 ? " node" : " nodes") + " counting together); " + m_state->listsLine};
+                                          + (n == 1 ? " node" : " nodes") + " counting together); " + m_state->sharedLine};
 }
 
-void ClusterSync::onRemoteListChange(std::function<void(const Core::ListChange&)> apply)
+void ClusterSync::share(Sharing sharing)
 {
-    m_state->applyRemote = std::move(apply);
+    m_state->sharing = std::move(sharing);
 }
 
-void ClusterSync::publishListChange(const Core::ListChange& change)
+void ClusterSync::publish(SharedChange change)
 {
     {
-        std::lock_guard lock(m_state->listMutex);
-        if (m_state->outgoing.size() >= MAX_PENDING_LIST_CHANGES) {
+        std::lock_guard lock(m_state->outgoingMutex);
+        if (m_state->outgoing.size() >= MAX_PENDING_CHANGES) {
             m_state->outgoing.pop_front();  // a week-long outage of heavy editing: the oldest goes, counted
-            ++m_state->droppedListChanges;
+            ++m_state->droppedChanges;
         }
-        m_state->outgoing.push_back(change);
+        m_state->outgoing.push_back(std::move(change));
     }
     {
         std::lock_guard lock(m_state->wakeMutex);
@@ -569,7 +576,7 @@ void ClusterSync::run()
                 continue;
             s.nextHeartbeat = now + HEARTBEAT_MS;
         }
-        if (!session.sendListChanges(now) || !session.readListChanges(now))
+        if (!session.sendChanges(now) || !session.readChanges(now))
             continue;
         const bool all = s.resync;
         s.resync = false;

@@ -8,7 +8,6 @@
 #pragma once
 
 #include "cluster/RedisUrl.h"
-#include "core/AddressList.h"
 #include "core/Cluster.h"
 #include "core/Time.h"
 
@@ -16,6 +15,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -74,6 +74,31 @@ struct ClusterStatus {
     std::string lastError;  // one line, no password
 };
 
+// What the nodes hold once for the whole cluster (docs/CLUSTER.md, "what
+// the nodes share"): named collections (the safelist, the tiers, ...) of
+// items, each a value under a key. The sync carries them without reading
+// them; what they mean, and how a change is applied, is the caller's.
+struct SharedChange {
+    std::string collection;
+    std::string key;
+    std::string value;     // the item as the collection encodes it; empty when removed
+    bool removed = false;
+    std::string actor;     // who made it ("api:127.0.0.1"); applied elsewhere: "cluster:NODE/api:127.0.0.1"
+};
+using SharedItems = std::map<std::string, std::string>;  // key -> value
+
+struct Sharing {
+    // In the order a node applies them: a customer after its tier. Removals
+    // go in the reverse order.
+    std::vector<std::string> collections;
+    // What this node holds now (called on the sync thread when it joins or
+    // comes back, to seed an empty cluster or to compare with it).
+    std::function<SharedItems(const std::string& collection)> read;
+    // Another node's change, or the cluster's item where this node differs:
+    // to be made here (on the sync thread; the callee queues the write).
+    std::function<void(const SharedChange&)> apply;
+};
+
 // What the first contact came to.
 struct JoinResult {
     enum class Kind : std::uint8_t {
@@ -108,14 +133,12 @@ public:
     void start();
     void stop();
 
-    // ---- the lists (docs/CLUSTER.md, "lists") ----
-    // How a change another node made is applied here: through storage, so
-    // it is on disk and in the audit trail (actor "cluster:NODE"). Set
-    // before join().
-    void onRemoteListChange(std::function<void(const Core::ListChange&)> apply);
+    // ---- what the nodes share (docs/CLUSTER.md) ----
+    // Set before join().
+    void share(Sharing sharing);
     // An operator's change on this node, for the other nodes. Any thread;
     // the sync thread sends it (after an outage, before anything else).
-    void publishListChange(const Core::ListChange& change);
+    void publish(SharedChange change);
 
     // What decisions are timed by (docs/CLUSTER.md, "one clock").
     const ClusterClock& clock() const { return m_clock; }

@@ -9,11 +9,14 @@ namespace Floodgate::Cluster::Scripts {
 // by the next one). Times are Redis's (TIME), so no node's clock matters.
 //
 // The grant: the headroom of the entry's tightest level, after every
-// node's counts and every other node's unexpired lease, split 2 * nodes
-// ways. The sum of counts and leases so stays within the limit, and a node
+// node's counts (a bucket or window newer than the report's counted as its
+// newest) and every other node's unexpired lease, split 2 * nodes ways
+// (nodes: the larger of the reporter's count and the nodes with a field on
+// the entry). The sum of counts and leases so stays within the limit, and a node
 // admits at most E more than its lease (Tuning.h), which gives the bound of
-// docs/CLUSTER.md. The counts returned leave leases out: they are what the
-// other nodes admitted, the numbers a client and the operator see.
+// docs/CLUSTER.md. The counts returned include the other nodes' unexpired
+// leases (room they hold and may be spending unreported), so the node's own
+// check of the limit never counts on that room.
 const std::string_view report = R"lua(
 local node = ARGV[1]
 local nodes = tonumber(ARGV[2])
@@ -56,6 +59,7 @@ for i = 1, #KEYS do
     others[l] = o
   end
   local leases = 0
+  local alive = 1  -- the nodes with a field here, this one included
   local fields = redis.call('HGETALL', key)
   for j = 1, #fields, 2 do
     local name = fields[j]
@@ -65,6 +69,7 @@ for i = 1, #KEYS do
       if now - written > keep then
         redis.call('HDEL', key, name)  -- a node gone for longer than any window
       else
+        alive = alive + 1
         if tonumber(v[2]) > now then leases = leases + tonumber(v[3]) end
         for l = 1, #levels do
           local f = levels[l]
@@ -77,12 +82,16 @@ for i = 1, #KEYS do
               local theirs = #g - 2
               for k = 0, theirs - 1 do
                 local age = f[5] - (g[1] - k)
-                if age >= 0 and age < n then
+                -- a bucket newer than this report's (the other node's clock
+                -- turned first) counts as this report's newest
+                if age < 0 then age = 0 end
+                if age < n then
                   o[2 + n - age] = o[2 + n - age] + g[2 + theirs - k]
                 end
               end
             elseif f[1] == 1 then
-              if g[1] == f[5] then o[3] = o[3] + g[3] end
+              -- the same window, or the next one already started there
+              if g[1] >= f[5] then o[3] = o[3] + g[3] end
             else
               -- lockout: a window still open counts; the latest start is kept
               if g[3] > 0 and now - g[1] < f[3] then
@@ -108,7 +117,11 @@ for i = 1, #KEYS do
     local head = f[2] - used
     if f[1] == 2 and (f[6] > now or o[2] > now) then head = 0 end
     local g = 0
-    if head > 0 then g = math.floor(head / (2 * nodes)) end
+    -- split among the nodes counting, or those seen here if more (a node
+    -- that joined before this one's heartbeat saw it)
+    local ways = nodes
+    if alive > ways then ways = alive end
+    if head > 0 then g = math.floor(head / (2 * ways)) end
     if grant == nil or g < grant then grant = g end
   end
   grant = grant or 0
@@ -124,8 +137,14 @@ for i = 1, #KEYS do
   redis.call('HSET', key, node, table.concat(mine, ';'))
   redis.call('PEXPIRE', key, keep)
 
+  -- The other nodes' leases count as admitted in their newest bucket (not
+  -- for a lockout, which they would trip): a node spends its lease without
+  -- reporting, so the node told here must not take that room for free.
   local out = {tostring(grant)}
   for l = 1, #others do
+    if levels[l][1] ~= 2 and leases > 0 then
+      others[l][#others[l]] = others[l][#others[l]] + leases
+    end
     local s = {}
     for k = 1, #others[l] do s[#s + 1] = string.format('%d', others[l][k]) end
     out[#out + 1] = table.concat(s, ',')
@@ -135,25 +154,23 @@ end
 return results
 )lua";
 
-const std::string_view listChange = R"lua(
+const std::string_view sharedChange = R"lua(
 if ARGV[2] == 'put' then
   redis.call('HSET', KEYS[1], ARGV[4], ARGV[5])
 else
   redis.call('HDEL', KEYS[1], ARGV[4])
 end
 redis.call('SET', KEYS[3], '1')
-return redis.call('XADD', KEYS[2], 'MAXLEN', '~', '100000', '*', 'node', ARGV[1], 'op', ARGV[2], 'list', ARGV[3],
-                  'range', ARGV[4], 'entry', ARGV[5])
+return redis.call('XADD', KEYS[2], 'MAXLEN', '~', '100000', '*', 'node', ARGV[1], 'op', ARGV[2], 'coll', ARGV[3],
+                  'key', ARGV[4], 'value', ARGV[5], 'actor', ARGV[6])
 )lua";
 
-const std::string_view listSeed = R"lua(
-if redis.call('EXISTS', KEYS[3]) == 1 then return 0 end
+const std::string_view sharedSeed = R"lua(
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 for i = 1, #ARGV, 3 do
-  local key = KEYS[1]
-  if ARGV[i] == 'blocklist' then key = KEYS[2] end
-  redis.call('HSET', key, ARGV[i + 1], ARGV[i + 2])
+  redis.call('HSET', KEYS[tonumber(ARGV[i])], ARGV[i + 1], ARGV[i + 2])
 end
-redis.call('SET', KEYS[3], '1')
+redis.call('SET', KEYS[1], '1')
 return 1
 )lua";
 

@@ -18,21 +18,21 @@ namespace Floodgate::Cluster::Scripts {
 // counts "stamp,lockedUntil,c1,c2,..." aligned to the report's stamps.
 extern const std::string_view report;
 
-// One operator change to a list: the list's hash (the snapshot a node
-// starting later reads) and the change stream (what running nodes read), in
-// one step.
-//   KEYS[1] "fg:l:safelist" or "fg:l:blocklist"; KEYS[2] the stream "fg:lc";
-//   KEYS[3] "fg:lists:seeded"
-//   ARGV[1] node; ARGV[2] "put" or "del"; ARGV[3] the list; ARGV[4] the
-//   range; ARGV[5] the entry (SyncProtocol.h's encodeEntry; "" for "del")
+// One change to a shared collection: the collection's hash (the snapshot
+// a node starting later reads) and the change stream (what running nodes
+// read), in one step.
+//   KEYS[1] the collection's hash "fg:s:<collection>"; KEYS[2] the stream
+//   "fg:changes"; KEYS[3] "fg:seeded"
+//   ARGV[1] node; ARGV[2] "put" or "del"; ARGV[3] the collection; ARGV[4]
+//   the key; ARGV[5] the value ("" for "del"); ARGV[6] who made it
 // Returns the stream entry's id.
-extern const std::string_view listChange;
+extern const std::string_view sharedChange;
 
-// The first node of a cluster writes its lists into Redis; any later one
-// finds them there.
-//   KEYS[1] "fg:l:safelist"; KEYS[2] "fg:l:blocklist"; KEYS[3] "fg:lists:seeded"
-//   ARGV: triples of list ("safelist"/"blocklist"), range, entry
-// Returns 1 when it seeded them, 0 when the cluster had lists already.
-extern const std::string_view listSeed;
+// The first node of a cluster writes what it holds into Redis; any later
+// one finds the cluster seeded.
+//   KEYS[1] "fg:seeded"; KEYS[2..] the collections' hashes
+//   ARGV: triples of collection index (2 for KEYS[2]), key, value
+// Returns 1 when it seeded them, 0 when the cluster was seeded already.
+extern const std::string_view sharedSeed;
 
 } // namespace Floodgate::Cluster::Scripts

@@ -98,6 +98,18 @@ struct Loaded {
     std::vector<OffenderRow> offenders;        // escalation history: how many bans, the last one when
 };
 
+// A change to the configuration (a tier, a customer, the rules document),
+// as storage commits it and a cluster carries it to the other nodes
+// (docs/CLUSTER.md), in the admin API's JSON.
+struct ConfigChange {
+    enum class Part : std::uint8_t { Tier, Customer, Rules };
+    Part part = Part::Rules;
+    std::string key;     // the tier's name, the customer's id; "rules"
+    Wire::Json value;    // Codec's JSON of the item; null when removed
+    bool removed = false;
+    std::string actor;
+};
+
 // Something that went wrong in the background (a purge, a reload, a
 // publish) that no caller was waiting for: the console shows it.
 using Problem = Core::Problem;
@@ -127,10 +139,14 @@ public:
                std::function<void(const Core::EngineConfig&)> published = {});
     // Finishes queued jobs and stops the writer thread. Idempotent.
     void stop();
-    // Called on the writer thread after each operator change to a list is
-    // committed and published, except the changes a cluster brought
-    // (actor "cluster:..."), which are not sent back. Set before start().
+    // Called on the writer thread after each operator change to a list, or
+    // to the configuration, is committed and published, except the changes
+    // a cluster brought (actor "cluster:..."), which are not sent back.
+    // What another process wrote into the file (`floodgate lists import`,
+    // the sqlite3 shell) is found by comparing when it is picked up, and
+    // told the same way (actor "another process"). Set before start().
     void onListChange(std::function<void(const Core::ListChange&)> hook);
+    void onConfigChange(std::function<void(const ConfigChange&)> hook);
 
     // ---- writes (asynchronous; `done` runs on the writer thread after COMMIT) ----
     // 201 new, 200 replaced. entry.createdAt: when the caller computed the
@@ -195,6 +211,10 @@ private:
     void publishAll();
     // Everything stored, as of one committed state.
     static Loaded readStored(Connection& db);
+    // What another process changed, from the difference between what was
+    // published last and what is stored now: to the change hooks.
+    void tellReloaded(const Loaded& stored);
+    void tellChanges(const Effects& effects);
     // The writer's job for an escalation ban the engine made.
     Outcome writeAutoBan(Connection& db, Effects& fx, Core::ListEntry& ban);
     void purgeExpired();
@@ -215,6 +235,8 @@ private:
     std::function<void(Core::EngineConfig&)> m_adjust;
     std::function<void(const Core::EngineConfig&)> m_published;
     std::function<void(const Core::ListChange&)> m_listChanged;
+    std::function<void(const ConfigChange&)> m_configChanged;
+    std::optional<Core::EngineConfig> m_stored;  // writer thread: as last published, before m_adjust
 
     std::mutex m_mutex;
     std::condition_variable m_wake;

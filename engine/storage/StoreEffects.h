@@ -18,6 +18,7 @@ struct Store::Effects {
     std::vector<std::pair<Core::ListKind, Core::ListEntry>> upserts;
     std::vector<std::pair<Core::ListKind, Core::Cidr>> removals;
     std::vector<Core::ListChange> listChanges;  // the operator's, for Store::onListChange
+    std::vector<ConfigChange> configChanges;    // the operator's, for Store::onConfigChange
 
     void merge(Effects&& other)
     {
@@ -28,6 +29,8 @@ struct Store::Effects {
             removals.push_back(r);
         for (auto& c : other.listChanges)
             listChanges.push_back(std::move(c));
+        for (auto& c : other.configChanges)
+            configChanges.push_back(std::move(c));
     }
     bool empty() const { return !config && upserts.empty() && removals.empty(); }
 };

@@ -108,6 +108,7 @@ void Store::putTier(Tier tier, Actor actor, Done done)
         const Json after = Codec::toJson(tier);
         writeAudit(db, actor, before ? "tier.replace" : "tier.add", "tier " + tier.name, before ? &*before : nullptr, &after);
         fx.config = true;
+        fx.configChanges.push_back(ConfigChange{ConfigChange::Part::Tier, tier.name, after, false, actor.name});
         return Outcome{before ? Result::Updated : Result::Created, {}, after};
     }, std::move(done));
 }
@@ -135,6 +136,7 @@ void Store::deleteTier(std::string name, Actor actor, Done done)
         Tables::deleteTier(db, name);
         writeAudit(db, actor, "tier.delete", "tier " + name, &before, nullptr);
         fx.config = true;
+        fx.configChanges.push_back(ConfigChange{ConfigChange::Part::Tier, name, Json(), true, actor.name});
         return Outcome{Result::Removed, {}, before};
     }, std::move(done));
 }
@@ -153,6 +155,7 @@ void Store::putCustomer(Customer customer, Actor actor, Done done)
         const Json after = Codec::toJson(customer);
         writeAudit(db, actor, before ? "customer.replace" : "customer.add", "customer " + customer.id, before ? &*before : nullptr, &after);
         fx.config = true;
+        fx.configChanges.push_back(ConfigChange{ConfigChange::Part::Customer, customer.id, after, false, actor.name});
         return Outcome{before ? Result::Updated : Result::Created, {}, after};
     }, std::move(done));
 }
@@ -169,6 +172,7 @@ void Store::deleteCustomer(std::string id, Actor actor, Done done)
         Tables::deleteCustomer(db, id);
         writeAudit(db, actor, "customer.delete", "customer " + id, &before, nullptr);
         fx.config = true;
+        fx.configChanges.push_back(ConfigChange{ConfigChange::Part::Customer, id, Json(), true, actor.name});
         return Outcome{Result::Removed, {}, before};
     }, std::move(done));
 }
@@ -206,6 +210,7 @@ void Store::updateRules(std::function<std::optional<std::string>(EngineConfig&)>
         Tables::writeRules(db, config);
         writeAudit(db, actor, "rules.replace", "rules", &before, &after);
         fx.config = true;
+        fx.configChanges.push_back(ConfigChange{ConfigChange::Part::Rules, "rules", after, false, actor.name});
         return Outcome{Result::Updated, {}, after};
     }, std::move(done));
 }

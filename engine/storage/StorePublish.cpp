@@ -9,6 +9,7 @@
 #include "storage/Tables.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 namespace Floodgate::Storage {
@@ -20,6 +21,7 @@ void Store::publishConfig(EngineConfig config)
 {
     if (!m_engine)
         return;
+    m_stored = config;
     if (m_adjust)
         m_adjust(config);
     if (auto error = m_engine->setConfig(config)) {
@@ -73,10 +75,94 @@ void Store::publish(const Effects& fx)
         m_engine->setList(kind, std::make_shared<const AddressList>(std::move(next)));
     }
     m_engine->automaticBansStored(written);
+    tellChanges(fx);
+}
+
+void Store::tellChanges(const Effects& fx)
+{
+    // A change a cluster brought is not sent back to it.
     if (m_listChanged)
         for (const ListChange& c : fx.listChanges)
             if (!c.actor.starts_with("cluster:"))
                 m_listChanged(c);
+    if (m_configChanged)
+        for (const ConfigChange& c : fx.configChanges)
+            if (!c.actor.starts_with("cluster:"))
+                m_configChanged(c);
+}
+
+namespace {
+
+bool sameEntry(const ListEntry& a, const ListEntry& b)
+{
+    return a.range == b.range && a.reason == b.reason && a.source == b.source && a.createdAt == b.createdAt && a.createdBy == b.createdBy
+        && a.expiresAt == b.expiresAt;
+}
+
+// The items of `before` and `after` keyed by `keyOf`: what `after` put
+// (added or changed) and what it took away.
+template <class T, class KeyOf, class Put, class Removed>
+void compare(const std::vector<T>& before, const std::vector<T>& after, KeyOf keyOf, Put put, Removed removed)
+{
+    std::map<std::string, const T*> old;
+    for (const T& x : before)
+        old.emplace(keyOf(x), &x);
+    for (const T& x : after) {
+        const auto it = old.find(keyOf(x));
+        if (it == old.end() || Codec::toJson(*it->second) != Codec::toJson(x))
+            put(x);
+        if (it != old.end())
+            old.erase(it);
+    }
+    for (const auto& [key, x] : old)
+        removed(*x);
+}
+
+} // namespace
+
+void Store::tellReloaded(const Loaded& stored)
+{
+    Effects fx;
+    const std::string actor = "another process";
+    if (m_listChanged && m_engine) {
+        for (ListKind kind : {ListKind::Safelist, ListKind::Blocklist}) {
+            const auto current = m_engine->list(kind);
+            const auto& next = kind == ListKind::Safelist ? stored.safelist : stored.blocklist;
+            std::map<Cidr, const ListEntry*> old;
+            for (const ListEntry& e : current->entries())
+                old.emplace(e.range, &e);
+            for (const ListEntry& e : next) {
+                const auto it = old.find(e.range);
+                if (it == old.end() || !sameEntry(*it->second, e))
+                    fx.listChanges.push_back(ListChange{kind, e, false, actor});
+                if (it != old.end())
+                    old.erase(it);
+            }
+            for (const auto& [range, e] : old) {
+                ListChange removal{kind, {}, true, actor};
+                removal.entry.range = range;
+                fx.listChanges.push_back(std::move(removal));
+            }
+        }
+    }
+    if (m_configChanged && m_stored) {
+        // In the order another node can apply them: a tier before the
+        // customers put on it, a customer removed before its tier.
+        using Part = ConfigChange::Part;
+        std::vector<ConfigChange> tierPuts, tierRemovals, customerPuts, customerRemovals;
+        compare(m_stored->tiers, stored.config.tiers, [](const Tier& t) { return t.name; },
+                [&](const Tier& t) { tierPuts.push_back(ConfigChange{Part::Tier, t.name, Codec::toJson(t), false, actor}); },
+                [&](const Tier& t) { tierRemovals.push_back(ConfigChange{Part::Tier, t.name, Json(), true, actor}); });
+        compare(m_stored->customers, stored.config.customers, [](const Customer& c) { return c.id; },
+                [&](const Customer& c) { customerPuts.push_back(ConfigChange{Part::Customer, c.id, Codec::toJson(c), false, actor}); },
+                [&](const Customer& c) { customerRemovals.push_back(ConfigChange{Part::Customer, c.id, Json(), true, actor}); });
+        for (auto* part : {&tierPuts, &customerPuts, &customerRemovals, &tierRemovals})
+            for (ConfigChange& c : *part)
+                fx.configChanges.push_back(std::move(c));
+        if (Json rules = Codec::rulesToJson(stored.config); rules != Codec::rulesToJson(*m_stored))
+            fx.configChanges.push_back(ConfigChange{Part::Rules, "rules", std::move(rules), false, actor});
+    }
+    tellChanges(fx);
 }
 
 void Store::publishAll()
@@ -84,6 +170,7 @@ void Store::publishAll()
     if (!m_engine)
         return;
     Loaded stored = readStored(*m_writer);
+    tellReloaded(stored);
     publishConfig(std::move(stored.config));
     m_engine->setList(ListKind::Safelist, std::make_shared<const AddressList>(std::move(stored.safelist)));
     m_engine->setList(ListKind::Blocklist, std::make_shared<const AddressList>(std::move(stored.blocklist)));

@@ -47,11 +47,24 @@ void Store::onListChange(std::function<void(const ListChange&)> hook)
     m_listChanged = std::move(hook);
 }
 
+void Store::onConfigChange(std::function<void(const ConfigChange&)> hook)
+{
+    m_configChanged = std::move(hook);
+}
+
 void Store::start(Engine* engine, std::function<void(EngineConfig&)> adjust, std::function<void(const EngineConfig&)> published)
 {
     m_engine = engine;
     m_adjust = std::move(adjust);
     m_published = std::move(published);
+    if (m_engine) {
+        // What the engine was built from: where telling another process's changes starts.
+        try {
+            m_stored = Tables::readConfig(*m_writer);
+        } catch (const std::exception& e) {
+            report(std::string(e.what()) + " (changes made by other processes are picked up but not sent to a cluster)");
+        }
+    }
     m_thread = std::thread([this] { writerLoop(); });
 }
 

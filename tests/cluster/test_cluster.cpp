@@ -44,6 +44,32 @@ bool putJson(const Node& n, const std::string& target, const std::string& body)
     return r.status / 100 == 2;
 }
 
+// Polls `done` every 10 ms for up to `ms`; how long it took, or -1.
+template <class Fn>
+double waitFor(int ms, Fn done)
+{
+    const auto start = std::chrono::steady_clock::now();
+    while (std::chrono::steady_clock::now() - start < std::chrono::milliseconds(ms)) {
+        if (done())
+            return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return -1.0;
+}
+
+template <class Fn>
+bool within(int ms, Fn done)
+{
+    return waitFor(ms, done) >= 0;
+}
+
+// The admin API's answer to GET `target` on `n` is 200 and contains `text`.
+bool has(const Node& n, const std::string& target, const std::string& text)
+{
+    const Response r = call(n.admin(), get(target, bearer(n.token)));
+    return r.status == 200 && r.body.find(text) != std::string::npos;
+}
+
 } // namespace
 
 class TestCluster : public QObject {
@@ -118,10 +144,9 @@ private Q_SLOTS:
         QVERIFY2(failed.isEmpty(), qPrintable(failed));
         Node* a = t.a;
         Node* b = t.b;
-        // Customers are not shared through Redis yet: each node is told.
-        for (Node* n : {a, b})
-            QVERIFY(putJson(*n, "/api/v1/customers/acme", R"({"name":"Acme","tier":"Pro"})"));
-        std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+        // Told to a; b learns it from the cluster.
+        QVERIFY(putJson(*a, "/api/v1/customers/acme", R"({"name":"Acme","tier":"Pro"})"));
+        QVERIFY2(within(1000, [&] { return has(*b, "/api/v1/customers/acme", "\"Pro\""); }), "b does not know customer acme 1 s after a was told");
         // Pro: 100 per minute. Two nodes, E = max(1, 100 * 1% / 2) = 1: at most 102.
         const int allowed = roundRobin({a, b}, 240, get("/api/orders", "X-Customer-Id: acme\r\n"), "127.0.0.4");
         const int over = overdrafts({a, b});
@@ -176,23 +201,17 @@ private Q_SLOTS:
         Cluster c(redis);
         Node* a = c.start(QStringLiteral("a"));
         QVERIFY(a);
-        QVERIFY2(a->child.startup.contains(QStringLiteral("seeded the cluster's lists")), qPrintable(a->child.startup));
+        QVERIFY2(a->child.startup.contains(QStringLiteral("seeded the cluster with")), qPrintable(a->child.startup));
         Node* b = c.start(QStringLiteral("b"));
         QVERIFY(b);
-        QVERIFY2(b->child.startup.contains(QStringLiteral("took the cluster's lists")), qPrintable(b->child.startup));
+        QVERIFY2(b->child.startup.contains(QStringLiteral("took the cluster's state")), qPrintable(b->child.startup));
         QCOMPARE(call(b->port(), get("/"), "127.0.0.50").status, 200);
 
         // Blocked on a: b refuses it within a second.
         const Response blocked = call(a->admin(), withBody("POST", "/api/v1/lists/blocklist", R"({"address":"127.0.0.50","reason":"scraper"})", bearer(a->token)));
         QVERIFY2(blocked.status / 100 == 2, blocked.body.c_str());
         auto until = [&](Node* n, const char* source, int status) {
-            const auto start = std::chrono::steady_clock::now();
-            while (std::chrono::steady_clock::now() - start < std::chrono::milliseconds(1000)) {
-                if (call(n->port(), get("/"), source).status == status)
-                    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-                std::this_thread::sleep_for(std::chrono::milliseconds(10));
-            }
-            return -1.0;
+            return waitFor(1000, [&] { return call(n->port(), get("/"), source).status == status; });
         };
         const double toBlock = until(b, "127.0.0.50", 403);
         qInfo("blocked on b %.0f ms after the block on a", toBlock);
@@ -223,10 +242,69 @@ private Q_SLOTS:
         bool seeded = false;
         for (int i = 0; i < 50 && !seeded; ++i) {
             std::this_thread::sleep_for(std::chrono::milliseconds(100));
-            const auto r = redis.command({"HEXISTS", "fg:l:safelist", "127.0.0.60/32"});
+            const auto r = redis.command({"HEXISTS", "fg:s:safelist", "127.0.0.60/32"});
             seeded = r.kind == Floodgate::Cluster::Reply::Kind::Integer && r.integer == 1;
         }
         QVERIFY2(seeded, "the lists were not seeded again into the restarted Redis");
+    }
+
+    // Tiers, customers and rules changed on one node reach the others
+    // within a second, are written into their databases (audited as from
+    // the cluster) and apply there; a node started later takes them; and a
+    // change another process writes into a node's file (the command line's
+    // import) goes out too.
+    void theConfigurationReachesEveryNode()
+    {
+        TwoNodes t;
+        const QString failed = t.start();
+        QVERIFY2(failed.isEmpty(), qPrintable(failed));
+        Node* a = t.a;
+        Node* b = t.b;
+
+        QVERIFY(putJson(*a, "/api/v1/tiers/Gold", R"({"levels":[{"limit":5,"period":60}]})"));
+        QVERIFY(putJson(*a, "/api/v1/customers/zed", R"({"name":"Zed","tier":"Gold"})"));
+        QVERIFY(putJson(*a, "/api/v1/rules", R"({"settings":{"when_cluster_down":"open"}})"));
+        const double toCustomer = waitFor(1000, [&] { return has(*b, "/api/v1/customers/zed", "\"Gold\""); });
+        qInfo("customer on b %.0f ms after it was put on a", toCustomer);
+        QVERIFY2(toCustomer >= 0, "b does not know customer zed 1 s after a was told");
+        QVERIFY2(within(1000, [&] { return has(*b, "/api/v1/rules", "\"when_cluster_down\":\"open\""); }), "the rules did not reach b");
+        QVERIFY2(has(*b, "/api/v1/audit", "cluster:a/api:"), "b's audit trail does not say the change came from a");
+
+        // Live on b: Gold is 5 a minute, counted across the cluster.
+        int allowed = 0;
+        for (int i = 0; i < 8; ++i)
+            allowed += call(b->port(), get("/api/orders", "X-Customer-Id: zed\r\n"), "127.0.0.70").status == 200;
+        QVERIFY2(allowed >= 5 && allowed <= 5 + 1 + overdrafts({a, b}), qPrintable(QString::number(allowed)));
+
+        // Changed on b, removed on b: back on a.
+        QVERIFY(putJson(*b, "/api/v1/tiers/Gold", R"({"levels":[{"limit":7,"period":60}]})"));
+        QVERIFY2(within(1000, [&] { return has(*a, "/api/v1/tiers/Gold", "\"limit\":7"); }), "a did not take b's change to Gold");
+        QCOMPARE(call(b->admin(), withBody("DELETE", "/api/v1/customers/zed", {}, bearer(b->token))).status, 204);
+        QVERIFY2(within(1000, [&] { return call(a->admin(), get("/api/v1/customers/zed", bearer(a->token))).status == 404; }),
+                 "the customer removed on b is still on a");
+
+        // A node started later takes all of it, and says so.
+        Node* late = t.cluster->start(QStringLiteral("late"));
+        QVERIFY(late);
+        QVERIFY2(late->child.startup.contains(QStringLiteral("took the cluster's state")), qPrintable(late->child.startup));
+        QVERIFY2(late->child.startup.contains(QStringLiteral("tiers")), qPrintable(late->child.startup));
+        QVERIFY(has(*late, "/api/v1/tiers/Gold", "\"limit\":7"));
+        QVERIFY(has(*late, "/api/v1/rules", "\"when_cluster_down\":\"open\""));
+
+        // Another process on a's file: a picks it up (within 2 s) and sends it on.
+        QTemporaryDir dir;
+        const QString file = dir.filePath(QStringLiteral("block.csv"));
+        {
+            QFile f(file);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("list,address,reason,ttl\nblocklist,127.0.0.71,imported,1h\n");
+        }
+        QString err, out;
+        QCOMPARE(runToEnd({QStringLiteral("lists"), QStringLiteral("import"), file, QStringLiteral("--db"), a->db}, &err, &out), 0);
+        const double toImported = waitFor(4000, [&] { return call(b->port(), get("/"), "127.0.0.71").status == 403; });
+        qInfo("refused on b %.0f ms after the import into a's database", toImported);
+        QVERIFY2(toImported >= 0, "an import into a's database did not reach b");
+        QVERIFY2(has(*b, "/api/v1/audit", "cluster:a/another process"), "b's audit trail does not name where the import came from");
     }
 
     void wrongPasswordOrNotRedisStopsWithExitCode5()

@@ -17,6 +17,9 @@
 #include <QFile>
 #include <QTemporaryDir>
 
+#include <mutex>
+#include <vector>
+
 using namespace Floodgate;
 using namespace Floodgate::Core;
 using namespace Floodgate::Wire;
@@ -471,6 +474,52 @@ private Q_SLOTS:
         QCOMPARE(label(decide(engine, Request().from("203.0.113.9"), T0).action), label(Action::Block));
         QTRY_COMPARE_WITH_TIMEOUT(engine.config()->tiers[0].levels[0].limit, 7u, 2000);
         QVERIFY(store->reloads() >= 1);
+    }
+
+    // What a cluster sends on (app/ClusterLink.h): the operator's changes to
+    // the configuration, not those a cluster brought; and what another
+    // process wrote, found by comparing, a tier before the customers on it
+    // and a customer removed before its tier.
+    void configurationChangesAreToldExceptTheClustersOwn()
+    {
+        const QString path = freshPath();
+        auto store = openOk(path);
+        Engine engine(store->load().config);
+        std::mutex mutex;
+        std::vector<std::string> told;
+        store->onConfigChange([&](const Storage::ConfigChange& c) {
+            static const char* parts[] = {"tier", "customer", "rules"};
+            std::lock_guard lock(mutex);
+            told.push_back(std::string(parts[int(c.part)]) + " " + c.key + (c.removed ? " removed" : " put") + " by " + c.actor);
+        });
+        store->start(&engine);
+        Tier gold{"Gold", {level(5, MINUTE)}};
+        QVERIFY(store->wait([&](auto done) { store->putTier(gold, ALICE, done); }).ok());
+        Customer zed;
+        zed.id = "zed";
+        zed.tier = "Gold";
+        QVERIFY(store->wait([&](auto done) { store->putCustomer(zed, Storage::Actor{"cluster:b/api:127.0.0.1"}, done); }).ok());
+        QVERIFY(store->wait([&](auto done) {
+                         store->updateRules([](EngineConfig& c) { c.settings.maxTrackedKeys = 5000; return std::optional<std::string>(); }, ALICE, done);
+                     }).ok());
+        {
+            std::lock_guard lock(mutex);
+            QCOMPARE(told, (std::vector<std::string>{"tier Gold put by console:alice", "rules rules put by console:alice"}));
+            told.clear();
+        }
+        // What an operator would type in the sqlite3 shell: zed moves to a
+        // new tier, Gold goes.
+        rawExec(path, "INSERT INTO tiers (name, position) VALUES ('Silver', 9);"
+                      "INSERT INTO tier_levels (owner, position, limit_count, period_ms, algorithm) VALUES ('Silver', 0, 9, 60000, 'sliding');"
+                      "UPDATE customers SET tier = 'Silver' WHERE id = 'zed';"
+                      "DELETE FROM tiers WHERE name = 'Gold';");
+        auto toldNow = [&] {
+            std::lock_guard lock(mutex);
+            return told;
+        };
+        QTRY_COMPARE_WITH_TIMEOUT(toldNow().size(), std::size_t(3), 3000);
+        QCOMPARE(toldNow(), (std::vector<std::string>{"tier Silver put by another process", "customer zed put by another process",
+                                                 "tier Gold removed by another process"}));
     }
 
     void aBrokenExternalChangeIsReportedAndTheRunningRulesStay()
