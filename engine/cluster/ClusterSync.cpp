@@ -27,7 +27,7 @@ constexpr const char* ENTRY_PREFIX = "fg:e:";
 
 constexpr Core::Millis TICK_MS = 50;                // the sync's pace when nothing is urgent
 constexpr Core::Millis HEARTBEAT_MS = Core::SECOND; // a node's heartbeat
-constexpr Core::Millis ALIVE_MS = 3 * Core::SECOND; // a node counts while its heartbeat is this recent
+constexpr Core::Millis ALIVE_MS = Core::Tuning::clusterAliveMs; // a node counts while its heartbeat is this recent
 constexpr Core::Millis GONE_MS = Core::MINUTE;      // a node silent this long leaves the list
 constexpr Core::Millis PROBE_MS = Core::SECOND;     // while the breaker is open: one try per second
 constexpr std::size_t BATCH = 512;                  // entry reports per script call

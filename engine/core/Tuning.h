@@ -162,5 +162,8 @@ inline constexpr std::int64_t clusterLeaseMarginMs = 500;
 // knows, and how often it looks again meanwhile.
 inline constexpr std::int64_t clusterWaitMicros = 1000;
 inline constexpr std::int64_t clusterWaitPollMicros = 100;
+// A node counts (is one of the N of the error bound) while its last
+// heartbeat is at most this old; the console marks the others as silent.
+inline constexpr std::int64_t clusterAliveMs = 3 * SECOND;
 
 } // namespace Floodgate::Core::Tuning

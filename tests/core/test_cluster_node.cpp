@@ -119,6 +119,53 @@ private Q_SLOTS:
         QCOMPARE(r.retryAfterMs, 60 * SECOND - 4);
     }
 
+    void aClientsSummaryAndLevelsSayHereAndInTheCluster()
+    {
+        // What the console shows for a client: the binding level's count in
+        // the cluster (what the limit is judged on) and this node's share.
+        auto e = node(perMinute(30));  // E = 1
+        QVERIFY(!decide(*e, Request(), T0).waitForCluster);
+        auto reports = e->takeReports(T0 + 1, 100, false);
+        QCOMPARE(reports.size(), std::size_t(1));
+        SyncAck a;
+        a.ok = true;
+        a.granted = 10;
+        SharedLevel o = reports[0].levels[0];
+        std::fill(o.counts.begin(), o.counts.end(), 0u);
+        o.counts.back() = 5;  // the other node's requests
+        a.others.push_back(o);
+        e->applyAcks(reports, {a}, T0 + 2);
+        for (int i = 0; i < 3; ++i)
+            QVERIFY(!decide(*e, Request(), T0 + 3 + i).waitForCluster);
+        const auto top = e->topClients(10, T0 + 10);
+        QCOMPARE(top.size(), std::size_t(1));
+        QCOMPARE(top[0].bindingUsed, 9u);      // 4 here + 5 on the other node
+        QCOMPARE(top[0].bindingUsedHere, 4u);
+        QCOMPARE(top[0].bindingLimit, 30u);
+        const auto detail = e->client(*IpAddress::parse("203.0.113.7"), T0 + 10);
+        QVERIFY(detail);
+        QCOMPARE(detail->summary.bindingUsedHere, 4u);
+        QCOMPARE(detail->levels.size(), std::size_t(1));
+        QCOMPARE(detail->levels[0].used, 9u);
+        QCOMPARE(detail->levels[0].usedHere, 4u);
+        // The buckets, bucket by bucket: every node's and this node's.
+        auto sum = [](const std::vector<BucketView>& b) {
+            return std::accumulate(b.begin(), b.end(), 0u, [](std::uint32_t n, const BucketView& v) { return n + v.count; });
+        };
+        QCOMPARE(detail->levels[0].buckets.size(), detail->levels[0].bucketsHere.size());
+        QCOMPARE(sum(detail->levels[0].buckets), 9u);
+        QCOMPARE(sum(detail->levels[0].bucketsHere), 4u);
+
+        // A single node: both counts are the same.
+        Engine alone(perMinute(30));
+        for (int i = 0; i < 3; ++i)
+            decide(alone, Request(), T0 + i);
+        const auto single = alone.topClients(10, T0 + 10);
+        QCOMPARE(single.size(), std::size_t(1));
+        QCOMPARE(single[0].bindingUsed, 3u);
+        QCOMPARE(single[0].bindingUsedHere, 3u);
+    }
+
     void aWaitedRequestIsAdmittedAndCountedAsAnOverdraft()
     {
         auto e = node(perMinute(10));
