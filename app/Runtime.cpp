@@ -109,6 +109,22 @@ std::optional<StartFailure> Runtime::start(const Options& o)
             return seconds.empty() ? 0.0 : double(seconds.front().total());
         };
         m_cluster = std::make_unique<Cluster::ClusterSync>(*m_engine, co, m_clock);
+        // The lists travel both ways through storage: what another node
+        // changed is written here (on disk, audited as "cluster:NODE") and
+        // what the operator changes here is sent.
+        m_cluster->onRemoteListChange([store](const Core::ListChange& c) {
+            auto report = [c](const Storage::Outcome& o) {
+                if (o.storageFailed())
+                    std::fprintf(stderr, "floodgate: a list change from the cluster (%s %s) was not saved: %s\n", Core::toString(c.kind),
+                                 c.entry.range.toString().c_str(), o.error.c_str());
+            };
+            if (c.removed)
+                store->removeEntry(c.kind, c.entry.range, Storage::Actor{c.actor}, report);
+            else
+                store->addEntry(c.kind, c.entry, Storage::Actor{c.actor}, report);
+        });
+        Cluster::ClusterSync* cluster = m_cluster.get();
+        m_store->onListChange([cluster](const Core::ListChange& c) { cluster->publishListChange(c); });
         const Cluster::JoinResult joined = m_cluster->join();
         if (joined.kind == Cluster::JoinResult::Kind::Refused)
             return failWith(5, "--redis: " + joined.message);

@@ -10,9 +10,11 @@
 
 #include <charconv>
 #include <condition_variable>
+#include <deque>
 #include <cstdio>
 #include <mutex>
 #include <random>
+#include <set>
 #include <thread>
 
 namespace Floodgate::Cluster {
@@ -24,6 +26,11 @@ constexpr const char* NODES_KEY = "fg:nodes";    // hash: node -> "lastSeenMs|re
 constexpr const char* EPOCH_KEY = "fg:epoch";    // a random id: gone means Redis lost its data
 constexpr const char* SECRET_KEY = "fg:secret";  // the cluster's hash key (docs/CLUSTER.md, security)
 constexpr const char* ENTRY_PREFIX = "fg:e:";
+constexpr const char* SAFELIST_KEY = "fg:l:safelist";  // hash: range -> entry (SyncProtocol.h)
+constexpr const char* BLOCKLIST_KEY = "fg:l:blocklist";
+constexpr const char* LIST_STREAM = "fg:lc";            // every list change, in order
+constexpr const char* LISTS_SEEDED = "fg:lists:seeded"; // the cluster has lists (possibly empty)
+constexpr std::size_t MAX_PENDING_LIST_CHANGES = 100'000;
 
 constexpr Core::Millis TICK_MS = 50;                // the sync's pace when nothing is urgent
 constexpr Core::Millis HEARTBEAT_MS = Core::SECOND; // a node's heartbeat
@@ -67,11 +74,22 @@ std::string randomId()
 
 struct ClusterSync::State {
     State(const Options& o)
-        : conn(o.url, o.connectTimeout, o.ioTimeout), report(std::string(Scripts::report)), breaker(PROBE_MS)
+        : conn(o.url, o.connectTimeout, o.ioTimeout), report(std::string(Scripts::report)),
+          listChange(std::string(Scripts::listChange)), listSeed(std::string(Scripts::listSeed)), breaker(PROBE_MS)
     {
     }
     RedisConnection conn;
     Script report;
+    Script listChange;
+    Script listSeed;
+    // The lists: changes made here, waiting to be sent; how changes made
+    // elsewhere are applied; where this node is in the change stream.
+    std::mutex listMutex;
+    std::deque<Core::ListChange> outgoing;
+    std::uint64_t droppedListChanges = 0;
+    std::function<void(const Core::ListChange&)> applyRemote;
+    std::string streamId = "0-0";
+    std::string listsLine;  // what join() found (for its start-up line)
     Breaker breaker;
     ClockOffset offset;
     std::string epoch;
@@ -130,7 +148,9 @@ public:
             if (auto cfg = m_engine.config())
                 m_engine.setConfig(*cfg);
         }
-        return heartbeat(now);
+        // What was changed here while cut off goes first, then the lists are
+        // brought level with the cluster's.
+        return heartbeat(now) && sendListChanges(now) && syncLists(now);
     }
 
     bool heartbeat(Core::Millis now)
@@ -215,6 +235,125 @@ public:
         return true;
     }
 
+    // The changes made here while nothing was sent (or since the last tick),
+    // in order; false when Redis failed them (they stay queued).
+    bool sendListChanges(Core::Millis now)
+    {
+        std::vector<Core::ListChange> batch;
+        {
+            std::lock_guard lock(m_s.listMutex);
+            while (!m_s.outgoing.empty() && batch.size() < 256) {
+                batch.push_back(std::move(m_s.outgoing.front()));
+                m_s.outgoing.pop_front();
+            }
+        }
+        if (batch.empty())
+            return true;
+        std::vector<Command> commands;
+        for (const Core::ListChange& c : batch) {
+            const std::string list = Core::toString(c.kind);
+            commands.push_back(Command::eval(m_s.listChange, {c.kind == Core::ListKind::Safelist ? SAFELIST_KEY : BLOCKLIST_KEY, LIST_STREAM, LISTS_SEEDED},
+                                             {m_options.node, c.removed ? "del" : "put", list, c.entry.range.toString(),
+                                              c.removed ? std::string() : encodeEntry(c.entry)}));
+        }
+        std::vector<Reply> replies;
+        if (!call(commands, replies, now)) {
+            std::lock_guard lock(m_s.listMutex);
+            for (auto it = batch.rbegin(); it != batch.rend(); ++it)
+                m_s.outgoing.push_front(std::move(*it));
+            return false;
+        }
+        return true;
+    }
+
+    // The changes other nodes made since this node last looked.
+    bool readListChanges(Core::Millis now)
+    {
+        std::vector<Reply> r;
+        if (!call({Command{"XREAD", "COUNT", "512", "STREAMS", LIST_STREAM, m_s.streamId}}, r, now))
+            return false;
+        // [[stream, [[id, [field, value, ...]], ...]]], or nil when nothing is new.
+        if (r[0].kind != Reply::Kind::Array || r[0].elements.empty() || r[0].elements[0].elements.size() != 2)
+            return true;
+        for (const Reply& item : r[0].elements[0].elements[1].elements) {
+            if (item.elements.size() != 2)
+                continue;
+            m_s.streamId = item.elements[0].text;
+            const std::vector<Reply>& f = item.elements[1].elements;
+            std::string node, op, list, range, entry;
+            for (std::size_t i = 0; i + 1 < f.size(); i += 2) {
+                const std::string& k = f[i].text;
+                const std::string& v = f[i + 1].text;
+                if (k == "node")
+                    node = v;
+                else if (k == "op")
+                    op = v;
+                else if (k == "list")
+                    list = v;
+                else if (k == "range")
+                    range = v;
+                else if (k == "entry")
+                    entry = v;
+            }
+            if (node != m_options.node)
+                apply(node, op == "del", list, range, entry);
+        }
+        return true;
+    }
+
+    // Joining (or back from an outage): the first node seeds the cluster's
+    // lists from its own; any other takes the cluster's, so every node holds the same.
+    bool syncLists(Core::Millis now)
+    {
+        std::vector<std::string> seed;
+        std::size_t mine = 0;
+        for (Core::ListKind kind : {Core::ListKind::Safelist, Core::ListKind::Blocklist})
+            for (const Core::ListEntry& e : m_engine.list(kind)->entries()) {
+                seed.push_back(Core::toString(kind));
+                seed.push_back(e.range.toString());
+                seed.push_back(encodeEntry(e));
+                ++mine;
+            }
+        std::vector<Reply> r;
+        // Where the stream is before the lists are read: a change made in
+        // between is read twice, which puts the same entry again.
+        if (!call({Command{"XREVRANGE", LIST_STREAM, "+", "-", "COUNT", "1"},
+                   Command::eval(m_s.listSeed, {SAFELIST_KEY, BLOCKLIST_KEY, LISTS_SEEDED}, seed), Command{"HGETALL", SAFELIST_KEY},
+                   Command{"HGETALL", BLOCKLIST_KEY}},
+                  r, now))
+            return false;
+        if (!r[0].elements.empty() && !r[0].elements[0].elements.empty())
+            m_s.streamId = r[0].elements[0].elements[0].text;
+        if (r[1].integer == 1) {
+            m_s.listsLine = "seeded the cluster's lists with this node's " + std::to_string(mine) + (mine == 1 ? " entry" : " entries");
+            return true;
+        }
+        std::size_t taken = 0;
+        std::size_t removed = 0;
+        std::size_t index = 2;
+        for (Core::ListKind kind : {Core::ListKind::Safelist, Core::ListKind::Blocklist}) {
+            const Reply& hash = r[index++];
+            std::set<std::string> theirs;
+            const auto local = m_engine.list(kind);
+            for (std::size_t i = 0; i + 1 < hash.elements.size(); i += 2) {
+                theirs.insert(hash.elements[i].text);
+                const Core::ListEntry* have = nullptr;
+                if (const auto range = Core::Cidr::parse(hash.elements[i].text))
+                    have = local->find(*range);
+                if (have && encodeEntry(*have) == hash.elements[i + 1].text)
+                    continue;
+                if (apply("snapshot", false, Core::toString(kind), hash.elements[i].text, hash.elements[i + 1].text))
+                    ++taken;
+            }
+            for (const Core::ListEntry& e : local->entries())
+                if (!theirs.count(e.range.toString()) && apply("snapshot", true, Core::toString(kind), e.range.toString(), {}))
+                    ++removed;
+        }
+        m_s.listsLine = "took the cluster's lists (" + std::to_string(taken) + (taken == 1 ? " entry" : " entries") + " added or changed here, "
+            + std::to_string(removed) + " removed)";
+        return true;
+    }
+
     // One batch of reports; false when Redis failed it (the breaker is open then).
     bool send(std::vector<Core::SyncReport>& reports, Core::Millis now)
     {
@@ -280,6 +419,29 @@ public:
     }
 
 private:
+    bool apply(const std::string& from, bool removed, const std::string& list, const std::string& range, const std::string& entry)
+    {
+        if (!m_s.applyRemote)
+            return false;
+        Core::ListChange c;
+        c.kind = list == "safelist" ? Core::ListKind::Safelist : Core::ListKind::Blocklist;
+        c.removed = removed;
+        c.actor = "cluster:" + from;
+        if (removed) {
+            const auto r = Core::Cidr::parse(range);
+            if (!r)
+                return false;
+            c.entry.range = *r;
+        } else {
+            const auto e = decodeEntry(entry);
+            if (!e)
+                return false;
+            c.entry = *e;
+        }
+        m_s.applyRemote(c);
+        return true;
+    }
+
     bool call(const std::vector<Command>& commands, std::vector<Reply>& replies, Core::Millis now)
     {
         const Outcome o = m_s.conn.pipeline(commands, replies);
@@ -329,7 +491,29 @@ JoinResult ClusterSync::join()
     m_state->nextHeartbeat = now + HEARTBEAT_MS;
     const std::uint32_t n = m_engine.clusterNodes();
     return {JoinResult::Kind::Joined, "joined the cluster at " + m_options.url.redacted() + " as " + m_options.node + " (" + std::to_string(n)
-                                          + (n == 1 ? " node" : " nodes") + " counting together)"};
+                                          + (n == 1 ? " node" : " nodes") + " counting together); " + m_state->listsLine};
+}
+
+void ClusterSync::onRemoteListChange(std::function<void(const Core::ListChange&)> apply)
+{
+    m_state->applyRemote = std::move(apply);
+}
+
+void ClusterSync::publishListChange(const Core::ListChange& change)
+{
+    {
+        std::lock_guard lock(m_state->listMutex);
+        if (m_state->outgoing.size() >= MAX_PENDING_LIST_CHANGES) {
+            m_state->outgoing.pop_front();  // a week-long outage of heavy editing: the oldest goes, counted
+            ++m_state->droppedListChanges;
+        }
+        m_state->outgoing.push_back(change);
+    }
+    {
+        std::lock_guard lock(m_state->wakeMutex);
+        m_state->wake = true;
+    }
+    m_state->wakeCv.notify_one();
 }
 
 void ClusterSync::start()
@@ -385,6 +569,8 @@ void ClusterSync::run()
                 continue;
             s.nextHeartbeat = now + HEARTBEAT_MS;
         }
+        if (!session.sendListChanges(now) || !session.readListChanges(now))
+            continue;
         const bool all = s.resync;
         s.resync = false;
         bool ok = true;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "cluster/RedisUrl.h"
+#include "core/AddressList.h"
 #include "core/Cluster.h"
 #include "core/Time.h"
 
@@ -106,6 +107,15 @@ public:
     JoinResult join();
     void start();
     void stop();
+
+    // ---- the lists (docs/CLUSTER.md, "lists") ----
+    // How a change another node made is applied here: through storage, so
+    // it is on disk and in the audit trail (actor "cluster:NODE"). Set
+    // before join().
+    void onRemoteListChange(std::function<void(const Core::ListChange&)> apply);
+    // An operator's change on this node, for the other nodes. Any thread;
+    // the sync thread sends it (after an outage, before anything else).
+    void publishListChange(const Core::ListChange& change);
 
     // What decisions are timed by (docs/CLUSTER.md, "one clock").
     const ClusterClock& clock() const { return m_clock; }

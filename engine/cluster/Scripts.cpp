@@ -135,4 +135,26 @@ end
 return results
 )lua";
 
+const std::string_view listChange = R"lua(
+if ARGV[2] == 'put' then
+  redis.call('HSET', KEYS[1], ARGV[4], ARGV[5])
+else
+  redis.call('HDEL', KEYS[1], ARGV[4])
+end
+redis.call('SET', KEYS[3], '1')
+return redis.call('XADD', KEYS[2], 'MAXLEN', '~', '100000', '*', 'node', ARGV[1], 'op', ARGV[2], 'list', ARGV[3],
+                  'range', ARGV[4], 'entry', ARGV[5])
+)lua";
+
+const std::string_view listSeed = R"lua(
+if redis.call('EXISTS', KEYS[3]) == 1 then return 0 end
+for i = 1, #ARGV, 3 do
+  local key = KEYS[1]
+  if ARGV[i] == 'blocklist' then key = KEYS[2] end
+  redis.call('HSET', key, ARGV[i + 1], ARGV[i + 2])
+end
+redis.call('SET', KEYS[3], '1')
+return 1
+)lua";
+
 } // namespace Floodgate::Cluster::Scripts

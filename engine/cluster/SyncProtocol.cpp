@@ -103,6 +103,64 @@ std::optional<Core::SyncAck> decodeAck(std::string_view text, const Core::SyncRe
     return ack;
 }
 
+namespace {
+
+constexpr char UNIT = '\x1f';
+
+std::string clean(std::string s)
+{
+    for (char& c : s)
+        if (c == UNIT)
+            c = ' ';
+    return s;
+}
+
+} // namespace
+
+std::string encodeEntry(const Core::ListEntry& e)
+{
+    std::string out = e.range.toString();
+    out += UNIT;
+    out += clean(e.reason);
+    out += UNIT;
+    appendNumber(out, std::int64_t(e.source));
+    out += UNIT;
+    appendNumber(out, e.createdAt);
+    out += UNIT;
+    out += clean(e.createdBy);
+    out += UNIT;
+    appendNumber(out, e.expiresAt);
+    return out;
+}
+
+std::optional<Core::ListEntry> decodeEntry(std::string_view text)
+{
+    std::vector<std::string_view> parts;
+    while (true) {
+        const auto at = text.find(UNIT);
+        parts.push_back(text.substr(0, at));
+        if (at == std::string_view::npos)
+            break;
+        text.remove_prefix(at + 1);
+    }
+    if (parts.size() != 6)
+        return std::nullopt;
+    auto number = [](std::string_view s, std::int64_t& v) {
+        const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+        return r.ec == std::errc() && r.ptr == s.data() + s.size();
+    };
+    Core::ListEntry e;
+    const auto range = Core::Cidr::parse(parts[0]);
+    std::int64_t source = 0;
+    if (!range || !number(parts[2], source) || source < 0 || source > 2 || !number(parts[3], e.createdAt) || !number(parts[5], e.expiresAt))
+        return std::nullopt;
+    e.range = *range;
+    e.reason = std::string(parts[1]);
+    e.source = Core::ListSource(source);
+    e.createdBy = std::string(parts[4]);
+    return e;
+}
+
 void Breaker::success()
 {
     m_state = State::Closed;

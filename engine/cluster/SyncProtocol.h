@@ -5,6 +5,7 @@
 // estimate of how far Redis's clock is from this node's.
 #pragma once
 
+#include "core/AddressList.h"
 #include "core/Cluster.h"
 #include "core/Time.h"
 
@@ -20,6 +21,12 @@ std::string encodeReport(const Core::SyncReport& report);
 // "granted;O1;O2;...": nullopt when it does not fit the report (another
 // number of levels or of buckets), which the sync counts as an error.
 std::optional<Core::SyncAck> decodeAck(std::string_view text, const Core::SyncReport& report);
+
+// A list entry as Redis keeps it (the list's hash, the change stream):
+// range, reason, source, created at, created by and expiry (absolute, so it
+// ends at the same moment on every node), separated by 0x1f.
+std::string encodeEntry(const Core::ListEntry& entry);
+std::optional<Core::ListEntry> decodeEntry(std::string_view text);
 
 // Closed while Redis answers; opens on a failure (a deadline passed, the
 // connection broke, an error reply such as OOM or READONLY), after which

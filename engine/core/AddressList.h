@@ -44,6 +44,16 @@ struct ListedEntry {
     ListEntry entry;
 };
 
+// One operator change to a list, as storage commits it and a cluster
+// carries it to the other nodes (docs/CLUSTER.md): an entry put (added or
+// replaced) or a range taken off.
+struct ListChange {
+    ListKind kind = ListKind::Blocklist;
+    ListEntry entry;       // a removal: only its range
+    bool removed = false;
+    std::string actor;     // who made it: "console:alice", "api:127.0.0.1", "cluster:web-2"
+};
+
 const char* toString(ListKind kind);      // "safelist" | "blocklist"
 const char* toString(ListSource source);  // "operator" | "automatic" | "import"
 std::optional<ListKind> listKindFromString(std::string_view text);

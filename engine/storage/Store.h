@@ -127,6 +127,10 @@ public:
                std::function<void(const Core::EngineConfig&)> published = {});
     // Finishes queued jobs and stops the writer thread. Idempotent.
     void stop();
+    // Called on the writer thread after each operator change to a list is
+    // committed and published, except the changes a cluster brought
+    // (actor "cluster:..."), which are not sent back. Set before start().
+    void onListChange(std::function<void(const Core::ListChange&)> hook);
 
     // ---- writes (asynchronous; `done` runs on the writer thread after COMMIT) ----
     // 201 new, 200 replaced. entry.createdAt: when the caller computed the
@@ -210,6 +214,7 @@ private:
     Core::Engine* m_engine = nullptr;
     std::function<void(Core::EngineConfig&)> m_adjust;
     std::function<void(const Core::EngineConfig&)> m_published;
+    std::function<void(const Core::ListChange&)> m_listChanged;
 
     std::mutex m_mutex;
     std::condition_variable m_wake;

@@ -17,6 +17,7 @@ struct Store::Effects {
     bool config = false;
     std::vector<std::pair<Core::ListKind, Core::ListEntry>> upserts;
     std::vector<std::pair<Core::ListKind, Core::Cidr>> removals;
+    std::vector<Core::ListChange> listChanges;  // the operator's, for Store::onListChange
 
     void merge(Effects&& other)
     {
@@ -25,6 +26,8 @@ struct Store::Effects {
             upserts.push_back(std::move(u));
         for (auto& r : other.removals)
             removals.push_back(r);
+        for (auto& c : other.listChanges)
+            listChanges.push_back(std::move(c));
     }
     bool empty() const { return !config && upserts.empty() && removals.empty(); }
 };

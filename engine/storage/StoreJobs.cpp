@@ -61,6 +61,7 @@ void Store::addEntry(ListKind kind, ListEntry entry, Actor actor, Done done)
             writeAudit(db, actor, "list.add", subjectOf(kind, entry.range), nullptr, &after);
         }
         fx.upserts.emplace_back(kind, entry);
+        fx.listChanges.push_back(ListChange{kind, entry, false, actor.name});
         return Outcome{before ? Result::Updated : Result::Created, {}, after};
     }, std::move(done));
 }
@@ -88,6 +89,9 @@ void Store::removeEntry(ListKind kind, Cidr range, Actor actor, Done done)
             return Outcome{Result::NotFound, range.toString() + " is not on the " + toString(kind), {}};
         writeAudit(db, actor, "list.remove", subjectOf(kind, range), &*before, nullptr);
         fx.removals.emplace_back(kind, range);
+        ListChange removal{kind, {}, true, actor.name};
+        removal.entry.range = range;
+        fx.listChanges.push_back(std::move(removal));
         return Outcome{Result::Removed, {}, *before};
     }, std::move(done));
 }
@@ -226,6 +230,7 @@ void Store::importEntries(std::vector<ListedEntry> rows, Actor actor, Done done)
             if (Tables::upsertEntry(db, r.kind, r.entry))
                 ++replaced;
             fx.upserts.emplace_back(r.kind, r.entry);
+            fx.listChanges.push_back(ListChange{r.kind, r.entry, false, actor.name});
         }
         Json summary = Json::object();
         summary.set("imported", rows.size());

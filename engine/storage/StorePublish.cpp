@@ -73,6 +73,10 @@ void Store::publish(const Effects& fx)
         m_engine->setList(kind, std::make_shared<const AddressList>(std::move(next)));
     }
     m_engine->automaticBansStored(written);
+    if (m_listChanged)
+        for (const ListChange& c : fx.listChanges)
+            if (!c.actor.starts_with("cluster:"))
+                m_listChanged(c);
 }
 
 void Store::publishAll()

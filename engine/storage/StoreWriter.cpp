@@ -42,6 +42,11 @@ std::uint64_t Store::reloads() const
     return m_reloads.load(std::memory_order_relaxed);
 }
 
+void Store::onListChange(std::function<void(const ListChange&)> hook)
+{
+    m_listChanged = std::move(hook);
+}
+
 void Store::start(Engine* engine, std::function<void(EngineConfig&)> adjust, std::function<void(const EngineConfig&)> published)
 {
     m_engine = engine;

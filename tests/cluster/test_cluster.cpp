@@ -7,9 +7,7 @@
 // and the start-up errors with their exit codes.
 #include <QtTest>
 
-#include "ChildProcess.h"
-#include "HttpTestClient.h"
-#include "RedisServer.h"
+#include "ClusterNodes.h"
 
 #include <algorithm>
 #include <atomic>
@@ -24,53 +22,6 @@ namespace {
 
 const QString FAKETIME_LIB = QStringLiteral("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1");
 
-struct Node {
-    Child child;
-    QString db;
-    std::string token;
-    std::uint16_t port() const { return child.port; }
-    std::uint16_t admin() const { return child.adminPort; }
-};
-
-class Cluster {
-public:
-    explicit Cluster(RedisServer& redis) : m_redis(redis) {}
-    ~Cluster()
-    {
-        for (auto& n : m_nodes)
-            n->child.stop();
-    }
-
-    // A node on this Redis; `env` adds to the environment (libfaketime).
-    Node* start(const QString& name, const QProcessEnvironment& extra = {}, const QStringList& more = {})
-    {
-        auto n = std::make_unique<Node>();
-        n->db = m_dir.filePath(name + QStringLiteral(".db"));
-        QProcessEnvironment env = childEnvironment();
-        for (const QString& k : extra.keys())
-            env.insert(k, extra.value(k));
-        QStringList args{QStringLiteral("--headless"), QStringLiteral("--listen"), QStringLiteral("127.0.0.1:0"), QStringLiteral("--admin"),
-                         QStringLiteral("127.0.0.1:0"), QStringLiteral("--db"), n->db, QStringLiteral("--log"), QStringLiteral("off"),
-                         QStringLiteral("--redis"), QString::fromStdString(m_redis.url()), QStringLiteral("--node-name"), name};
-        args += more;
-        if (!n->child.start(args, env))
-            return nullptr;
-        n->token = adminToken(n->db);
-        m_nodes.push_back(std::move(n));
-        return m_nodes.back().get();
-    }
-
-private:
-    RedisServer& m_redis;
-    QTemporaryDir m_dir;
-    std::vector<std::unique_ptr<Node>> m_nodes;
-};
-
-Response call(std::uint16_t port, const std::string& request, const char* source = "127.0.0.1")
-{
-    return fetch(port, request, 3000, source).value_or(Response{});
-}
-
 // Sends `count` requests from `source` round-robin over `nodes`; returns how many were let through.
 int roundRobin(const std::vector<Node*>& nodes, int count, const std::string& request, const char* source,
                std::vector<Response>* last = nullptr)
@@ -83,21 +34,6 @@ int roundRobin(const std::vector<Node*>& nodes, int count, const std::string& re
             last->push_back(r);
     }
     return allowed;
-}
-
-// Requests the nodes admitted after waiting in vain for Redis (longer than
-// Tuning::clusterWaitMicros: a machine too busy to run the sync in time).
-// docs/CLUSTER.md's bound is L + N * E plus these; the nodes count them.
-int overdrafts(const std::vector<Node*>& nodes)
-{
-    int total = 0;
-    for (const Node* n : nodes) {
-        const std::string body = call(n->admin(), get("/api/v1/cluster", bearer(n->token))).body;
-        const auto at = body.find("\"overdrafts\":");
-        if (at != std::string::npos)
-            total += std::atoi(body.c_str() + at + 13);
-    }
-    return total;
 }
 
 bool putJson(const Node& n, const std::string& target, const std::string& body)
@@ -116,12 +52,12 @@ class TestCluster : public QObject {
 private Q_SLOTS:
     void aFloodSpreadOverTwoNodesGetsTheLimitOnce()
     {
-        RedisServer redis;
-        QVERIFY2(redis.start(), qPrintable(redis.error()));
-        Cluster c(redis);
-        Node* a = c.start(QStringLiteral("a"));
-        Node* b = c.start(QStringLiteral("b"));
-        QVERIFY(a && b);
+        TwoNodes t;
+        const QString failed = t.start();
+        QVERIFY2(failed.isEmpty(), qPrintable(failed));
+        RedisServer& redis = t.redis;
+        Node* a = t.a;
+        Node* b = t.b;
         QVERIFY2(a->child.startup.contains(QStringLiteral("cluster: joined")), qPrintable(a->child.startup));
         QVERIFY(b->child.startup.contains(QStringLiteral("2 nodes")) || b->child.startup.contains(QStringLiteral("1 node")));
         std::this_thread::sleep_for(std::chrono::milliseconds(1200));  // both heartbeats: N = 2
@@ -177,12 +113,11 @@ private Q_SLOTS:
 
     void aProCustomerSpreadOverTwoNodesGetsOneQuota()
     {
-        RedisServer redis;
-        QVERIFY2(redis.start(), qPrintable(redis.error()));
-        Cluster c(redis);
-        Node* a = c.start(QStringLiteral("a"));
-        Node* b = c.start(QStringLiteral("b"));
-        QVERIFY(a && b);
+        TwoNodes t;
+        const QString failed = t.start();
+        QVERIFY2(failed.isEmpty(), qPrintable(failed));
+        Node* a = t.a;
+        Node* b = t.b;
         // Customers are not shared through Redis yet: each node is told.
         for (Node* n : {a, b})
             QVERIFY(putJson(*n, "/api/v1/customers/acme", R"({"name":"Acme","tier":"Pro"})"));
@@ -198,16 +133,16 @@ private Q_SLOTS:
     {
         if (!QFile::exists(FAKETIME_LIB))
             QFAIL("libfaketime is not installed (scripts/setup installs faketime)");
-        RedisServer redis;
-        QVERIFY2(redis.start(), qPrintable(redis.error()));
-        Cluster c(redis);
         QProcessEnvironment ahead;
         ahead.insert(QStringLiteral("LD_PRELOAD"), FAKETIME_LIB);
         ahead.insert(QStringLiteral("FAKETIME"), QStringLiteral("+2s"));
         ahead.insert(QStringLiteral("FAKETIME_DONT_FAKE_MONOTONIC"), QStringLiteral("1"));
-        Node* a = c.start(QStringLiteral("a"));
-        Node* b = c.start(QStringLiteral("b"), ahead);
-        QVERIFY(a && b);
+        TwoNodes t;
+        const QString failed = t.start(ahead);
+        QVERIFY2(failed.isEmpty(), qPrintable(failed));
+        RedisServer& redis = t.redis;
+        Node* a = t.a;
+        Node* b = t.b;
         // A fixed window of 4 s: nodes 2 s apart on their own clocks would
         // count in different windows half of the time and admit up to twice the limit.
         const std::string rules = R"({"rules":[{"name":"ip","levels":[{"limit":20,"period":4,"algorithm":"fixed"}]}]})";
@@ -232,6 +167,66 @@ private Q_SLOTS:
             qInfo("round %d: admitted %d of 60 (limit 20, bound 22, %d overdrafts)", round, allowed, over);
             QVERIFY2(allowed >= 20 && allowed <= 22 + over, qPrintable(QStringLiteral("round %1: %2").arg(round).arg(allowed)));
         }
+    }
+
+    void aBlockOnOneNodeRefusesOnTheOtherWithinASecond()
+    {
+        RedisServer redis;
+        QVERIFY2(redis.start(), qPrintable(redis.error()));
+        Cluster c(redis);
+        Node* a = c.start(QStringLiteral("a"));
+        QVERIFY(a);
+        QVERIFY2(a->child.startup.contains(QStringLiteral("seeded the cluster's lists")), qPrintable(a->child.startup));
+        Node* b = c.start(QStringLiteral("b"));
+        QVERIFY(b);
+        QVERIFY2(b->child.startup.contains(QStringLiteral("took the cluster's lists")), qPrintable(b->child.startup));
+        QCOMPARE(call(b->port(), get("/"), "127.0.0.50").status, 200);
+
+        // Blocked on a: b refuses it within a second.
+        const Response blocked = call(a->admin(), withBody("POST", "/api/v1/lists/blocklist", R"({"address":"127.0.0.50","reason":"scraper"})", bearer(a->token)));
+        QVERIFY2(blocked.status / 100 == 2, blocked.body.c_str());
+        auto until = [&](Node* n, const char* source, int status) {
+            const auto start = std::chrono::steady_clock::now();
+            while (std::chrono::steady_clock::now() - start < std::chrono::milliseconds(1000)) {
+                if (call(n->port(), get("/"), source).status == status)
+                    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+                std::this_thread::sleep_for(std::chrono::milliseconds(10));
+            }
+            return -1.0;
+        };
+        const double toBlock = until(b, "127.0.0.50", 403);
+        qInfo("blocked on b %.0f ms after the block on a", toBlock);
+        QVERIFY2(toBlock >= 0, "node b did not refuse within 1 s");
+        // It is in b's database too, audited as coming from the cluster.
+        const Response onB = call(b->admin(), get("/api/v1/lists/blocklist", bearer(b->token)));
+        QVERIFY2(onB.body.find("127.0.0.50") != std::string::npos && onB.body.find("scraper") != std::string::npos, onB.body.c_str());
+        const Response audit = call(b->admin(), get("/api/v1/audit", bearer(b->token)));
+        QVERIFY2(audit.body.find("cluster:a") != std::string::npos, audit.body.c_str());
+
+        // A node started later gets it.
+        Node* late = c.start(QStringLiteral("late"));
+        QVERIFY(late);
+        QCOMPARE(call(late->port(), get("/"), "127.0.0.50").status, 403);
+
+        // Removed on b: a lets it through within a second.
+        const Response removed = call(b->admin(), withBody("DELETE", "/api/v1/lists/blocklist/127.0.0.50", {}, bearer(b->token)));
+        QVERIFY2(removed.status / 100 == 2, removed.body.c_str());
+        const double toAllow = until(a, "127.0.0.50", 200);
+        qInfo("let through on a %.0f ms after the removal on b", toAllow);
+        QVERIFY2(toAllow >= 0, "node a still refused 1 s after the removal");
+
+        // Redis restarted empty: the nodes seed it again from their own lists.
+        QVERIFY(call(a->admin(), withBody("POST", "/api/v1/lists/safelist", R"({"address":"127.0.0.60"})", bearer(a->token))).status / 100 == 2);
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        redis.kill();
+        QVERIFY(redis.restart());
+        bool seeded = false;
+        for (int i = 0; i < 50 && !seeded; ++i) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            const auto r = redis.command({"HEXISTS", "fg:l:safelist", "127.0.0.60/32"});
+            seeded = r.kind == Floodgate::Cluster::Reply::Kind::Integer && r.integer == 1;
+        }
+        QVERIFY2(seeded, "the lists were not seeded again into the restarted Redis");
     }
 
     void wrongPasswordOrNotRedisStopsWithExitCode5()
@@ -292,12 +287,12 @@ private Q_SLOTS:
 
     void redisStoppedAndRestartedUnderLoad()
     {
-        RedisServer redis;
-        QVERIFY2(redis.start(), qPrintable(redis.error()));
-        Cluster c(redis);
-        Node* a = c.start(QStringLiteral("a"));
-        Node* b = c.start(QStringLiteral("b"));
-        QVERIFY(a && b);
+        TwoNodes t;
+        const QString failed = t.start();
+        QVERIFY2(failed.isEmpty(), qPrintable(failed));
+        RedisServer& redis = t.redis;
+        Node* a = t.a;
+        Node* b = t.b;
         std::this_thread::sleep_for(std::chrono::milliseconds(1200));
 
         // A steady load from many clients (each far below its limits) while

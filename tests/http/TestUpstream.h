@@ -71,6 +71,10 @@ public:
         // A broken upstream: the connection is cut after this many body bytes.
         std::uint64_t cutAfterBytes = UINT64_MAX;
         bool closeAfterReply = false;  // close the connection without saying so (a keep-alive the upstream drops)
+        // A keep-alive the upstream closes just as it is reused: after this
+        // many answers on one connection, the next request is read (and
+        // recorded) and the connection closed unanswered. 0: never.
+        int answersPerConnection = 0;
         // Like Python's http.server and Node: answer "Expect: 100-continue"
         // with an interim 100 before the final response.
         bool continueOnExpect = false;
@@ -310,6 +314,7 @@ private:
     void serve(int fd, std::size_t stream)
     {
         std::string buf;
+        int answered = 0;
         while (!m_stop) {
             std::string raw, lower;
             BodyHash body;
@@ -324,10 +329,13 @@ private:
                 m_lastBody = body;
                 reply = m_reply;
             }
+            if (reply.answersPerConnection > 0 && answered >= reply.answersPerConnection)
+                break;
             if (reply.delayMs)
                 std::this_thread::sleep_for(std::chrono::milliseconds(reply.delayMs));
             if (!sendReply(fd, reply, raw, lower) || reply.closeAfterReply)
                 break;
+            ++answered;
         }
         ::close(fd);
     }

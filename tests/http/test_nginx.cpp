@@ -3,17 +3,16 @@
 // auth_request pointing at Floodgate in decision mode: a flood through nginx
 // gets 429 with Retry-After, a calm client gets the page. The configuration
 // is the one docs/INTEGRATIONS.md shows.
-#include <QProcess>
 #include <QtTest>
 
 #ifndef Q_MOC_RUN
 #include "core/Engine.h"
+#include "FrontProxy.h"
 #include "HttpTestClient.h"
 #include "http/LimiterLog.h"
 #include "http/Listener.h"
 #include "http/Metrics.h"
 
-#include <filesystem>
 #include <fstream>
 #include <memory>
 #endif
@@ -21,27 +20,12 @@
 using namespace Floodgate;
 using namespace FloodgateTest;
 
-namespace {
-
-std::string nginxBinary()
-{
-    for (const char* p : {"/usr/sbin/nginx", "/usr/bin/nginx"})
-        if (std::filesystem::exists(p))
-            return p;
-    return {};
-}
-
-} // namespace
-
 class TestNginx : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
     void floodThroughNginxGets429CalmClientGetsThePage()
     {
-        const std::string nginx = nginxBinary();
-        QVERIFY2(!nginx.empty(), "nginx is not installed: scripts/setup installs it");
-
         Core::EngineConfig config = Core::defaultConfig();
         config.escalation.enabled = false;
         Core::Engine engine(config);
@@ -54,40 +38,22 @@ private Q_SLOTS:
         std::string why;
         QVERIFY2(floodgate.start(&why), why.c_str());
 
-        const auto dir = std::filesystem::temp_directory_path() / ("fg-nginx-" + std::to_string(::getpid()));
-        std::filesystem::remove_all(dir);
-        std::filesystem::create_directories(dir / "tmp");
-        const std::uint16_t port = freeLoopbackPort();
         std::ifstream templ(FLOODGATE_SOURCE_DIR "/docs/nginx-auth-request.conf");
         QVERIFY2(templ.good(), "docs/nginx-auth-request.conf is missing");
         std::string site((std::istreambuf_iterator<char>(templ)), std::istreambuf_iterator<char>());
-        auto replace = [&](const std::string& from, const std::string& to) {
-            for (std::size_t p = site.find(from); p != std::string::npos; p = site.find(from, p + to.size()))
-                site.replace(p, from.size(), to);
-        };
-        replace("127.0.0.1:8080", "127.0.0.1:" + std::to_string(floodgate.port()));  // Floodgate
-        replace("listen 80;", "listen 127.0.0.1:" + std::to_string(port) + ";");
-        const std::string tmp = (dir / "tmp").string();
-        std::ofstream conf(dir / "nginx.conf");
-        conf << "daemon off;\nmaster_process off;\nerror_log " << (dir / "error.log").string() << " info;\npid "
-             << (dir / "nginx.pid").string() << ";\nevents { worker_connections 256; }\nhttp {\n  access_log off;\n"
-             << "  client_body_temp_path " << tmp << "/body;\n  proxy_temp_path " << tmp << "/proxy;\n  fastcgi_temp_path " << tmp
-             << "/fcgi;\n  uwsgi_temp_path " << tmp << "/uwsgi;\n  scgi_temp_path " << tmp << "/scgi;\n"
-             << site << "\n}\n";
-        conf.close();
+        QVERIFY2(replaceAll(site, "127.0.0.1:8080", "127.0.0.1:" + std::to_string(floodgate.port())) > 0,  // Floodgate
+                 "docs/nginx-auth-request.conf no longer names Floodgate as 127.0.0.1:8080");
+        FrontProxy nginx(FrontProxy::Kind::Nginx);
+        QVERIFY2(nginx.start(site, "listen 80;"), nginx.error().c_str());
+        const std::uint16_t port = nginx.port();
 
-        QProcess proc;
-        proc.setProcessChannelMode(QProcess::MergedChannels);
-        proc.start(QString::fromStdString(nginx),
-                   {QStringLiteral("-p"), QString::fromStdString(dir.string()), QStringLiteral("-c"), QString::fromStdString((dir / "nginx.conf").string())});
-        QVERIFY(proc.waitForStarted(5000));
         // Wait until nginx answers.
         std::optional<Response> r;
         for (int i = 0; i < 50 && !r; ++i) {
             QTest::qWait(100);
             r = fetch(port, get("/", "X-Probe: 1\r\n"), 1000, "127.0.0.9");
         }
-        QVERIFY2(r.has_value(), proc.readAll().constData());
+        QVERIFY2(r.has_value(), nginx.output().c_str());
         QCOMPARE(r->status, 200);
 
         // A flood from 127.0.0.2: six pass, then 429 with the engine's Retry-After.
@@ -128,12 +94,8 @@ private Q_SLOTS:
         QVERIFY(blocked);
         QCOMPARE(blocked->status, 403);
 
-        proc.terminate();
-        if (!proc.waitForFinished(3000))
-            proc.kill();
-        proc.waitForFinished(3000);
+        nginx.stop();
         floodgate.stop();
-        std::filesystem::remove_all(dir);
     }
 };
 

@@ -504,6 +504,33 @@ private Q_SLOTS:
         QCOMPARE(p.metrics.upstreamErrors.load(), std::uint64_t(0));
     }
 
+    // The one retry (Forwarder.cpp, upstreamBroke): a pooled connection the
+    // upstream closes under a request that got nothing back is tried again on a
+    // new one only if the request can be sent twice: an idempotent method, no
+    // body (a body was streamed on and is gone). Otherwise 502.
+    void aPooledConnectionClosedUnderARequestIsRetriedOnce()
+    {
+        TestUpstream up;
+        TestUpstream::Reply reply;
+        reply.answersPerConnection = 1;  // a connection's second request is read, then the connection closed
+        up.setReply(reply);
+        Proxy p(up.port());
+        Connection c(p.port());
+        auto status = [&](const std::string& request) {
+            const auto r = c.send(request) ? c.read() : std::nullopt;
+            return r ? r->status : 0;
+        };
+        QCOMPARE(status(get("/first")), 200);
+        QCOMPARE(status(get("/again")), 200);  // on the pooled connection, then on a new one
+        QCOMPARE(up.connections(), 2);
+        QVERIFY(up.requests().size() == 3 && up.requests()[2].starts_with("GET /app/again "));
+        QCOMPARE(status(withBody("PUT", "/item", "x=1")), 502);  // idempotent, but with a body
+        QCOMPARE(status(get("/third")), 200);
+        QCOMPARE(status(withBody("POST", "/form")), 502);  // no body, but not idempotent
+        QCOMPARE(up.connections(), 3);
+        QCOMPARE(p.metrics.upstreamErrors.load(), std::uint64_t(2));
+    }
+
     void largeUploadsStream_data()
     {
         QTest::addColumn<bool>("chunked");
