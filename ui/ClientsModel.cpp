@@ -111,7 +111,9 @@ QVariant ClientsModel::data(const QModelIndex& index, int role) const
             return (m_clustered ? tr("%1 requests to this node in the last 60 seconds (20 buckets of 3 s)")
                                 : tr("%1 requests in the last 60 seconds (20 buckets of 3 s)"))
                 .arg(s.last60s);
-        case Rate: return tr("Requests per second over the current and the previous 3-second bucket");
+        case Rate:
+            return m_clustered ? tr("Requests per second to this node over the current and the previous 3-second bucket")
+                               : tr("Requests per second over the current and the previous 3-second bucket");
         case Use:
             if (!s.bindingLimit)
                 return tr("No counting level applies (safelisted, excluded or not counted)");
@@ -186,9 +188,9 @@ QVariant ClientsModel::headerData(int section, Qt::Orientation orientation, int 
     if (role == Qt::ToolTipRole) {
         switch (section) {
         case Address: return tr("The client address; IPv6 clients are counted per /64 by default");
-        case Last3s: return tr("Requests in the current 3-second bucket");
-        case Last60s: return tr("Requests in the last 60 seconds");
-        case Rate: return tr("Requests per second, recent");
+        case Last3s: return m_clustered ? tr("Requests to this node in the current 3-second bucket") : tr("Requests in the current 3-second bucket");
+        case Last60s: return m_clustered ? tr("Requests to this node in the last 60 seconds") : tr("Requests in the last 60 seconds");
+        case Rate: return m_clustered ? tr("Requests per second to this node, recent") : tr("Requests per second, recent");
         case Use:
             return m_clustered ? tr("Use of the level with the least left by the whole cluster, e.g. 5 / 6 ip-3s: five of six requests "
                                     "allowed per 3 s are used by the clients' requests to every node. The limit is judged on this count.")

@@ -155,10 +155,10 @@ ClusterDialog::ClusterDialog(QWidget* parent)
     m_table->setColumnWidth(ClusterNodesModel::Name, 170);
     m_table->setColumnWidth(ClusterNodesModel::Heartbeat, 112);
     m_table->setColumnWidth(ClusterNodesModel::Rate, 92);
-    // As tall as its nodes (between three and ten rows), then it scrolls.
+    // As tall as its nodes (between two and ten rows), then it scrolls.
     const int header = m_table->horizontalHeader()->sizeHint().height() + 2 * m_table->frameWidth();
     m_table->setSizeAdjustPolicy(QAbstractScrollArea::AdjustToContents);
-    m_table->setMinimumHeight(header + 3 * 26);
+    m_table->setMinimumHeight(header + 2 * 26);
     m_table->setMaximumHeight(header + 10 * 26);
     layout->addWidget(m_table, 1);
 

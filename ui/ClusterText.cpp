@@ -180,8 +180,9 @@ QString hereAndCluster(std::uint32_t usedHere, std::uint32_t used)
 
 QString judgedOnTheCluster(std::uint32_t usedHere, std::uint32_t used, std::uint32_t limit)
 {
-    return tr("%1 of the %2 requests in the window were counted on this node, %3 on the other nodes. The limit (%4) is "
-              "judged on the cluster's count, every node's requests together.")
+    return tr("%1 of the %2 requests in the window were counted on this node, %3 on the other nodes (as Redis said with "
+              "this node's last report of the client). The limit (%4) is judged on the cluster's count, every node's "
+              "requests together.")
         .arg(formatCount(usedHere), formatCount(used), formatCount(used >= usedHere ? used - usedHere : 0), formatCount(limit));
 }
 

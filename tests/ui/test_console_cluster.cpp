@@ -267,7 +267,8 @@ private Q_SLOTS:
         QVERIFY(!a.window->clients()->table()->isColumnHidden(Ui::ClientsModel::Here));
         QCOMPARE(cell(Ui::ClientsModel::Here, Qt::ToolTipRole).toString(),
                  QStringLiteral("The binding level ip-10m: 3 of the 5 requests in the window were counted on this node, 2 on the "
-                                "other nodes. The limit (100) is judged on the cluster's count, every node's requests together."));
+                                "other nodes (as Redis said with this node's last report of the client). The limit (100) is "
+                                "judged on the cluster's count, every node's requests together."));
         QVERIFY(cell(Ui::ClientsModel::Use, Qt::ToolTipRole).toString().contains(QStringLiteral("3 here · 5 in the cluster")));
         a.window->buckets()->follow(QStringLiteral("127.0.0.77"));
         a.window->showView(Ui::MainWindow::Buckets);

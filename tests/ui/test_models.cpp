@@ -548,9 +548,15 @@ private Q_SLOTS:
         QCOMPARE(model.index(0, ClientsModel::Use).data().toString(), QStringLiteral("5 / 6  ip-3s"));
         QCOMPARE(model.index(0, ClientsModel::Here).data().toUInt(), 2u);
         QVERIFY(model.index(0, ClientsModel::Use).data(Qt::ToolTipRole).toString().contains(QStringLiteral("2 here · 5 in the cluster")));
+        // This node's own columns say so.
+        for (int column : {int(ClientsModel::Last3s), int(ClientsModel::Last60s), int(ClientsModel::Rate)}) {
+            QVERIFY(model.index(0, column).data(Qt::ToolTipRole).toString().contains(QStringLiteral("to this node")));
+            QVERIFY(model.headerData(column, Qt::Horizontal, Qt::ToolTipRole).toString().contains(QStringLiteral("to this node")));
+        }
         QCOMPARE(model.index(0, ClientsModel::Here).data(Qt::ToolTipRole).toString(),
                  QStringLiteral("The binding level ip-3s: 2 of the 5 requests in the window were counted on this node, 3 on the other "
-                                "nodes. The limit (6) is judged on the cluster's count, every node's requests together."));
+                                "nodes (as Redis said with this node's last report of the client). The limit (6) is judged on "
+                                "the cluster's count, every node's requests together."));
     }
 };
 
