@@ -4,6 +4,7 @@
 #include "cluster/ClusterSync.h"
 
 #include "ui/BucketsView.h"
+#include "ui/ClientsView.h"
 #include "ui/ClusterDialog.h"
 #include "ui/Console.h"
 #include "core/Engine.h"
@@ -108,20 +109,29 @@ bool canShowDialogs()
     return platform != QStringLiteral("offscreen") && platform != QStringLiteral("minimal");
 }
 
-// With --redis: the Cluster window over the clients view (its "This node"
-// column, the status bar's indicator), as one picture: there is no window
-// manager under Xvfb, so the window is drawn onto the main window's image
-// with a frame and a soft shadow of its own.
+// With --redis: the Cluster window over the clients view (the demo's API
+// customers, whom scripts/screenshots also sends to another node: the
+// cluster's count beside "This node"; the status bar's indicator), as one
+// picture: there is
+// no window manager under Xvfb, so the window is drawn onto the main
+// window's image with a frame and a soft shadow of its own.
 void saveClusterScreenshot(Ui::MainWindow& window, Ui::Console& console, const QString& dir)
 {
     window.showView(Ui::MainWindow::Clients);
+    window.clients()->setFilter(QStringLiteral("192.0.2."));
     console.refreshNow();
     window.showCluster();
     Ui::ClusterDialog* dialog = window.clusterDialog();
     if (!dialog)
         return;
-    // Over the left of the table, so its cluster columns stay in sight.
-    dialog->move(window.geometry().topLeft() + QPoint(14, 170));
+    QApplication::processEvents();
+    // Below the table's rows, so they stay in sight (as high as it fits).
+    const QTableView* table = window.clients()->table();
+    const int rows = table->model()->rowCount();
+    const QRect last = rows ? table->visualRect(table->model()->index(rows - 1, 0)) : QRect();
+    const QPoint under = table->viewport()->mapTo(&window, rows ? last.bottomLeft() : QPoint(0, 0));
+    const int y = std::min(under.y() + 24, window.height() - dialog->height() - 40);
+    dialog->move(window.geometry().topLeft() + QPoint(table->mapTo(&window, QPoint(0, 0)).x() + 24, std::max(60, y)));
     QApplication::processEvents();
     console.refreshNow();  // again, now that it is laid out (the last error is elided to its width)
     QApplication::processEvents();

@@ -129,6 +129,11 @@ void ClientsView::setContextActions(const QList<QAction*>& actions)
     }
 }
 
+void ClientsView::setFilter(const QString& text)
+{
+    m_filter->setText(text);
+}
+
 void ClientsView::apply(const ConsoleSnapshot& s)
 {
     m_model->apply(s);
