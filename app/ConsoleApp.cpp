@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include "app/ConsoleApp.h"
 
+#include "cluster/ClusterSync.h"
+
 #include "ui/BucketsView.h"
+#include "ui/ClientsView.h"
+#include "ui/ClusterDialog.h"
 #include "ui/Console.h"
 #include "core/Engine.h"
 #include "ui/EventsView.h"
@@ -16,6 +20,7 @@
 #include <QSocketNotifier>
 #include <QGuiApplication>
 #include <QMessageBox>
+#include <QPainter>
 #include <QTableView>
 #include <QPalette>
 #include <QStyle>
@@ -33,27 +38,6 @@ namespace Floodgate::App {
 
 namespace {
 
-Ui::ConsoleServices servicesOf(Runtime& runtime, const Options& o)
-{
-    Ui::ConsoleServices s;
-    s.engine = &runtime.engine();
-    s.store = &runtime.store();
-    s.log = &runtime.log();
-    s.samples = &runtime.samples();
-    s.clock = &runtime.clock();
-    s.setDemo = [&runtime](bool on) { runtime.setDemo(on); };
-    s.demoRunning = [&runtime] { return runtime.demoRunning(); };
-    s.setListening = [&runtime](bool on, std::string* why) { return runtime.setListening(on, why); };
-    s.listening = [&runtime] { return runtime.listening(); };
-    s.listenUrl = [&runtime] { return runtime.listenUrl(); };
-    s.modeText = runtime.modeText();
-    s.adminUrl = runtime.adminUrl();
-    s.adminBeyondLoopback = runtime.adminBeyondLoopback();
-    s.databasePath = runtime.databasePath();
-    s.logPath = runtime.logPath();
-    s.dryRunForced = o.dryRun;
-    return s;
-}
 
 // SIGTERM (a logout, `systemctl stop`, `kill`) and SIGINT close the console
 // as its window's close button does, so the runtime stops in order (listener,
@@ -125,7 +109,58 @@ bool canShowDialogs()
     return platform != QStringLiteral("offscreen") && platform != QStringLiteral("minimal");
 }
 
-// --screenshots DIR: each view saved as a PNG after the demo has run a while.
+// With --redis: the Cluster window over the clients view (the demo's API
+// customers, whom scripts/screenshots also sends to another node: the
+// cluster's count beside "This node"; the status bar's indicator), as one
+// picture: there is
+// no window manager under Xvfb, so the window is drawn onto the main
+// window's image with a frame and a soft shadow of its own.
+void saveClusterScreenshot(Ui::MainWindow& window, Ui::Console& console, const QString& dir)
+{
+    window.showView(Ui::MainWindow::Clients);
+    window.clients()->setFilter(QStringLiteral("192.0.2."));
+    console.refreshNow();
+    window.showCluster();
+    Ui::ClusterDialog* dialog = window.clusterDialog();
+    if (!dialog)
+        return;
+    QApplication::processEvents();
+    // Below the table's rows, so they stay in sight (as high as it fits).
+    const QTableView* table = window.clients()->table();
+    const int rows = table->model()->rowCount();
+    const QRect last = rows ? table->visualRect(table->model()->index(rows - 1, 0)) : QRect();
+    const QPoint under = table->viewport()->mapTo(&window, rows ? last.bottomLeft() : QPoint(0, 0));
+    const int y = std::min(under.y() + 24, window.height() - dialog->height() - 40);
+    dialog->move(window.geometry().topLeft() + QPoint(table->mapTo(&window, QPoint(0, 0)).x() + 24, std::max(60, y)));
+    QApplication::processEvents();
+    console.refreshNow();  // again, now that it is laid out (the last error is elided to its width)
+    QApplication::processEvents();
+    QPixmap shot = window.grab();
+    const QPixmap pane = dialog->grab();
+    const QPoint at = dialog->geometry().topLeft() - window.geometry().topLeft();
+    QPainter p(&shot);
+    p.setRenderHint(QPainter::Antialiasing);
+    for (int i = 12; i > 0; --i) {
+        p.setPen(Qt::NoPen);
+        p.setBrush(QColor(0, 0, 0, 5));
+        p.drawRoundedRect(QRectF(at.x() - i + 4, at.y() - i + 8, pane.width() / pane.devicePixelRatio() + 2 * i - 8,
+                                 pane.height() / pane.devicePixelRatio() + 2 * i - 8),
+                          i, i);
+    }
+    p.drawPixmap(at, pane);
+    p.setBrush(Qt::NoBrush);
+    p.setPen(QPen(QApplication::palette().color(QPalette::Mid), 1));
+    p.drawRect(QRectF(at, pane.size() / pane.devicePixelRatio()).adjusted(-0.5, -0.5, 0.5, 0.5));
+    p.end();
+    const QString path = QStringLiteral("%1/08-cluster.png").arg(dir);
+    if (!shot.save(path))
+        std::fprintf(stderr, "floodgate: cannot write %s\n", path.toLocal8Bit().constData());
+    else
+        std::printf("screenshot %s\n", path.toLocal8Bit().constData());
+}
+
+// --screenshots DIR: each view saved as a PNG after the demo has run a while
+// (and with --redis, the Cluster window).
 void scheduleScreenshots(Ui::MainWindow& window, Ui::Console& console, const Options& o)
 {
     QTimer::singleShot(int(o.screenshotDelaySeconds * 1000), &window, [&window, &console, dir = QString::fromStdString(o.screenshots)] {
@@ -156,6 +191,8 @@ void scheduleScreenshots(Ui::MainWindow& window, Ui::Console& console, const Opt
             else
                 std::printf("screenshot %s\n", path.toLocal8Bit().constData());
         }
+        if (console.latest()->cluster)
+            saveClusterScreenshot(window, console, dir);
         std::fflush(stdout);
         QApplication::quit();
     });
@@ -193,6 +230,30 @@ void applyTheme(const std::string& theme)
 
 } // namespace
 
+Ui::ConsoleServices consoleServices(Runtime& runtime, const Options& o)
+{
+    Ui::ConsoleServices s;
+    s.engine = &runtime.engine();
+    s.store = &runtime.store();
+    s.log = &runtime.log();
+    s.samples = &runtime.samples();
+    s.clock = &runtime.clock();
+    s.setDemo = [&runtime](bool on) { runtime.setDemo(on); };
+    s.demoRunning = [&runtime] { return runtime.demoRunning(); };
+    s.setListening = [&runtime](bool on, std::string* why) { return runtime.setListening(on, why); };
+    s.listening = [&runtime] { return runtime.listening(); };
+    s.listenUrl = [&runtime] { return runtime.listenUrl(); };
+    if (Cluster::ClusterSync* sync = runtime.cluster())
+        s.clusterStatus = [sync] { return sync->status(); };
+    s.modeText = runtime.modeText();
+    s.adminUrl = runtime.adminUrl();
+    s.adminBeyondLoopback = runtime.adminBeyondLoopback();
+    s.databasePath = runtime.databasePath();
+    s.logPath = runtime.logPath();
+    s.dryRunForced = o.dryRun;
+    return s;
+}
+
 int runConsole(const Options& o, int argc, char** argv)
 {
     QApplication app(argc, argv);
@@ -216,7 +277,7 @@ int runConsole(const Options& o, int argc, char** argv)
     runtime.printStartLines();
     int code = 0;
     {
-        Ui::Console console(servicesOf(runtime, o));
+        Ui::Console console(consoleServices(runtime, o));
         Ui::MainWindow window(console);
         if (o.windowWidth > 0)
             window.resize(o.windowWidth, o.windowHeight);

@@ -102,7 +102,9 @@ std::optional<StartFailure> Runtime::start(const Options& o)
         Cluster::ClusterSync::Options co;
         co.url = *o.redis;
         co.node = o.nodeName.empty() ? hostName() : o.nodeName;
-        co.address = urlOf(o.listen.host, o.listen.port);
+        // Port 0: the real one is only known once the listener listens
+        // (below); until then the heartbeat says no address rather than ":0".
+        co.address = o.listen.port ? urlOf(o.listen.host, o.listen.port) : std::string();
         Core::Engine* engine = m_engine.get();
         const Core::Clock* clock = &m_clock;
         co.requestRate = [engine, clock] {
@@ -154,6 +156,8 @@ std::optional<StartFailure> Runtime::start(const Options& o)
     m_listener->setRequestSamples(m_samples.get());
     if (!m_listener->start(&why))
         return failWith(3, why + " (is another server on that port? choose another with --listen)");
+    if (m_cluster)
+        m_cluster->setAddress(listenUrl());
 
     // 5. Writes from now on: every committed change is published to the
     // engine (and the trusted proxies to the listener) before it is answered.
@@ -278,6 +282,8 @@ bool Runtime::setListening(bool on, std::string* error)
     }
     if (!m_listener->start(error))
         return false;
+    if (m_cluster)
+        m_cluster->setAddress(listenUrl());  // a port-0 listener gets another port
     m_listening = true;
     return true;
 }

@@ -2,6 +2,7 @@
 #include "ui/BucketsView.h"
 
 #include "wire/Codec.h"
+#include "ui/ClusterText.h"
 #include "ui/Format.h"
 #include "ui/HeatMap.h"
 #include "ui/TrafficView.h"
@@ -9,7 +10,7 @@
 
 #include <QApplication>
 #include <QBarCategoryAxis>
-#include <QBarSeries>
+#include <QStackedBarSeries>
 #include <QBarSet>
 #include <QChart>
 #include <QChartView>
@@ -36,6 +37,16 @@ QString algorithmText(const Core::LevelUsage& l)
     case Core::Algorithm::Lockout: return QObject::tr("lockout: %1 per %2, then refused for the lockout").arg(l.limit).arg(formatDuration(l.periodMs, Span::Length));
     }
     return {};
+}
+
+// The other nodes' share of a bar: this node's colour, faded into the window
+// (opaque, so the legend's text can say it in the same colour).
+QColor othersColor()
+{
+    const QColor here = Theme::action(Core::Action::DryRun);
+    const QColor window = QApplication::palette().color(QPalette::Window);
+    auto mix = [](int a, int b) { return int(a * 0.4 + b * 0.6); };
+    return QColor(mix(here.red(), window.red()), mix(here.green(), window.green()), mix(here.blue(), window.blue()));
 }
 
 // Bucket labels relative to now ("-4:30", ..., "now"): fixed per level, so
@@ -69,12 +80,10 @@ BucketsView::BucketsView(QWidget* parent)
     m_summary = new QLabel;
     m_summary->setWordWrap(true);
     layout->addWidget(m_summary);
-    auto* legend = new QLabel(tr("Bars: requests in each bucket, oldest left. <span style='color:%1'>Line</span>: the running total "
-                                 "through the window — what the limit is compared with. <span style='color:%2'>Dashed</span>: the limit.")
-                                  .arg(Theme::action(Core::Action::Throttle).name(), Theme::action(Core::Action::Block).name()));
-    legend->setWordWrap(true);
-    Theme::setTextColor(legend, Theme::muted());
-    layout->addWidget(legend);
+    m_legend = new QLabel;
+    m_legend->setWordWrap(true);
+    Theme::setTextColor(m_legend, Theme::muted());
+    layout->addWidget(m_legend);
 
     m_levelsArea = new QWidget;
     m_grid = new QGridLayout(m_levelsArea);
@@ -123,13 +132,21 @@ void BucketsView::rebuildCharts(const std::vector<Core::LevelUsage>& levels)
         title.setBold(false);
         c.chart->setTitleFont(title);
         c.chart->setTitleBrush(QApplication::palette().color(QPalette::WindowText));
-        auto* series = new QBarSeries;
-        c.set = new QBarSet(tr("requests"));
+        // Stacked: this node's requests below, the other nodes' above (none
+        // on a single node, where the bars are what they always were).
+        auto* series = new QStackedBarSeries;
+        c.set = new QBarSet(tr("requests here"));
         c.set->setColor(Theme::action(Core::Action::DryRun));
         c.set->setBorderColor(Qt::transparent);
-        for (std::size_t b = 0; b < c.buckets; ++b)
+        c.others = new QBarSet(tr("requests to the other nodes"));
+        c.others->setColor(othersColor());
+        c.others->setBorderColor(Qt::transparent);
+        for (std::size_t b = 0; b < c.buckets; ++b) {
             c.set->append(0);
+            c.others->append(0);
+        }
         series->append(c.set);
+        series->append(c.others);
         series->setBarWidth(0.85);
         c.chart->addSeries(series);
         c.running = new QLineSeries;
@@ -164,16 +181,20 @@ void BucketsView::rebuildCharts(const std::vector<Core::LevelUsage>& levels)
     }
 }
 
-void BucketsView::updateChart(LevelChart& c, const Core::LevelUsage& l)
+void BucketsView::updateChart(LevelChart& c, const Core::LevelUsage& l, bool clustered)
 {
-    // Bars: the buckets. Line: the running total through the window, the
-    // number the limit applies to. Dashed: the limit.
+    // Bars: the buckets (this node's below, the other nodes' above). Line:
+    // the running total through the window, the number the limit applies
+    // to. Dashed: the limit.
     QList<QPointF> running;
     std::uint64_t sum = 0;
     std::uint32_t peak = 0;
+    const bool split = l.bucketsHere.size() == l.buckets.size();
     for (std::size_t b = 0; b < l.buckets.size() && b < c.buckets; ++b) {
         const std::uint32_t v = l.buckets[b].count;
-        c.set->replace(qsizetype(b), v);
+        const std::uint32_t here = split ? std::min(v, l.bucketsHere[b].count) : v;
+        c.set->replace(qsizetype(b), here);
+        c.others->replace(qsizetype(b), v - here);
         sum += v;
         peak = std::max(peak, v);
         running.append(QPointF(double(b), double(sum)));
@@ -182,11 +203,21 @@ void BucketsView::updateChart(LevelChart& c, const Core::LevelUsage& l)
     c.limit->replace({QPointF(-0.5, l.limit), QPointF(double(c.buckets) - 0.5, l.limit)});
     c.y->setRange(0, TrafficView::niceCeiling(double(std::max<std::uint64_t>({sum, peak, l.limit})) * 1.05));
     c.y->setTickCount(6);
-    QString title = tr("<b>%1</b> · %2<br>%3 of %4 in the window · %5 left")
-                        .arg(qs(l.name), algorithmText(l))
-                        .arg(l.used)
-                        .arg(l.limit)
-                        .arg(l.remaining);
+    QString title = clustered ? tr("<b>%1</b> · %2<br>%3 of %4 in the cluster (%5 here) · %6 left")
+                                    .arg(qs(l.name), algorithmText(l))
+                                    .arg(l.used)
+                                    .arg(l.limit)
+                                    .arg(l.usedHere)
+                                    .arg(l.remaining)
+                              : tr("<b>%1</b> · %2<br>%3 of %4 in the window · %5 left")
+                                    .arg(qs(l.name), algorithmText(l))
+                                    .arg(l.used)
+                                    .arg(l.limit)
+                                    .arg(l.remaining);
+    c.view->setToolTip(clustered ? tr("%1: %2.\n%3")
+                                       .arg(qs(l.name), ClusterText::hereAndCluster(l.usedHere, l.used),
+                                            ClusterText::judgedOnTheCluster(l.usedHere, l.used, l.limit))
+                                 : tr("%1: %2 of %3 requests in the window, %4 left.").arg(qs(l.name)).arg(l.used).arg(l.limit).arg(l.remaining));
     if (l.refusing)
         title += tr(" · <span style='color:%1'>refusing, passes again in %2</span>")
                      .arg(Theme::action(Core::Action::Block).name(), formatDuration(l.retryAfterMs, Span::Left));
@@ -198,6 +229,17 @@ void BucketsView::updateChart(LevelChart& c, const Core::LevelUsage& l)
 void BucketsView::apply(const ConsoleSnapshot& s)
 {
     m_heat->apply(s);
+    const bool clustered = s.cluster.has_value();
+    if (m_legendClustered != clustered) {
+        m_legendClustered = clustered;
+        const QString bars = clustered ? tr("Bars: requests in each bucket, oldest left: <span style='color:%1'>this node's</span> below, "
+                                            "<span style='color:%2'>the other nodes'</span> above.")
+                                             .arg(Theme::action(Core::Action::DryRun).name(), othersColor().name())
+                                       : tr("Bars: requests in each bucket, oldest left.");
+        m_legend->setText(bars + tr(" <span style='color:%1'>Line</span>: the running total through the window — what the limit is "
+                                    "compared with. <span style='color:%2'>Dashed</span>: the limit.")
+                                     .arg(Theme::action(Core::Action::Throttle).name(), Theme::action(Core::Action::Block).name()));
+    }
     m_shown = s.followed ? std::optional<Core::Cidr>(Core::Cidr(s.followed->summary.key, s.followed->summary.keyPrefix)) : std::nullopt;
     if (!s.followed) {
         if (!m_levels.empty())
@@ -215,8 +257,9 @@ void BucketsView::apply(const ConsoleSnapshot& s)
     if (!same)
         rebuildCharts(d.levels);
     for (std::size_t i = 0; i < d.levels.size(); ++i)
-        updateChart(m_levels[i], d.levels[i]);
-    QString summary = tr("<b>%1</b> (last seen as %2) — %3, %4 requests in the last minute")
+        updateChart(m_levels[i], d.levels[i], clustered);
+    QString summary = (clustered ? tr("<b>%1</b> (last seen as %2) — %3, %4 requests to this node in the last minute")
+                                 : tr("<b>%1</b> (last seen as %2) — %3, %4 requests in the last minute"))
                           .arg(qs(d.summary.keyText()), qs(d.summary.lastAddress.toString()), Theme::stateLabel(d.summary.state))
                           .arg(d.summary.last60s);
     if (!d.summary.customer.empty())
@@ -227,6 +270,16 @@ void BucketsView::apply(const ConsoleSnapshot& s)
                        .arg(d.listEntry->expiresAt == Core::NeverExpires ? tr(", permanent")
                                                                          : tr(", for another %1").arg(formatDuration(d.listEntry->expiresAt - s.now, Span::Left)));
     m_summary->setText(summary + QLatin1Char('.'));
+}
+
+QString BucketsView::levelTitle(int i) const
+{
+    return i >= 0 && i < int(m_levels.size()) ? m_levels[std::size_t(i)].chart->title() : QString();
+}
+
+QString BucketsView::levelToolTip(int i) const
+{
+    return i >= 0 && i < int(m_levels.size()) ? m_levels[std::size_t(i)].view->toolTip() : QString();
 }
 
 } // namespace Floodgate::Ui

@@ -2,7 +2,8 @@
 // What sits in each bucket. For one client: every rule level's buckets as
 // bars, the running total through the window as a line and the limit it
 // must stay under, with the sum, what is left and when the window is whole
-// again. For everyone: the heat map of the live 3 s x 20 buckets.
+// again. On a node of a cluster the bars stack this node's requests under
+// the other nodes', and the sum is the cluster's with this node's share. For everyone: the heat map of the live 3 s x 20 buckets.
 #pragma once
 
 #include <QWidget>
@@ -40,6 +41,9 @@ public:
     // /64); nothing when no client is shown.
     std::optional<Core::Cidr> shownRange() const { return m_shown; }
     int levelCharts() const { return int(m_levels.size()); }
+    // What level chart `i` says above its bars, and in its tooltip.
+    QString levelTitle(int i) const;
+    QString levelToolTip(int i) const;
 
 Q_SIGNALS:
     void followRequested(const QString& address);
@@ -50,17 +54,20 @@ private:
         std::size_t buckets = 0;
         QChartView* view = nullptr;
         QChart* chart = nullptr;
-        QBarSet* set = nullptr;
+        QBarSet* set = nullptr;     // this node's requests (every request on a single node)
+        QBarSet* others = nullptr;  // the other nodes' requests, stacked on top (with --redis)
         QLineSeries* running = nullptr;
         QLineSeries* limit = nullptr;
         QBarCategoryAxis* x = nullptr;
         QValueAxis* y = nullptr;
     };
     void rebuildCharts(const std::vector<Core::LevelUsage>& levels);
-    void updateChart(LevelChart& chart, const Core::LevelUsage& level);
+    void updateChart(LevelChart& chart, const Core::LevelUsage& level, bool clustered);
 
     QLineEdit* m_address = nullptr;
     QLabel* m_summary = nullptr;
+    QLabel* m_legend = nullptr;
+    std::optional<bool> m_legendClustered;  // what the legend was last written for
     QWidget* m_levelsArea = nullptr;
     QGridLayout* m_grid = nullptr;
     std::vector<LevelChart> m_levels;

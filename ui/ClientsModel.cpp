@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "ui/ClientsModel.h"
 
+#include "ui/ClusterText.h"
 #include "ui/Format.h"
 #include "ui/Theme.h"
 #include "core/Tuning.h"
@@ -20,6 +21,10 @@ QString ClientsModel::keyOf(const ClientRow& row) const
 void ClientsModel::apply(const ConsoleSnapshot& snapshot)
 {
     m_now = snapshot.now;
+    if (m_clustered != snapshot.cluster.has_value()) {
+        m_clustered = snapshot.cluster.has_value();
+        Q_EMIT headerDataChanged(Qt::Horizontal, 0, ColumnCount - 1);
+    }
     merge(snapshot.clients);
 }
 
@@ -35,11 +40,12 @@ QVariant ClientsModel::data(const QModelIndex& index, int role) const
         return {};
     const Core::ClientSummary& s = row->summary;
     const unsigned remaining = s.bindingUsed >= s.bindingLimit ? 0 : s.bindingLimit - s.bindingUsed;
+    const bool listed = s.state == Core::ClientState::Blocked || s.state == Core::ClientState::Safelisted;
     switch (role) {
     case KeyRole: return row->key;
     // Listed clients spend no counters: no bar for them.
-    case UsedRole: return s.state == Core::ClientState::Blocked || s.state == Core::ClientState::Safelisted ? 0u : s.bindingUsed;
-    case LimitRole: return s.state == Core::ClientState::Blocked || s.state == Core::ClientState::Safelisted ? 0u : s.bindingLimit;
+    case UsedRole: return listed ? 0u : s.bindingUsed;
+    case LimitRole: return listed ? 0u : s.bindingLimit;
     case StateRole: return int(s.state);
     case LiveRole: {
         QList<int> live;
@@ -55,6 +61,7 @@ QVariant ClientsModel::data(const QModelIndex& index, int role) const
         case Rate:
         case Activity: return s.ratePerSecond;
         case Use: return s.bindingLimit ? double(s.bindingUsed) / double(s.bindingLimit) : 0.0;
+        case Here: return s.bindingUsedHere;
         case State: return int(s.state);
         case Customer: return qs(s.customer);
         case Request: return row->lastRequest;
@@ -75,6 +82,10 @@ QVariant ClientsModel::data(const QModelIndex& index, int role) const
             if (s.state == Core::ClientState::Safelisted)
                 return tr("not counted: safelist");
             return s.bindingLimit ? QStringLiteral("%1 / %2  %3").arg(s.bindingUsed).arg(s.bindingLimit).arg(qs(s.bindingRule)) : QString();
+        case Here:
+            if (listed || !s.bindingLimit)
+                return {};
+            return s.bindingUsedHere;
         case State:
             return s.state == Core::ClientState::Throttled && s.retryAfterMs > 0
                 ? tr("throttled, %1 left").arg(formatDuration(s.retryAfterMs, Span::Left))
@@ -92,17 +103,40 @@ QVariant ClientsModel::data(const QModelIndex& index, int role) const
                                       : tr("Last seen as %1; counted together with its whole %2 (IPv6 clients are counted per prefix, "
                                            "so rotating addresses inside one allocation gains nothing)")
                                             .arg(qs(s.lastAddress.toString()), row->key);
-        case Last3s: return tr("%1 requests in the current 3-second bucket of the live view").arg(s.lastBucket);
-        case Last60s: return tr("%1 requests in the last 60 seconds (20 buckets of 3 s)").arg(s.last60s);
-        case Rate: return tr("Requests per second over the current and the previous 3-second bucket");
+        case Last3s:
+            return (m_clustered ? tr("%1 requests to this node in the current 3-second bucket of the live view")
+                                : tr("%1 requests in the current 3-second bucket of the live view"))
+                .arg(s.lastBucket);
+        case Last60s:
+            return (m_clustered ? tr("%1 requests to this node in the last 60 seconds (20 buckets of 3 s)")
+                                : tr("%1 requests in the last 60 seconds (20 buckets of 3 s)"))
+                .arg(s.last60s);
+        case Rate:
+            return m_clustered ? tr("Requests per second to this node over the current and the previous 3-second bucket")
+                               : tr("Requests per second over the current and the previous 3-second bucket");
         case Use:
-            return s.bindingLimit ? tr("The binding level %1: %2 of %3 requests used, %4 left. The binding level is the one with the least left; "
-                                       "the client is refused when any level is used up.")
-                                        .arg(qs(s.bindingRule))
-                                        .arg(s.bindingUsed)
-                                        .arg(s.bindingLimit)
-                                        .arg(remaining)
-                                  : tr("No counting level applies (safelisted, excluded or not counted)");
+            if (!s.bindingLimit)
+                return tr("No counting level applies (safelisted, excluded or not counted)");
+            if (m_clustered)
+                return tr("The binding level %1: %2 of %3 requests used by the whole cluster (%4), %5 left. %6 The binding level is "
+                          "the one with the least left; the client is refused when any level is used up.")
+                    .arg(qs(s.bindingRule))
+                    .arg(s.bindingUsed)
+                    .arg(s.bindingLimit)
+                    .arg(ClusterText::hereAndCluster(s.bindingUsedHere, s.bindingUsed))
+                    .arg(remaining)
+                    .arg(ClusterText::judgedOnTheCluster(s.bindingUsedHere, s.bindingUsed, s.bindingLimit));
+            return tr("The binding level %1: %2 of %3 requests used, %4 left. The binding level is the one with the least left; "
+                      "the client is refused when any level is used up.")
+                .arg(qs(s.bindingRule))
+                .arg(s.bindingUsed)
+                .arg(s.bindingLimit)
+                .arg(remaining);
+        case Here:
+            if (listed || !s.bindingLimit)
+                return {};
+            return tr("The binding level %1: %2")
+                .arg(qs(s.bindingRule), ClusterText::judgedOnTheCluster(s.bindingUsedHere, s.bindingUsed, s.bindingLimit));
         case State:
             switch (s.state) {
             case Core::ClientState::Ok: return tr("Within every limit");
@@ -120,7 +154,8 @@ QVariant ClientsModel::data(const QModelIndex& index, int role) const
         switch (index.column()) {
         case Last3s:
         case Last60s:
-        case Rate: return int(Qt::AlignRight | Qt::AlignVCenter);
+        case Rate:
+        case Here: return int(Qt::AlignRight | Qt::AlignVCenter);
         default: return int(Qt::AlignLeft | Qt::AlignVCenter);
         }
     case Qt::ForegroundRole:
@@ -141,7 +176,8 @@ QVariant ClientsModel::headerData(int section, Qt::Orientation orientation, int 
         case Last3s: return tr("3 s");
         case Last60s: return tr("60 s");
         case Rate: return tr("Rate");
-        case Use: return tr("Binding limit");
+        case Use: return m_clustered ? tr("Binding limit (cluster)") : tr("Binding limit");
+        case Here: return tr("This node");
         case State: return tr("State");
         case Customer: return tr("Customer");
         case Request: return tr("Last request");
@@ -152,10 +188,16 @@ QVariant ClientsModel::headerData(int section, Qt::Orientation orientation, int 
     if (role == Qt::ToolTipRole) {
         switch (section) {
         case Address: return tr("The client address; IPv6 clients are counted per /64 by default");
-        case Last3s: return tr("Requests in the current 3-second bucket");
-        case Last60s: return tr("Requests in the last 60 seconds");
-        case Rate: return tr("Requests per second, recent");
-        case Use: return tr("Use of the level with the least left, e.g. 5 / 6 ip-3s: five of six requests allowed per 3 s are used");
+        case Last3s: return m_clustered ? tr("Requests to this node in the current 3-second bucket") : tr("Requests in the current 3-second bucket");
+        case Last60s: return m_clustered ? tr("Requests to this node in the last 60 seconds") : tr("Requests in the last 60 seconds");
+        case Rate: return m_clustered ? tr("Requests per second to this node, recent") : tr("Requests per second, recent");
+        case Use:
+            return m_clustered ? tr("Use of the level with the least left by the whole cluster, e.g. 5 / 6 ip-3s: five of six requests "
+                                    "allowed per 3 s are used by the clients' requests to every node. The limit is judged on this count.")
+                               : tr("Use of the level with the least left, e.g. 5 / 6 ip-3s: five of six requests allowed per 3 s are used");
+        case Here:
+            return tr("How many of the binding level's requests this node counted; the other nodes counted the rest. The limit is "
+                      "judged on the cluster's count (the column to the left).");
         case State: return tr("ok, throttled (with the time until it may try again), blocked or safelisted");
         case Customer: return tr("The API customer this address spoke for, if any");
         case Activity: return tr("Requests per 3 s over the last minute");

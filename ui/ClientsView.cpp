@@ -98,10 +98,11 @@ ClientsView::ClientsView(QWidget* parent)
     m_table->setItemDelegateForColumn(ClientsModel::Use, new UsageBarDelegate(ClientsModel::UsedRole, ClientsModel::LimitRole, this));
     m_table->setItemDelegateForColumn(ClientsModel::Activity, new SparklineDelegate(ClientsModel::LiveRole, this));
     m_table->setContextMenuPolicy(Qt::CustomContextMenu);
-    // Address, 3 s, 60 s, rate, last minute, binding limit, state, customer, last request (user agent stretches).
-    const std::array<int, ClientsModel::ColumnCount> widths = {250, 44, 52, 62, 104, 170, 124, 80, 160, 120};
+    // Address, 3 s, 60 s, rate, last minute, binding limit, this node's share, state, customer, last request (user agent stretches).
+    const std::array<int, ClientsModel::ColumnCount> widths = {250, 44, 52, 62, 104, 170, 76, 124, 80, 160, 120};
     for (int c = 0; c < ClientsModel::ColumnCount; ++c)
         m_table->setColumnWidth(c, widths[std::size_t(c)]);
+    m_table->setColumnHidden(ClientsModel::Here, true);  // shown on a node of a cluster
     layout->addWidget(m_table);
 
     connect(m_filter, &QLineEdit::textChanged, this, [proxy](const QString& t) { proxy->setNeedle(t.trimmed()); });
@@ -128,9 +129,16 @@ void ClientsView::setContextActions(const QList<QAction*>& actions)
     }
 }
 
+void ClientsView::setFilter(const QString& text)
+{
+    m_filter->setText(text);
+}
+
 void ClientsView::apply(const ConsoleSnapshot& s)
 {
     m_model->apply(s);
+    if (m_table->isColumnHidden(ClientsModel::Here) == m_model->clustered())
+        m_table->setColumnHidden(ClientsModel::Here, !m_model->clustered());
     m_count->setText(tr("%1 tracked, %2 shown").arg(formatCount(s.counters.trackedKeys)).arg(m_proxy->rowCount()));
     m_count->setToolTip(tr("Clients with state in the engine (up to %1, least recently seen forgotten first); the table shows the %2 busiest")
                             .arg(formatCount(s.counters.capacity))

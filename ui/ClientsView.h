@@ -34,6 +34,8 @@ public:
     // Selects the client counted under `address` (or containing it); false when not tracked.
     bool selectAddress(const QString& address);
     void setContextActions(const QList<QAction*>& actions);
+    // What the filter box holds (as if typed: the table shows the matching rows).
+    void setFilter(const QString& text);
 
     ClientsModel* model() const { return m_model; }
     QTableView* table() const { return m_table; }

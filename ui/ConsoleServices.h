@@ -20,6 +20,10 @@ class LimiterLog;
 class RequestSamples;
 } // namespace Floodgate::Http
 
+namespace Floodgate::Cluster {
+struct ClusterStatus;
+}
+
 namespace Floodgate::Ui {
 
 struct ConsoleServices {
@@ -34,6 +38,10 @@ struct ConsoleServices {
     std::function<bool()> demoRunning;
     std::function<bool(bool, std::string*)> setListening;
     std::function<bool()> listening;
+    // The cluster as this node sees it (docs/CLUSTER.md), read on the
+    // snapshot thread; unset on a single node (no --redis): the console
+    // then shows nothing about a cluster.
+    std::function<Cluster::ClusterStatus()> clusterStatus;
 
     // What the window says about where things are.
     std::function<std::string()> listenUrl;  // changes when a port-0 listener restarts

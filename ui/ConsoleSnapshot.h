@@ -4,7 +4,9 @@
 // thread only merges it into its models and charts.
 #pragma once
 
+#include "cluster/ClusterSync.h"
 #include "core/AddressList.h"
+#include "core/Cluster.h"
 #include "ui/Format.h"
 #include "http/LimiterLog.h"
 #include "core/Rules.h"
@@ -70,6 +72,10 @@ struct ConsoleSnapshot {
     std::map<std::string, std::vector<Core::LevelUsage>> customerUsage;  // by customer id
     std::optional<Storage::Problem> storeProblem;  // the latest background storage problem
     std::optional<Core::Problem> logProblem;        // the latest limiter.log write failure
+    // With --redis: the cluster as this node sees it, and the engine's side
+    // of the sync (waits, overdrafts). Nothing on a single node.
+    std::optional<Cluster::ClusterStatus> cluster;
+    Core::ClusterCounters clusterCounters;
     bool listening = true;
     bool demo = false;
     QString listenUrl;

@@ -77,6 +77,8 @@ QString formatDuration(Core::Millis ms, Span span)
         if (ms % MINUTE == 0)
             return QStringLiteral("-%1m").arg(ms / MINUTE);
         return QStringLiteral("-%1:%2").arg(ms / MINUTE).arg(ms / SECOND % 60, 2, 10, QLatin1Char('0'));
+    case Span::Since:
+        return QStringLiteral("%1 ago").arg(formatDuration(ms, Span::Left));
     case Span::Left:
         break;
     }

@@ -36,6 +36,8 @@ enum class Span {
     For,     // how long an entry lasts, in a sentence: "for 7 days", "for 24 hours",
              // "for 1 hour", "for 1 h 30 m"; 0 or less: "permanently"
     Ago,     // a chart's time axis, before now: "now", "-3 s", "-5m", "-4:30"
+    Since,   // how long ago something happened, in a sentence: "0.4 s ago", "42 s ago",
+             // "3 m 12 s ago" (as Left, which keeps a ticking cell's width)
 };
 QString formatDuration(Core::Millis ms, Span span);
 // "19.8/s", "0.3/s", "1,240/s".

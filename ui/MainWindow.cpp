@@ -4,6 +4,7 @@
 #include "ui/AddressDialog.h"
 #include "ui/BucketsView.h"
 #include "ui/ClientsView.h"
+#include "ui/ClusterDialog.h"
 #include "ui/Console.h"
 #include "core/Engine.h"
 #include "ui/EventsView.h"
@@ -115,6 +116,7 @@ MainWindow::MainWindow(Console& console, QWidget* parent)
     addToolBar(m_toolBar);
     m_status = new StatusBar(m_console.services());
     setStatusBar(m_status);
+    connect(m_status, &StatusBar::clusterClicked, this, &MainWindow::showCluster);
     connectActions();
     const WindowActions& a = *m_actions;
     m_clients->setContextActions({a.block7d, a.block24h, a.block1h, a.blockCustom, nullptr, a.safelist7d, a.removeFromList, nullptr,
@@ -261,6 +263,8 @@ void MainWindow::applySnapshot(SnapshotPtr snapshot)
     m_actions->apply(s, m_console.services());
     showProblems(s);
     m_status->apply(s);
+    if (m_clusterDialog && m_clusterDialog->isVisible())
+        m_clusterDialog->apply(s);
     m_lastApplyNs = timer.nsecsElapsed();
 }
 
@@ -335,6 +339,22 @@ void MainWindow::find(const QString& text)
     // Not among the busiest: its buckets say whether it is tracked or listed.
     m_buckets->follow(address);
     showView(Buckets);
+}
+
+void MainWindow::showCluster()
+{
+    const SnapshotPtr s = m_console.latest();
+    if (!s || !s->cluster)
+        return;  // a single node: there is no cluster to show
+    const bool first = !m_clusterDialog;
+    if (first)
+        m_clusterDialog = new ClusterDialog(this);
+    m_clusterDialog->apply(*s);
+    if (first)
+        m_clusterDialog->fitToContents();
+    m_clusterDialog->show();
+    m_clusterDialog->raise();
+    m_clusterDialog->activateWindow();
 }
 
 void MainWindow::closeEvent(QCloseEvent* event)

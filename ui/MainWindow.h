@@ -2,7 +2,7 @@
 // The console window: navigation between the views, the toolbar (ToolBar:
 // listener, dry run, demo traffic, block and safelist, find), the status bar
 // (StatusBar: mode, requests and refusals per second, tracked clients,
-// database), the notice and problem strips, and what the actions
+// with --redis the cluster's indicator and its window, database), the notice and problem strips, and what the actions
 // (WindowActions) do. It pulls a snapshot about four times a second; the
 // views never hear from the request path.
 #pragma once
@@ -23,6 +23,7 @@ namespace Floodgate::Ui {
 
 class BucketsView;
 class ClientsView;
+class ClusterDialog;
 class Console;
 class EventsView;
 class ListsView;
@@ -57,6 +58,8 @@ public:
     NoticeBar* notice() const { return m_notice; }
     NoticeBar* problem() const { return m_problem; }
     StatusBar* status() const { return m_status; }
+    // The Cluster window (with --redis; made when first opened, else null).
+    ClusterDialog* clusterDialog() const { return m_clusterDialog; }
     const WindowActions& actions() const { return *m_actions; }
     // GUI-thread time spent applying the last snapshot (the refresh tick).
     qint64 lastApplyNanoseconds() const { return m_lastApplyNs; }
@@ -64,6 +67,8 @@ public:
 public Q_SLOTS:
     void applySnapshot(Floodgate::Ui::SnapshotPtr snapshot);
     void find(const QString& address);
+    // Opens the Cluster window (the status bar's indicator does).
+    void showCluster();
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -92,6 +97,7 @@ private:
     std::unique_ptr<WindowActions> m_actions;  // the QActions themselves are this window's children
     ToolBar* m_toolBar = nullptr;
     StatusBar* m_status = nullptr;
+    ClusterDialog* m_clusterDialog = nullptr;
     std::array<SnapshotPtr, ViewCount> m_appliedTo{};  // the snapshot each view last saw (held, so never mistaken for a new one)
     qint64 m_lastApplyNs = 0;
     bool m_wasListening = true;

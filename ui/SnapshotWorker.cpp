@@ -200,6 +200,10 @@ SnapshotPtr SnapshotWorker::take()
         s->storeProblem = m_services.store->lastProblem();
     if (m_services.log)
         s->logProblem = m_services.log->lastProblem();
+    if (m_services.clusterStatus) {
+        s->cluster = m_services.clusterStatus();
+        s->clusterCounters = engine.clusterCounters();
+    }
     s->listening = !m_services.listening || m_services.listening();
     s->demo = m_services.demoRunning && m_services.demoRunning();
     if (m_services.listenUrl)

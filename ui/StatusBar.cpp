@@ -1,13 +1,39 @@
 // SPDX-License-Identifier: MIT
 #include "ui/StatusBar.h"
 
+#include "ui/ClusterText.h"
 #include "ui/ConsoleServices.h"
 #include "ui/ConsoleSnapshot.h"
 #include "ui/Format.h"
 
 #include <QLabel>
+#include <QPainter>
+#include <QToolButton>
 
 namespace Floodgate::Ui {
+
+namespace {
+
+// The database's path gives way to the other parts: it is cut in the
+// middle ("Database: /home/…/floodgate.db") when the bar is short of room
+// (a cluster's indicator saying what happens while Redis is down is long),
+// and says all of it in its tooltip. text() stays whole.
+class ElidedLabel : public QLabel {
+public:
+    using QLabel::QLabel;
+    QSize minimumSizeHint() const override { return QSize(std::min(120, QLabel::sizeHint().width()), QLabel::minimumSizeHint().height()); }
+
+protected:
+    void paintEvent(QPaintEvent*) override
+    {
+        QPainter p(this);
+        const QRect r = contentsRect();
+        p.setPen(palette().color(QPalette::WindowText));
+        p.drawText(r, int(alignment()), fontMetrics().elidedText(text(), Qt::ElideMiddle, r.width()));
+    }
+};
+
+} // namespace
 
 StatusBar::StatusBar(const ConsoleServices& services, QWidget* parent)
     : QStatusBar(parent)
@@ -18,13 +44,25 @@ StatusBar::StatusBar(const ConsoleServices& services, QWidget* parent)
     const std::array<int, PartCount> widths = {260, 280, 180, 0};
     for (std::size_t i = 0; i < m_parts.size(); ++i) {
         QLabel*& l = m_parts[i];
-        l = new QLabel;
+        l = i == Database ? new ElidedLabel : new QLabel;
         l->setContentsMargins(6, 0, 6, 0);
         if (widths[i])
             l->setFixedWidth(widths[i]);
         addWidget(l);
     }
     addPermanentWidget(m_parts[Database]);
+
+    // With --redis only: a single node shows nothing about a cluster.
+    m_cluster = new QToolButton;
+    m_cluster->setObjectName(QStringLiteral("clusterIndicator"));
+    m_cluster->setAutoRaise(true);
+    m_cluster->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    m_cluster->setIconSize(QSize(12, 12));
+    m_cluster->setCursor(Qt::PointingHandCursor);
+    m_cluster->setFocusPolicy(Qt::TabFocus);
+    m_cluster->hide();
+    addWidget(m_cluster);
+    connect(m_cluster, &QToolButton::clicked, this, &StatusBar::clusterClicked);
 }
 
 void StatusBar::apply(const ConsoleSnapshot& s)
@@ -41,6 +79,35 @@ void StatusBar::apply(const ConsoleSnapshot& s)
     m_parts[Mode]->setText(dryRun ? tr("<b>DRY RUN</b> · %1").arg(qs(m_services.modeText)) : qs(m_services.modeText));
     m_parts[Clients]->setText(tr("%1 clients tracked").arg(formatCount(s.counters.trackedKeys)));
     m_parts[Database]->setText(tr("Database: %1").arg(qs(m_services.databasePath)));
+    m_parts[Database]->setToolTip(qs(m_services.databasePath));
+    applyCluster(s);
+}
+
+void StatusBar::applyCluster(const ConsoleSnapshot& s)
+{
+    if (!s.cluster) {
+        m_cluster->hide();
+        return;
+    }
+    const Cluster::ClusterStatus& c = *s.cluster;
+    const Core::WhenClusterDown mode = s.config ? s.config->settings.whenClusterDown : Core::WhenClusterDown::Local;
+    m_cluster->setText(ClusterText::indicator(c, mode));
+    m_cluster->setToolTip(ClusterText::indicatorToolTip(c, mode));
+    if (m_clusterState != int(c.redis)) {
+        // Redrawn when the state changes, not on every refresh.
+        m_clusterState = int(c.redis);
+        m_cluster->setIcon(ClusterText::dot(c.redis));
+        QPalette p = palette();
+        if (c.redis == ClusterText::Redis::Down)
+            for (auto role : {QPalette::ButtonText, QPalette::WindowText})
+                p.setColor(role, ClusterText::color(c.redis));
+        m_cluster->setPalette(p);
+        m_cluster->setMinimumWidth(0);
+    }
+    // The width only grows while the state stays (the round trip's digits
+    // must not shake the bar four times a second).
+    m_cluster->setMinimumWidth(std::max(m_cluster->minimumWidth(), m_cluster->sizeHint().width()));
+    m_cluster->show();
 }
 
 QString StatusBar::text(Part part) const

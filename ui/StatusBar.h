@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: MIT
 // The window's status bar: the mode (and DRY RUN when on), requests and
-// refusals in the last complete second, the clients tracked, and the
+// refusals in the last complete second, the clients tracked, with --redis
+// the cluster's indicator (a coloured dot, the nodes counting, Redis's
+// state and round trip; a click opens the Cluster window), and the
 // database file. It takes each snapshot the window receives.
 #pragma once
 
 #include <QStatusBar>
 
 #include <array>
+#include <optional>
 
 class QLabel;
+class QToolButton;
 
 namespace Floodgate::Ui {
 
@@ -27,10 +31,19 @@ public:
     void apply(const ConsoleSnapshot& s);
     // What a part says now (rich text where it is bold).
     QString text(Part part) const;
+    // The cluster indicator: hidden on a single node (no --redis).
+    QToolButton* clusterIndicator() const { return m_cluster; }
+
+Q_SIGNALS:
+    void clusterClicked();
 
 private:
+    void applyCluster(const ConsoleSnapshot& s);
+
     const ConsoleServices& m_services;
     std::array<QLabel*, PartCount> m_parts{};
+    QToolButton* m_cluster = nullptr;
+    std::optional<int> m_clusterState;  // the Redis state the indicator was last drawn for
 };
 
 } // namespace Floodgate::Ui

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "ui/TierModels.h"
 
+#include "ui/ClusterText.h"
 #include "ui/Format.h"
 
 #include <QLocale>
@@ -83,6 +84,7 @@ QString CustomersModel::keyOf(const CustomerRow& row) const
 
 void CustomersModel::apply(const ConsoleSnapshot& s)
 {
+    m_clustered = s.cluster.has_value();
     std::vector<CustomerRow> next;
     for (const Core::Customer& c : s.config->customers) {
         CustomerRow r{c, {}};
@@ -118,14 +120,19 @@ QVariant CustomersModel::data(const QModelIndex& index, int role) const
         }
         if (role == Qt::ToolTipRole) {
             QStringList lines;
-            for (const auto& u : row->usage)
-                lines << tr("%1: %2 of %3 used in its %4 window, %5 left, whole again in %6")
+            for (const auto& u : row->usage) {
+                const QString window = m_clustered ? tr("window by the whole cluster (%1)").arg(ClusterText::hereAndCluster(u.usedHere, u.used))
+                                                   : tr("window");
+                lines << tr("%1: %2 of %3 used in its %4 %5, %6 left, whole again in %7")
                              .arg(qs(u.name))
                              .arg(u.used)
                              .arg(u.limit)
-                             .arg(formatDuration(u.periodMs, Span::Length))
+                             .arg(formatDuration(u.periodMs, Span::Length), window)
                              .arg(u.remaining)
                              .arg(formatDuration(u.resetMs, Span::Left));
+            }
+            if (m_clustered)
+                lines << tr("Each limit is judged on the cluster's count: every node's requests together.");
             return lines.join(QLatin1Char('\n'));
         }
         return {};

@@ -52,6 +52,9 @@ public:
 
 protected:
     QString keyOf(const CustomerRow& row) const override;
+
+private:
+    bool m_clustered = false;  // with --redis: the use is the cluster's, this node's share in the tooltip
 };
 
 } // namespace Floodgate::Ui

@@ -35,12 +35,12 @@ constexpr std::size_t CHANGES_PER_CALL = 256;
 
 constexpr Core::Millis TICK_MS = 50;                // the sync's pace when nothing is urgent
 constexpr Core::Millis HEARTBEAT_MS = Core::SECOND; // a node's heartbeat
-constexpr Core::Millis ALIVE_MS = 3 * Core::SECOND; // a node counts while its heartbeat is this recent
+constexpr Core::Millis ALIVE_MS = Core::Tuning::clusterAliveMs; // a node counts while its heartbeat is this recent
 constexpr Core::Millis GONE_MS = Core::MINUTE;      // a node silent this long leaves the list
 constexpr Core::Millis PROBE_MS = Core::SECOND;     // while the breaker is open: one try per second
 constexpr std::size_t BATCH = 512;                  // entry reports per script call
-constexpr std::int64_t SLOW_MICROS = 5000;          // a batch slower than this: "degraded"
-constexpr Core::Millis ERROR_MEMORY_MS = 10 * Core::SECOND;
+constexpr std::int64_t SLOW_MICROS = Core::Tuning::clusterSlowMicros;       // a batch slower than this: "degraded"
+constexpr Core::Millis ERROR_MEMORY_MS = Core::Tuning::clusterErrorMemoryMs; // and for this long after a failed call
 
 std::string hex64(std::uint64_t v)
 {
@@ -103,9 +103,11 @@ struct ClusterSync::State {
     bool wake = false;
     bool stopping = false;
 
-    mutable std::mutex statusMutex;  // status and lastErrorAt: written by the sync thread, read by anyone
+    mutable std::mutex statusMutex;  // status and lastErrorAt: written by the sync thread, read by anyone; address
     ClusterStatus status;
     Core::Millis lastErrorAt = -ERROR_MEMORY_MS;
+    std::string address;  // where this node serves, as its heartbeat says (setAddress)
+    std::atomic<bool> addressChanged{false};  // a heartbeat at the next tick, not within a second
 };
 
 ClusterSync::ClusterSync(Core::Engine& engine, Options options, const Core::Clock& base)
@@ -113,6 +115,21 @@ ClusterSync::ClusterSync(Core::Engine& engine, Options options, const Core::Cloc
 {
     m_state->status.url = m_options.url.redacted();
     m_state->status.node = m_options.node;
+    m_state->address = m_options.address;
+}
+
+void ClusterSync::setAddress(std::string address)
+{
+    {
+        std::lock_guard lock(m_state->statusMutex);
+        m_state->address = std::move(address);
+    }
+    m_state->addressChanged = true;
+    {
+        std::lock_guard lock(m_state->wakeMutex);
+        m_state->wake = true;
+    }
+    m_state->wakeCv.notify_one();
 }
 
 ClusterSync::~ClusterSync()
@@ -169,7 +186,12 @@ public:
         char rate[32];
         std::snprintf(rate, sizeof rate, "%.1f", m_options.requestRate ? m_options.requestRate() : 0.0);
         std::vector<Reply> r;
-        const std::string value = std::to_string(redisNow) + "|" + rate + "|" + m_options.address;
+        std::string address;
+        {
+            std::lock_guard lock(m_s.statusMutex);
+            address = m_s.address;
+        }
+        const std::string value = std::to_string(redisNow) + "|" + rate + "|" + address;
         if (!call({Command{"HSET", NODES_KEY, m_options.node, value}, Command{"HGETALL", NODES_KEY}, Command{"GET", EPOCH_KEY}}, r, now))
             return false;
 
@@ -571,7 +593,8 @@ void ClusterSync::run()
             // Back from an outage: what was counted meanwhile goes to Redis.
             s.resync = true;
         }
-        if (now >= s.nextHeartbeat) {
+        const bool moved = s.addressChanged.exchange(false);
+        if (now >= s.nextHeartbeat || moved) {
             if (!session.heartbeat(now))
                 continue;
             s.nextHeartbeat = now + HEARTBEAT_MS;

@@ -115,7 +115,7 @@ public:
     struct Options {
         RedisUrl url;
         std::string node;                       // --node-name
-        std::string address;                    // this node's listening address, shown to the others
+        std::string address;                    // this node's listening address, shown to the others (setAddress once known)
         std::function<double()> requestRate;    // requests per second on this node, for the heartbeat
         std::chrono::milliseconds connectTimeout{500};
         std::chrono::milliseconds ioTimeout{250};  // a hung Redis (SIGSTOP) is noticed after this
@@ -139,6 +139,11 @@ public:
     // An operator's change on this node, for the other nodes. Any thread;
     // the sync thread sends it (after an outage, before anything else).
     void publish(SharedChange change);
+
+    // Where this node serves, for its next heartbeat: the listener's real
+    // port once it listens (with --listen HOST:0 it is only known then, and
+    // it changes when such a listener restarts). Any thread.
+    void setAddress(std::string address);
 
     // What decisions are timed by (docs/CLUSTER.md, "one clock").
     const ClusterClock& clock() const { return m_clock; }

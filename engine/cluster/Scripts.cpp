@@ -14,9 +14,9 @@ namespace Floodgate::Cluster::Scripts {
 // (nodes: the larger of the reporter's count and the nodes with a field on
 // the entry). The sum of counts and leases so stays within the limit, and a node
 // admits at most E more than its lease (Tuning.h), which gives the bound of
-// docs/CLUSTER.md. The counts returned include the other nodes' unexpired
-// leases (room they hold and may be spending unreported), so the node's own
-// check of the limit never counts on that room.
+// docs/CLUSTER.md. The other nodes' unexpired leases come back apart from
+// their counts: room they hold and may be spending unreported, which the
+// node's check of the limit must not count on, but which nobody admitted.
 const std::string_view report = R"lua(
 local node = ARGV[1]
 local nodes = tonumber(ARGV[2])
@@ -137,14 +137,8 @@ for i = 1, #KEYS do
   redis.call('HSET', key, node, table.concat(mine, ';'))
   redis.call('PEXPIRE', key, keep)
 
-  -- The other nodes' leases count as admitted in their newest bucket (not
-  -- for a lockout, which they would trip): a node spends its lease without
-  -- reporting, so the node told here must not take that room for free.
-  local out = {tostring(grant)}
+  local out = {tostring(grant) .. ',' .. tostring(leases)}
   for l = 1, #others do
-    if levels[l][1] ~= 2 and leases > 0 then
-      others[l][#others[l]] = others[l][#others[l]] + leases
-    end
     local s = {}
     for k = 1, #others[l] do s[#s + 1] = string.format('%d', others[l][k]) end
     out[#out + 1] = table.concat(s, ',')

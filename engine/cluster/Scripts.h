@@ -14,7 +14,8 @@ namespace Floodgate::Cluster::Scripts {
 //   ARGV[3+i] the report of KEYS[i]: "held;L1;L2;..." with each level
 //             "algorithm,limit,period,bucket,stamp,lockedUntil,c1,c2,..."
 //             (algorithm 0 sliding, 1 fixed, 2 lockout; counts oldest first)
-// Returns, per entry, "granted;O1;O2;..." with each level's other-node
+// Returns, per entry, "granted,reserved;O1;O2;..." (reserved: the other
+// nodes' unexpired leases) with each level's other-node
 // counts "stamp,lockedUntil,c1,c2,..." aligned to the report's stamps.
 extern const std::string_view report;
 

@@ -72,9 +72,10 @@ std::optional<Core::SyncAck> decodeAck(std::string_view text, const Core::SyncRe
         if (!readNumbers(field, numbers) || numbers.empty())
             return std::nullopt;
         if (part == 0) {
-            if (numbers.size() != 1 || numbers[0] < 0 || numbers[0] > INT32_MAX)
+            if (numbers.size() != 2 || numbers[0] < 0 || numbers[0] > INT32_MAX || numbers[1] < 0)
                 return std::nullopt;
             ack.granted = std::uint32_t(numbers[0]);
+            ack.reserved = std::uint32_t(std::min<std::int64_t>(numbers[1], UINT32_MAX));
         } else {
             if (part > report.levels.size())
                 return std::nullopt;

@@ -57,8 +57,9 @@ struct SyncReport {
 // Redis's answer to one report.
 struct SyncAck {
     bool ok = false;         // false: not delivered (the report stands as unsent)
-    std::uint32_t granted = 0;  // requests added to this node's lease
-    std::vector<SharedLevel> others;  // per level: the other nodes' counts, leases included
+    std::uint32_t granted = 0;   // requests added to this node's lease
+    std::uint32_t reserved = 0;  // the other nodes' unexpired leases: room they may be spending unreported
+    std::vector<SharedLevel> others;  // per level: the other nodes' counts (what they admitted)
 };
 
 struct ClusterCounters {

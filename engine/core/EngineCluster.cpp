@@ -285,6 +285,7 @@ void Engine::applyAcks(const std::vector<SyncReport>& reports, const std::vector
             // and the error budget, less what was admitted since the report.
             const std::uint64_t lease = std::uint64_t(r.held) + a.granted;
             setAllowance(s, std::int64_t(lease) + budget - std::int64_t(s[1]));
+            s[SyncCells::Reserved] = a.reserved;
             s[2] |= SyncCells::Ready;
             // Redis started the lease after the report was built: ending it
             // a margin before build time + lease ends it here first.

@@ -245,7 +245,10 @@ Decision Engine::decide(const RequestFacts& f, Millis now)
         if (!c.clustered)
             return runLevels(group, cells, now, refused || waiting, binding);
         ClusterGate g = gateFor(table, k, sig, shared, cells);
-        const bool r = runLevels(group, cells, now, refused || waiting, binding, view, [&] { return g.admit(); });
+        LevelView entryView = view;
+        if (view.kind == LevelView::Kind::Combined)
+            entryView.reserved = g.sync[SyncCells::Reserved];
+        const bool r = runLevels(group, cells, now, refused || waiting, binding, entryView, [&] { return g.admit(); });
         waiting = waiting || g.waiting;
         wake = wake || g.wake;
         return r;

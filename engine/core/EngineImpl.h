@@ -147,8 +147,10 @@ std::shared_ptr<const Compiled> compile(std::shared_ptr<const EngineConfig> cfg,
 //   [1] requests admitted since its last report was taken
 //   [2] flags
 //   [3..4] when its lease ends (ms, this node's clock)
+//   [5] the other nodes' leases at the last acknowledgement (LevelView::reserved)
 namespace SyncCells {
-inline constexpr std::uint16_t Count = 5;
+inline constexpr std::uint16_t Count = 6;
+inline constexpr std::uint16_t Reserved = 5;
 inline constexpr std::uint32_t Ready = 1;     // allowance set (a new entry starts with E)
 inline constexpr std::uint32_t Queued = 2;    // in the report queue (or its report in flight)
 inline constexpr std::uint32_t InFlight = 4;  // a report is on its way to Redis

@@ -8,6 +8,14 @@ namespace Floodgate::Core {
 
 namespace {
 
+// This node's own count of a level: a shared level's cells without the
+// other nodes' counts Redis last summed (docs/CLUSTER.md); on a single node
+// the verdict's count.
+std::uint32_t usedHere(const LevelSpec& spec, const Verdict& v, const std::uint32_t* cells, Millis now)
+{
+    return spec.shared ? peek(spec, cells + spec.offset, now, false).used : v.used;
+}
+
 LevelUsage usageOf(const LevelSpec& spec, const Verdict& v, const std::uint32_t* cells, Millis now)
 {
     LevelUsage u;
@@ -16,12 +24,13 @@ LevelUsage usageOf(const LevelSpec& spec, const Verdict& v, const std::uint32_t*
     u.limit = spec.limit;
     u.periodMs = spec.periodMs;
     u.used = v.used;
-    u.usedHere = spec.shared ? peek(spec, cells + spec.offset, now, false).used : v.used;
+    u.usedHere = usedHere(spec, v, cells, now);
     u.remaining = v.used >= spec.limit ? 0 : spec.limit - v.used;
     u.resetMs = v.resetMs;
     u.refusing = !v.allowed;
     u.retryAfterMs = v.allowed ? 0 : v.retryAfterMs;
     u.buckets = bucketsOf(spec, cells + spec.offset, now);
+    u.bucketsHere = spec.shared ? bucketsOf(spec, cells + spec.offset, now, false) : u.buckets;
     return u;
 }
 
@@ -77,21 +86,29 @@ void Engine::Impl::describe(const Published& p, ClientSummary& s, const std::uin
 {
     const Compiled& c = *p.compiled;
     Binding binding;
+    std::uint32_t bindingHere = 0;  // read while the binding level's cells are at hand
     for (const CompiledRule& r : c.rules)
         if (r.space == CLIENT_SPACE && s.customerTag == 0)
             peekLevels(r.levels, cells, now, &binding, levels);
+    if (binding.spec)
+        bindingHere = usedHere(*binding.spec, binding.verdict, cells, now);
     if (s.customerTag != 0) {
         // This address last spoke for a customer: the customer's levels bind.
         if (auto t = c.customerByTag.find(s.customerTag); t != c.customerByTag.end()) {
             const CompiledCustomer& cu = c.customers.at(t->second);
             s.customer = cu.id;
             binding = Binding{};
-            readCustomer(p, cu, now, [&](const std::uint32_t* cc) { peekLevels(cu.levels, cc, now, &binding, levels); });
+            readCustomer(p, cu, now, [&](const std::uint32_t* cc) {
+                peekLevels(cu.levels, cc, now, &binding, levels);
+                if (binding.spec)
+                    bindingHere = usedHere(*binding.spec, binding.verdict, cc, now);
+            });
         }
     }
     if (binding.spec) {
         s.bindingRule = std::string(binding.spec->name.view());
         s.bindingUsed = binding.verdict.used;
+        s.bindingUsedHere = bindingHere;
         s.bindingLimit = binding.spec->limit;
         if (binding.refusing) {
             s.state = ClientState::Throttled;

@@ -52,7 +52,8 @@ struct LevelUsage {
     Millis resetMs = 0;
     Millis retryAfterMs = 0;      // > 0 while this level refuses
     bool refusing = false;
-    std::vector<BucketView> buckets;  // oldest first
+    std::vector<BucketView> buckets;  // oldest first (in a cluster: every node's requests)
+    std::vector<BucketView> bucketsHere;  // the same buckets, this node's requests only
 };
 
 struct ClientSummary {
@@ -65,7 +66,8 @@ struct ClientSummary {
     std::array<std::uint32_t, Tuning::liveBucketCount> live{};  // oldest first
     // The binding level: least remaining.
     std::string bindingRule;
-    std::uint32_t bindingUsed = 0;
+    std::uint32_t bindingUsed = 0;     // in a cluster: by every node (what the limit is judged on)
+    std::uint32_t bindingUsedHere = 0; // of which by this node (equal to bindingUsed on a single node)
     std::uint32_t bindingLimit = 0;
     Millis retryAfterMs = 0;
     ClientState state = ClientState::Ok;

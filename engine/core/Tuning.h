@@ -162,5 +162,13 @@ inline constexpr std::int64_t clusterLeaseMarginMs = 500;
 // knows, and how often it looks again meanwhile.
 inline constexpr std::int64_t clusterWaitMicros = 1000;
 inline constexpr std::int64_t clusterWaitPollMicros = 100;
+// A node counts (is one of the N of the error bound) while its last
+// heartbeat is at most this old; the console marks the others as silent.
+inline constexpr std::int64_t clusterAliveMs = 3 * SECOND;
+// Redis is "degraded" (ClusterStatus, the console, /api/v1/cluster) while
+// the last batch's round trip is over clusterSlowMicros, or for
+// clusterErrorMemoryMs after a failed call.
+inline constexpr std::int64_t clusterSlowMicros = 5000;
+inline constexpr std::int64_t clusterErrorMemoryMs = 10 * SECOND;
 
 } // namespace Floodgate::Core::Tuning

@@ -285,7 +285,15 @@ Verdict evaluate(const LevelSpec& spec, std::uint32_t* cells, Millis now, LevelV
     std::uint32_t merged[1 + Tuning::maxSlidingBuckets];
     std::memcpy(merged, cells, sizeof(std::uint32_t) * spec.cells);
     mergeRemote(spec, merged, cells + spec.cells, now);
-    return evaluate(spec, merged, now);
+    Verdict v = evaluate(spec, merged, now);
+    // A lockout counts failures: another node's lease is not one.
+    if (v.allowed && view.reserved && spec.algorithm != Algorithm::Lockout && std::uint64_t(v.used) + view.reserved >= spec.limit) {
+        v.allowed = false;
+        v.used = spec.limit;  // the limit is taken: counted, or held by other nodes
+        // The room comes back when their leases lapse (or is counted by then).
+        v.retryAfterMs = std::min<Millis>(Tuning::clusterLeaseMs, std::max<Millis>(v.resetMs, 1));
+    }
+    return v;
 }
 
 void storeRemote(const LevelSpec& spec, std::uint32_t* cells, const RemoteCounts& r)

@@ -67,6 +67,11 @@ struct LevelView {
     };
     Kind kind = Kind::Own;
     std::uint32_t nodes = 1;  // Share: the limit is split this many ways (rounded up)
+    // Combined: room the other nodes hold as leases (docs/CLUSTER.md, "what a
+    // node checks the limit against"). A request that fits the counts but
+    // not the counts and this is refused; nobody admitted it, so it is not
+    // in `used` unless the request is refused for it.
+    std::uint32_t reserved = 0;
 };
 // evaluate() for a level that may be shared: brings the own cells up to
 // `now`, then judges the view asked for (the other nodes' counts only for a

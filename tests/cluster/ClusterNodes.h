@@ -49,7 +49,7 @@ public:
             env.insert(k, extra.value(k));
         QStringList args{QStringLiteral("--headless"), QStringLiteral("--listen"), QStringLiteral("127.0.0.1:0"), QStringLiteral("--admin"),
                          QStringLiteral("127.0.0.1:0"), QStringLiteral("--db"), n->db, QStringLiteral("--log"), QStringLiteral("off"),
-                         QStringLiteral("--redis"), QString::fromStdString(m_redis.url()), QStringLiteral("--node-name"), name};
+                         QStringLiteral("--redis"), QString::fromStdString(m_redis.nodeUrl()), QStringLiteral("--node-name"), name};
         args += more;
         if (!n->child.start(args, env))
             return nullptr;
@@ -86,6 +86,16 @@ struct TwoNodes {
 inline Response call(std::uint16_t port, const std::string& request, const char* source = "127.0.0.1")
 {
     return fetch(port, request, 3000, source).value_or(Response{});
+}
+
+// PUT of a JSON body on a node's admin API (its rules, a customer); false,
+// saying why, unless it answers 2xx.
+inline bool putJson(const Node& n, const std::string& target, const std::string& body)
+{
+    const Response r = call(n.admin(), withBody("PUT", target, body, bearer(n.token)));
+    if (r.status / 100 != 2)
+        qWarning("PUT %s: %d %s", target.c_str(), r.status, r.body.c_str());
+    return r.status / 100 == 2;
 }
 
 // Requests the nodes admitted after waiting in vain for Redis (longer than

@@ -72,6 +72,12 @@ public:
     const QString& error() const { return m_error; }
     std::uint16_t port() const { return m_port; }
     std::string url() const { return "redis://127.0.0.1:" + std::to_string(m_port); }
+    // What a node is given as --redis: url() with the server's password
+    // (--requirepass), if it has one.
+    std::string nodeUrl() const
+    {
+        return m_password.empty() ? url() : "redis://:" + m_password + "@127.0.0.1:" + std::to_string(m_port);
+    }
     // A place for --unixsocket: inside the server's own folder.
     QString unixSocketPath() const { return m_dir.filePath(QStringLiteral("redis.sock")); }
     qint64 pid() const { return m_process ? m_process->processId() : 0; }

@@ -36,14 +36,6 @@ int roundRobin(const std::vector<Node*>& nodes, int count, const std::string& re
     return allowed;
 }
 
-bool putJson(const Node& n, const std::string& target, const std::string& body)
-{
-    const Response r = call(n.admin(), withBody("PUT", target, body, bearer(n.token)));
-    if (r.status / 100 != 2)
-        qWarning("PUT %s: %d %s", target.c_str(), r.status, r.body.c_str());
-    return r.status / 100 == 2;
-}
-
 // Polls `done` every 10 ms for up to `ms`; how long it took, or -1.
 template <class Fn>
 double waitFor(int ms, Fn done)
@@ -126,6 +118,10 @@ private Q_SLOTS:
                                  "\"breaker\":\"closed\""})
             QVERIFY2(cl.body.find(part) != std::string::npos, cl.body.c_str());
         QVERIFY2(cl.body.find(std::to_string(redis.port())) != std::string::npos, cl.body.c_str());
+        // Each node says where it really serves: --listen 127.0.0.1:0, and the
+        // port its listener got in its heartbeat (not ":0").
+        for (const Node* n : {a, b})
+            QVERIFY2(cl.body.find("\"address\":\"http://127.0.0.1:" + std::to_string(n->port()) + "\"") != std::string::npos, cl.body.c_str());
         const Response client = call(a->admin(), get("/api/v1/clients/127.0.0.2", bearer(a->token)));
         QCOMPARE(client.status, 200);
         const auto burst = client.body.find("\"name\":\"ip-3s\"");

@@ -37,8 +37,9 @@ std::unique_ptr<Engine> node(EngineConfig c, std::uint32_t nodes = 2)
     return e;
 }
 
-// Acknowledges every report as Redis would with no other node and this grant.
-std::vector<SyncReport> ackAll(Engine& e, Millis now, std::uint32_t granted)
+// Acknowledges every report as Redis would with no other node's counts,
+// this grant, and `reserved` held by other nodes' leases.
+std::vector<SyncReport> ackAll(Engine& e, Millis now, std::uint32_t granted, std::uint32_t reserved = 0)
 {
     auto reports = e.takeReports(now, 1000, false);
     std::vector<SyncAck> acks;
@@ -46,6 +47,7 @@ std::vector<SyncReport> ackAll(Engine& e, Millis now, std::uint32_t granted)
         SyncAck a;
         a.ok = true;
         a.granted = granted;
+        a.reserved = reserved;
         for (const SharedLevel& l : r.levels) {
             SharedLevel o = l;
             std::fill(o.counts.begin(), o.counts.end(), 0u);
@@ -95,6 +97,24 @@ private Q_SLOTS:
         QVERIFY(decide(*e, Request(), T0 + 300).waitForCluster);
     }
 
+    // Another node spends its lease without reporting: the room it holds is
+    // not counted on here (the bound), but it is not shown as used either.
+    void theOtherNodesLeasesAreNotCountedOnNorShownAsUsed()
+    {
+        auto e = node(perMinute(10));  // E = 1
+        QVERIFY(!decide(*e, Request(), T0).waitForCluster);
+        ackAll(*e, T0 + 1, 5, 6);  // a lease of 5 here; the other node holds 6
+        for (int i = 0; i < 3; ++i) {
+            const Decision d = decide(*e, Request(), T0 + 2 + i);
+            QVERIFY2(d.action == Action::Allow && !d.waitForCluster, describe(d));
+            QCOMPARE(d.remaining, std::uint32_t(10 - 2 - i));  // what was admitted, exactly
+        }
+        // 4 admitted + 6 held elsewhere = 10: refused, until the lease lapses at the latest.
+        const Decision refused = decide(*e, Request(), T0 + 5);
+        QCOMPARE(refused.action, Action::Throttle);
+        QVERIFY2(refused.retryAfterMs > 0 && refused.retryAfterMs <= Tuning::clusterLeaseMs, describe(refused));
+    }
+
     void theOtherNodesCountsRefuseAtTheSharedLimit()
     {
         auto e = node(perMinute(10));  // E = 1
@@ -117,6 +137,53 @@ private Q_SLOTS:
         // Retry-After is the shared window's: the first bucket holding counts
         // leaves the 60 s window at T0 + 60 s.
         QCOMPARE(r.retryAfterMs, 60 * SECOND - 4);
+    }
+
+    void aClientsSummaryAndLevelsSayHereAndInTheCluster()
+    {
+        // What the console shows for a client: the binding level's count in
+        // the cluster (what the limit is judged on) and this node's share.
+        auto e = node(perMinute(30));  // E = 1
+        QVERIFY(!decide(*e, Request(), T0).waitForCluster);
+        auto reports = e->takeReports(T0 + 1, 100, false);
+        QCOMPARE(reports.size(), std::size_t(1));
+        SyncAck a;
+        a.ok = true;
+        a.granted = 10;
+        SharedLevel o = reports[0].levels[0];
+        std::fill(o.counts.begin(), o.counts.end(), 0u);
+        o.counts.back() = 5;  // the other node's requests
+        a.others.push_back(o);
+        e->applyAcks(reports, {a}, T0 + 2);
+        for (int i = 0; i < 3; ++i)
+            QVERIFY(!decide(*e, Request(), T0 + 3 + i).waitForCluster);
+        const auto top = e->topClients(10, T0 + 10);
+        QCOMPARE(top.size(), std::size_t(1));
+        QCOMPARE(top[0].bindingUsed, 9u);      // 4 here + 5 on the other node
+        QCOMPARE(top[0].bindingUsedHere, 4u);
+        QCOMPARE(top[0].bindingLimit, 30u);
+        const auto detail = e->client(*IpAddress::parse("203.0.113.7"), T0 + 10);
+        QVERIFY(detail);
+        QCOMPARE(detail->summary.bindingUsedHere, 4u);
+        QCOMPARE(detail->levels.size(), std::size_t(1));
+        QCOMPARE(detail->levels[0].used, 9u);
+        QCOMPARE(detail->levels[0].usedHere, 4u);
+        // The buckets, bucket by bucket: every node's and this node's.
+        auto sum = [](const std::vector<BucketView>& b) {
+            return std::accumulate(b.begin(), b.end(), 0u, [](std::uint32_t n, const BucketView& v) { return n + v.count; });
+        };
+        QCOMPARE(detail->levels[0].buckets.size(), detail->levels[0].bucketsHere.size());
+        QCOMPARE(sum(detail->levels[0].buckets), 9u);
+        QCOMPARE(sum(detail->levels[0].bucketsHere), 4u);
+
+        // A single node: both counts are the same.
+        Engine alone(perMinute(30));
+        for (int i = 0; i < 3; ++i)
+            decide(alone, Request(), T0 + i);
+        const auto single = alone.topClients(10, T0 + 10);
+        QCOMPARE(single.size(), std::size_t(1));
+        QCOMPARE(single[0].bindingUsed, 3u);
+        QCOMPARE(single[0].bindingUsedHere, 3u);
     }
 
     void aWaitedRequestIsAdmittedAndCountedAsAnOverdraft()

@@ -7,6 +7,8 @@
 
 #ifndef Q_MOC_RUN
 #include "ui/ClientsModel.h"
+#include "ui/ClusterModel.h"
+#include "ui/ClusterText.h"
 #include "ui/ConsoleServices.h"
 #include "core/Engine.h"
 #include "ui/Format.h"
@@ -21,6 +23,7 @@
 #include <QItemSelectionModel>
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
+#include <QToolButton>
 #endif
 
 using namespace Floodgate;
@@ -57,6 +60,37 @@ Core::ListEntry entry(const char* range, Core::Millis expires, Core::ListSource 
     Core::ListEntry e = Core::Test::listEntry(range, {}, expires, source);
     e.createdAt = T0;
     return e;
+}
+
+Cluster::NodeStatus node(const char* name, const char* address, Core::Millis lastSeen, double rate, bool self = false)
+{
+    Cluster::NodeStatus n;
+    n.name = name;
+    n.address = address;
+    n.lastSeenMs = lastSeen;
+    n.requestsPerSecond = rate;
+    n.self = self;
+    return n;
+}
+
+// What a node of three hears from Redis when all is well.
+Cluster::ClusterStatus clusterUp(Core::Millis now)
+{
+    Cluster::ClusterStatus c;
+    c.redis = Cluster::ClusterStatus::Redis::Up;
+    c.url = "redis://:***@10.0.0.5:6379/0";
+    c.node = "web-1";
+    c.roundTripMicros = 310;
+    c.syncLagMs = 2;
+    c.clockOffsetMs = 3;
+    c.nodes = {node("web-1", "http://10.0.0.11:8080", now - 400, 35.2, true), node("web-2", "http://10.0.0.12:8080", now - 900, 12.0),
+               node("web-3", "http://10.0.0.13:8080", now - 1200, 0.5)};
+    c.nodesCounting = 3;
+    c.batches = 40;
+    c.reports = 900;
+    c.lastBatchSize = 12;
+    c.breakerOpen = false;
+    return c;
 }
 
 std::shared_ptr<ConsoleSnapshot> snapshot(Core::Millis now)
@@ -303,7 +337,8 @@ private Q_SLOTS:
         using Core::DAY;
         using Core::HOUR;
         using Core::MINUTE;
-        const int left = int(Span::Left), length = int(Span::Length), per = int(Span::Per), for_ = int(Span::For), ago = int(Span::Ago);
+        const int left = int(Span::Left), length = int(Span::Length), per = int(Span::Per), for_ = int(Span::For), ago = int(Span::Ago),
+                  since = int(Span::Since);
         QTest::newRow("left 0.4 s") << qint64(400) << left << QStringLiteral("0.4 s");
         QTest::newRow("left negative") << qint64(-5) << left << QStringLiteral("0.0 s");
         QTest::newRow("left 42 s") << qint64(41'001) << left << QStringLiteral("42 s");  // rounded up
@@ -333,6 +368,9 @@ private Q_SLOTS:
         QTest::newRow("ago 3 s") << qint64(3000) << ago << QStringLiteral("-3 s");
         QTest::newRow("ago 5 min") << qint64(5 * MINUTE) << ago << QStringLiteral("-5m");
         QTest::newRow("ago 4:30") << qint64(270'000) << ago << QStringLiteral("-4:30");
+        QTest::newRow("since 0.4 s") << qint64(400) << since << QStringLiteral("0.4 s ago");
+        QTest::newRow("since 42 s") << qint64(41'001) << since << QStringLiteral("42 s ago");
+        QTest::newRow("since 3 m 12 s") << qint64(192'000) << since << QStringLiteral("3 m 12 s ago");
     }
 
     void durationsByWhatTheOperatorReads()
@@ -382,6 +420,143 @@ private Q_SLOTS:
         dryRunSecond->seconds = {wouldBe};
         bar.apply(*dryRunSecond);
         QCOMPARE(bar.text(StatusBar::Rate), QStringLiteral("10 requests/s · 0 refused/s · 6 would be"));
+    }
+
+    // The cluster's part of the status bar on its own: hidden on a single
+    // node; the nodes and the round trip when up; what each node does when
+    // Redis is down, for each when_cluster_down.
+    void theClusterIndicatorSaysTheStateAndWhatDownMeans()
+    {
+        ConsoleServices services;
+        services.modeText = "decision mode";
+        StatusBar bar(services);
+        bar.show();
+        QToolButton* indicator = bar.clusterIndicator();
+        auto single = snapshot(T0);
+        bar.apply(*single);
+        QVERIFY(indicator->isHidden());
+
+        auto up = snapshot(T0 + 250);
+        up->cluster = clusterUp(up->now);
+        bar.apply(*up);
+        QVERIFY(!indicator->isHidden());
+        QCOMPARE(indicator->text(), QStringLiteral("Cluster: 3 nodes · Redis up · 0.3 ms"));
+        QVERIFY(indicator->toolTip().contains(QStringLiteral("<b>web-1</b>")));
+        QVERIFY(indicator->toolTip().contains(QStringLiteral("redis://:***@10.0.0.5:6379/0")));
+        QVERIFY(indicator->toolTip().contains(QStringLiteral("Click for")));
+        const int upWidth = indicator->minimumWidth();
+
+        // No batch yet: no round trip to show. One node: "1 node".
+        auto first = snapshot(T0 + 500);
+        first->cluster = clusterUp(first->now);
+        first->cluster->batches = 0;
+        first->cluster->nodesCounting = 1;
+        bar.apply(*first);
+        QCOMPARE(indicator->text(), QStringLiteral("Cluster: 1 node · Redis up"));
+        QCOMPARE(indicator->minimumWidth(), upWidth);  // it does not shrink while the state stays
+
+        auto slow = snapshot(T0 + 750);
+        slow->cluster = clusterUp(slow->now);
+        slow->cluster->redis = Cluster::ClusterStatus::Redis::Degraded;
+        slow->cluster->roundTripMicros = 12'345;
+        bar.apply(*slow);
+        QCOMPARE(indicator->text(), QStringLiteral("Cluster: 3 nodes · Redis degraded · 12.3 ms"));
+        QVERIFY(indicator->palette().color(QPalette::ButtonText) != ClusterText::color(ClusterText::Redis::Down));
+
+        const std::array<std::pair<Core::WhenClusterDown, const char*>, 3> modes = {{
+            {Core::WhenClusterDown::Local, "Redis down — each node enforces its share (when_cluster_down: local)"},
+            {Core::WhenClusterDown::Open, "Redis down — each node enforces the whole limit alone (when_cluster_down: open)"},
+            {Core::WhenClusterDown::Closed, "Redis down — counted requests are refused (when_cluster_down: closed)"},
+        }};
+        for (const auto& [mode, text] : modes) {
+            auto down = snapshot(T0 + 1000);
+            Core::EngineConfig c = Core::defaultConfig();
+            c.settings.whenClusterDown = mode;
+            down->config = std::make_shared<const Core::EngineConfig>(c);
+            down->cluster = clusterUp(down->now);
+            down->cluster->redis = Cluster::ClusterStatus::Redis::Down;
+            down->cluster->breakerOpen = true;
+            bar.apply(*down);
+            QCOMPARE(indicator->text(), QString::fromUtf8(text));
+            QCOMPARE(indicator->palette().color(QPalette::ButtonText), ClusterText::color(ClusterText::Redis::Down));
+            QVERIFY(indicator->toolTip().contains(QStringLiteral("While Redis is out of reach")));
+        }
+        QCOMPARE(ClusterText::whenDown(Core::WhenClusterDown::Local, false, 3),
+                 QStringLiteral("While Redis is out of reach, each node enforces its share of every limit: the limit ÷ 3 "
+                                "(rounded up) for the 3 nodes last counted (when_cluster_down: local)."));
+        bar.apply(*single);
+        QVERIFY(indicator->isHidden());
+    }
+
+    // The nodes as heard from Redis: merged by name, this node marked, a
+    // heartbeat older than Tuning::clusterAliveMs shown as not counting.
+    void clusterNodesMergeByNameAndMarkThisOne()
+    {
+        ClusterNodesModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        auto s1 = snapshot(T0);
+        s1->cluster = clusterUp(s1->now);
+        model.apply(*s1);
+        QCOMPARE(model.rowCount(), 3);
+        QCOMPARE(model.index(0, ClusterNodesModel::Name).data().toString(), QStringLiteral("web-1 (this node)"));
+        QVERIFY(model.index(0, 0).data(ClusterNodesModel::SelfRole).toBool());
+        QVERIFY(model.index(0, ClusterNodesModel::Name).data(Qt::FontRole).value<QFont>().bold());
+        QCOMPARE(model.index(0, ClusterNodesModel::Heartbeat).data().toString(), QStringLiteral("0.4 s ago"));
+        QCOMPARE(model.index(1, ClusterNodesModel::Rate).data().toString(), QStringLiteral("12.0/s"));
+        QCOMPARE(model.index(1, ClusterNodesModel::Address).data().toString(), QStringLiteral("http://10.0.0.12:8080"));
+        QVERIFY(model.index(2, 0).data(ClusterNodesModel::CountingRole).toBool());
+
+        // web-3 falls silent, web-2 leaves, web-4 joins.
+        auto s2 = snapshot(T0 + 5000);
+        s2->cluster = clusterUp(s2->now);
+        s2->cluster->nodes = {node("web-1", "http://10.0.0.11:8080", s2->now - 100, 30.0, true), node("web-3", "http://10.0.0.13:8080", T0 - 1200, 0.5),
+                              node("web-4", "http://10.0.0.14:8080", s2->now - 300, 8.0)};
+        model.apply(*s2);
+        QCOMPARE(model.rowCount(), 3);
+        QCOMPARE(model.rowOf(QStringLiteral("web-2")), -1);
+        const int silent = model.rowOf(QStringLiteral("web-3"));
+        QVERIFY(silent >= 0);
+        QVERIFY(!model.index(silent, 0).data(ClusterNodesModel::CountingRole).toBool());
+        QCOMPARE(model.index(silent, ClusterNodesModel::Heartbeat).data().toString(), QStringLiteral("6.2 s ago"));
+        QVERIFY(model.index(silent, ClusterNodesModel::Heartbeat).data(Qt::ToolTipRole).toString().startsWith(QStringLiteral("Silent for")));
+        QVERIFY(model.rowOf(QStringLiteral("web-4")) >= 0);
+
+        // A single node's snapshot: no rows.
+        model.apply(*snapshot(T0 + 6000));
+        QCOMPARE(model.rowCount(), 0);
+    }
+
+    // A client's count here and in the cluster, in the clients table.
+    void theClientsTableSaysHereAndInTheCluster()
+    {
+        ClientsModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        auto s = snapshot(T0);
+        ClientRow r = client("203.0.113.9", 4, 1.0);
+        r.summary.bindingUsed = 5;
+        r.summary.bindingUsedHere = 2;
+        s->clients = {r};
+        model.apply(*s);
+        QVERIFY(!model.clustered());
+        QCOMPARE(model.headerData(ClientsModel::Use, Qt::Horizontal, Qt::DisplayRole).toString(), QStringLiteral("Binding limit"));
+        QVERIFY(!model.index(0, ClientsModel::Use).data(Qt::ToolTipRole).toString().contains(QStringLiteral("cluster")));
+
+        s->cluster = clusterUp(s->now);
+        model.apply(*s);
+        QVERIFY(model.clustered());
+        QCOMPARE(model.headerData(ClientsModel::Use, Qt::Horizontal, Qt::DisplayRole).toString(), QStringLiteral("Binding limit (cluster)"));
+        QCOMPARE(model.index(0, ClientsModel::Use).data().toString(), QStringLiteral("5 / 6  ip-3s"));
+        QCOMPARE(model.index(0, ClientsModel::Here).data().toUInt(), 2u);
+        QVERIFY(model.index(0, ClientsModel::Use).data(Qt::ToolTipRole).toString().contains(QStringLiteral("2 here · 5 in the cluster")));
+        // This node's own columns say so.
+        for (int column : {int(ClientsModel::Last3s), int(ClientsModel::Last60s), int(ClientsModel::Rate)}) {
+            QVERIFY(model.index(0, column).data(Qt::ToolTipRole).toString().contains(QStringLiteral("to this node")));
+            QVERIFY(model.headerData(column, Qt::Horizontal, Qt::ToolTipRole).toString().contains(QStringLiteral("to this node")));
+        }
+        QCOMPARE(model.index(0, ClientsModel::Here).data(Qt::ToolTipRole).toString(),
+                 QStringLiteral("The binding level ip-3s: 2 of the 5 requests in the window were counted on this node, 3 on the other "
+                                "nodes (as Redis said with this node's last report of the client). The limit (6) is judged on "
+                                "the cluster's count, every node's requests together."));
     }
 };
 
