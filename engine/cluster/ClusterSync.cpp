@@ -102,6 +102,15 @@ struct ClusterSync::State {
     std::condition_variable wakeCv;
     bool wake = false;
     bool stopping = false;
+    // The sync thread goes round at once instead of at its next tick.
+    void wakeUp()
+    {
+        {
+            std::lock_guard lock(wakeMutex);
+            wake = true;
+        }
+        wakeCv.notify_one();
+    }
 
     mutable std::mutex statusMutex;  // status and lastErrorAt: written by the sync thread, read by anyone; address
     ClusterStatus status;
@@ -125,11 +134,7 @@ void ClusterSync::setAddress(std::string address)
         m_state->address = std::move(address);
     }
     m_state->addressChanged = true;
-    {
-        std::lock_guard lock(m_state->wakeMutex);
-        m_state->wake = true;
-    }
-    m_state->wakeCv.notify_one();
+    m_state->wakeUp();
 }
 
 ClusterSync::~ClusterSync()
@@ -338,7 +343,6 @@ public:
         std::vector<SharedItems> mine;
         std::vector<std::string> seed;
         std::vector<std::string> keys{SEEDED_KEY};
-        std::size_t held = 0;
         for (std::size_t i = 0; i < names.size(); ++i) {
             keys.push_back(SHARED_PREFIX + names[i]);
             mine.push_back(m_s.sharing.read(names[i]));
@@ -347,7 +351,6 @@ public:
                 seed.push_back(k);
                 seed.push_back(v);
             }
-            held += mine.back().size();
         }
         // Where the stream is before the hashes are read: a change made in
         // between is read twice, which makes the same change again.
@@ -495,14 +498,7 @@ JoinResult ClusterSync::join()
 {
     m_engine.enableCluster();
     m_engine.setClusterState(Core::ClusterState::Down, 1);
-    m_engine.onClusterWork([s = m_state.get()] {
-        {
-            std::lock_guard lock(s->wakeMutex);
-            s->wake = true;
-        }
-        s->wakeCv.notify_one();
-    });
-    const std::string where = "redis at " + m_options.url.redacted();
+    m_engine.onClusterWork([s = m_state.get()] { s->wakeUp(); });
     const Outcome o = m_state->conn.connect();
     const Core::Millis now = m_clock.now();
     if (o.kind == Failure::Auth || o.kind == Failure::NotRedis || o.kind == Failure::Protocol)
@@ -538,11 +534,7 @@ void ClusterSync::publish(SharedChange change)
         }
         m_state->outgoing.push_back(std::move(change));
     }
-    {
-        std::lock_guard lock(m_state->wakeMutex);
-        m_state->wake = true;
-    }
-    m_state->wakeCv.notify_one();
+    m_state->wakeUp();
 }
 
 void ClusterSync::start()

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <type_traits>
 
 namespace Floodgate::Storage {
 
@@ -100,16 +101,16 @@ bool sameEntry(const ListEntry& a, const ListEntry& b)
 }
 
 // The items of `before` and `after` keyed by `keyOf`: what `after` put
-// (added or changed) and what it took away.
-template <class T, class KeyOf, class Put, class Removed>
-void compare(const std::vector<T>& before, const std::vector<T>& after, KeyOf keyOf, Put put, Removed removed)
+// (added or changed, `same` says which are unchanged) and what it took away.
+template <class T, class KeyOf, class Same, class Put, class Removed>
+void compare(const std::vector<T>& before, const std::vector<T>& after, KeyOf keyOf, Same same, Put put, Removed removed)
 {
-    std::map<std::string, const T*> old;
+    std::map<std::invoke_result_t<KeyOf, const T&>, const T*> old;
     for (const T& x : before)
         old.emplace(keyOf(x), &x);
     for (const T& x : after) {
         const auto it = old.find(keyOf(x));
-        if (it == old.end() || Codec::toJson(*it->second) != Codec::toJson(x))
+        if (it == old.end() || !same(*it->second, x))
             put(x);
         if (it != old.end())
             old.erase(it);
@@ -126,23 +127,14 @@ void Store::tellReloaded(const Loaded& stored)
     const std::string actor = "another process";
     if (m_listChanged && m_engine) {
         for (ListKind kind : {ListKind::Safelist, ListKind::Blocklist}) {
-            const auto current = m_engine->list(kind);
-            const auto& next = kind == ListKind::Safelist ? stored.safelist : stored.blocklist;
-            std::map<Cidr, const ListEntry*> old;
-            for (const ListEntry& e : current->entries())
-                old.emplace(e.range, &e);
-            for (const ListEntry& e : next) {
-                const auto it = old.find(e.range);
-                if (it == old.end() || !sameEntry(*it->second, e))
-                    fx.listChanges.push_back(ListChange{kind, e, false, actor});
-                if (it != old.end())
-                    old.erase(it);
-            }
-            for (const auto& [range, e] : old) {
-                ListChange removal{kind, {}, true, actor};
-                removal.entry.range = range;
-                fx.listChanges.push_back(std::move(removal));
-            }
+            compare(m_engine->list(kind)->entries(), kind == ListKind::Safelist ? stored.safelist : stored.blocklist,
+                    [](const ListEntry& e) { return e.range; }, sameEntry,
+                    [&](const ListEntry& e) { fx.listChanges.push_back(ListChange{kind, e, false, actor}); },
+                    [&](const ListEntry& e) {
+                        ListChange removal{kind, {}, true, actor};
+                        removal.entry.range = e.range;
+                        fx.listChanges.push_back(std::move(removal));
+                    });
         }
     }
     if (m_configChanged && m_stored) {
@@ -150,10 +142,11 @@ void Store::tellReloaded(const Loaded& stored)
         // customers put on it, a customer removed before its tier.
         using Part = ConfigChange::Part;
         std::vector<ConfigChange> tierPuts, tierRemovals, customerPuts, customerRemovals;
-        compare(m_stored->tiers, stored.config.tiers, [](const Tier& t) { return t.name; },
+        auto sameJson = [](const auto& a, const auto& b) { return Codec::toJson(a) == Codec::toJson(b); };
+        compare(m_stored->tiers, stored.config.tiers, [](const Tier& t) { return t.name; }, sameJson,
                 [&](const Tier& t) { tierPuts.push_back(ConfigChange{Part::Tier, t.name, Codec::toJson(t), false, actor}); },
                 [&](const Tier& t) { tierRemovals.push_back(ConfigChange{Part::Tier, t.name, Json(), true, actor}); });
-        compare(m_stored->customers, stored.config.customers, [](const Customer& c) { return c.id; },
+        compare(m_stored->customers, stored.config.customers, [](const Customer& c) { return c.id; }, sameJson,
                 [&](const Customer& c) { customerPuts.push_back(ConfigChange{Part::Customer, c.id, Codec::toJson(c), false, actor}); },
                 [&](const Customer& c) { customerRemovals.push_back(ConfigChange{Part::Customer, c.id, Json(), true, actor}); });
         for (auto* part : {&tierPuts, &customerPuts, &customerRemovals, &tierRemovals})
