@@ -3,6 +3,7 @@
 // option and what was wrong (exit code 2).
 #pragma once
 
+#include "app/ReplayOptions.h"
 #include "cluster/RedisUrl.h"
 #include "core/Address.h"
 #include "core/Tuning.h"
@@ -47,6 +48,7 @@ struct Options {
     std::optional<Cluster::RedisUrl> redis;  // --redis: one node of the cluster that Redis holds (docs/CLUSTER.md)
     std::string nodeName;              // --node-name: default the host name
     std::vector<std::string> command;  // "lists export FILE" ...
+    ReplayOptions replay;              // `floodgate replay ...` (command = {"replay"})
 };
 
 // Fills `out` or returns the message to print (exit 2).
