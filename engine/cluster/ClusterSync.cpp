@@ -397,7 +397,8 @@ public:
     bool send(std::vector<Core::SyncReport>& reports, Core::Millis now)
     {
         std::vector<std::string> keys;
-        std::vector<std::string> args{m_options.node, std::to_string(m_engine.clusterNodes()), std::to_string(Core::Tuning::clusterLeaseMs)};
+        std::vector<std::string> args{m_options.node, std::to_string(m_engine.clusterNodes()), std::to_string(Core::Tuning::clusterLeaseMs),
+                                      std::to_string(Core::Tuning::clusterQuietReportMs)};
         keys.reserve(reports.size());
         for (const Core::SyncReport& r : reports) {
             keys.push_back(ENTRY_PREFIX + r.entry);

@@ -3,10 +3,18 @@
 
 namespace Floodgate::Cluster::Scripts {
 
-// Each node keeps one field per entry: "written;leaseUntil;lease;L1;L2;..."
-// with each level "stamp,lockedUntil,c1,c2,..." (its own counts, absolute:
-// a report may be repeated, and a Redis that lost its data is seeded again
-// by the next one). Times are Redis's (TIME), so no node's clock matters.
+// Each node keeps one field per entry: "written;leaseUntil;lease;S1;S2;..."
+// with each level "stamp,lockedUntil,total,n[,k,c]...": its own counts
+// (absolute: a report may be repeated, and a Redis that lost its data is
+// seeded again by the next one), their total, the number of buckets and
+// the buckets that are not zero (k from 1, the oldest). The node writes that
+// text and the script stores it as it is: a calm client's levels hold a
+// bucket or two, and Lua's number parsing and printing is most of what a
+// report costs. Times are Redis's (TIME), so no node's clock matters.
+//
+// A report (ARGV[4 + i]) is "held;H1;H2;...#S1;S2;...": what is left of the
+// node's lease, each level's header "algorithm,limit,period,bucket,stamp,
+// lockedUntil,total,n", and the levels as stored.
 //
 // The grant: the headroom of the entry's tightest level, after every
 // node's counts (a bucket or window newer than the report's counted as its
@@ -14,31 +22,43 @@ namespace Floodgate::Cluster::Scripts {
 // (nodes: the larger of the reporter's count and the nodes with a field on
 // the entry). The sum of counts and leases so stays within the limit, and a node
 // admits at most E more than its lease (Tuning.h), which gives the bound of
-// docs/CLUSTER.md. The other nodes' unexpired leases come back apart from
-// their counts: room they hold and may be spending unreported, which the
-// node's check of the limit must not count on, but which nobody admitted.
+// docs/CLUSTER.md. A client far below every limit (everything counted and
+// leased at most a quarter of it) gets the long lease (ARGV[4]), so it
+// reports that rarely; any other the short one (ARGV[3]).
+//
+// The answer, per entry: "granted,reserved,leaseMs,lapseAt;O1;O2;...". The
+// other nodes' unexpired leases come back apart from their counts
+// (reserved): room they hold and may be spending unreported, which the
+// node's check of the limit must not count on, but which nobody admitted;
+// lapseAt is when the first of them ends (0: none). Each level of the
+// others' counts is "stamp,lockedUntil,total[,k,c]..." in the reporter's
+// buckets.
 const std::string_view report = R"lua(
 local node = ARGV[1]
 local nodes = tonumber(ARGV[2])
-local leaseMs = tonumber(ARGV[3])
+local shortMs = tonumber(ARGV[3])
+local longMs = tonumber(ARGV[4])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local gmatch = string.gmatch
+local tonumber = tonumber
 
 local function split(s, sep)
   local out = {}
-  for p in string.gmatch(s, '[^' .. sep .. ']+') do out[#out + 1] = p end
+  for p in gmatch(s, '[^' .. sep .. ']+') do out[#out + 1] = p end
   return out
 end
 local function numbers(s)
   local out = {}
-  for p in string.gmatch(s, '[^,]+') do out[#out + 1] = tonumber(p) end
+  for p in gmatch(s, '[^,]+') do out[#out + 1] = tonumber(p) end
   return out
 end
 
 local results = {}
 for i = 1, #KEYS do
   local key = KEYS[i]
-  local parts = split(ARGV[3 + i], ';')
+  local head, stored = string.match(ARGV[4 + i], '^([^#]*)#(.*)$')
+  local parts = split(head, ';')
   local held = tonumber(parts[1])
   local levels = {}
   local keep = 0
@@ -48,17 +68,16 @@ for i = 1, #KEYS do
     local k = f[3] + f[4]
     if k > keep then keep = k end
   end
-  keep = keep + leaseMs
+  keep = keep + longMs
 
   -- The other nodes' counts, aligned to this report's stamps, and their leases.
   local others = {}
   for l = 1, #levels do
     local f = levels[l]
-    local o = {f[1] == 2 and 0 or f[5], 0}
-    for k = 7, #f do o[#o + 1] = 0 end
-    others[l] = o
+    others[l] = {f[1] == 2 and 0 or f[5], 0, 0, {}}  -- stamp, lockedUntil, total, counts by position
   end
   local leases = 0
+  local lapseAt = 0
   local alive = 1  -- the nodes with a field here, this one included
   local fields = redis.call('HGETALL', key)
   for j = 1, #fields, 2 do
@@ -70,23 +89,32 @@ for i = 1, #KEYS do
         redis.call('HDEL', key, name)  -- a node gone for longer than any window
       else
         alive = alive + 1
-        if tonumber(v[2]) > now then leases = leases + tonumber(v[3]) end
+        local until_ = tonumber(v[2])
+        if until_ > now then
+          leases = leases + tonumber(v[3])
+          if lapseAt == 0 or until_ < lapseAt then lapseAt = until_ end
+        end
         for l = 1, #levels do
           local f = levels[l]
           local o = others[l]
           local g = v[3 + l] and numbers(v[3 + l]) or nil
-          if g then
-            local n = #f - 6
+          if g and g[3] > 0 then
             if f[1] == 0 then
-              -- sliding: their bucket b lands at my position n - (myStamp - b)
-              local theirs = #g - 2
-              for k = 0, theirs - 1 do
-                local age = f[5] - (g[1] - k)
+              -- sliding: their bucket k (from their oldest) lands at my
+              -- position n - (myStamp - its stamp)
+              local n = f[8]
+              local newest = g[1]
+              local theirs = g[4]
+              local c = o[4]
+              for p = 5, #g, 2 do
+                local age = f[5] - (newest - (theirs - g[p]))
                 -- a bucket newer than this report's (the other node's clock
                 -- turned first) counts as this report's newest
                 if age < 0 then age = 0 end
                 if age < n then
-                  o[2 + n - age] = o[2 + n - age] + g[2 + theirs - k]
+                  local pos = n - age
+                  c[pos] = (c[pos] or 0) + g[p + 1]
+                  o[3] = o[3] + g[p + 1]
                 end
               end
             elseif f[1] == 1 then
@@ -94,13 +122,13 @@ for i = 1, #KEYS do
               if g[1] >= f[5] then o[3] = o[3] + g[3] end
             else
               -- lockout: a window still open counts; the latest start is kept
-              if g[3] > 0 and now - g[1] < f[3] then
+              if now - g[1] < f[3] then
                 o[3] = o[3] + g[3]
                 if g[1] > o[1] then o[1] = g[1] end
               end
-              if g[2] > o[2] then o[2] = g[2] end
             end
           end
+          if g and f[1] == 2 and g[2] > o[2] then o[2] = g[2] end
         end
       end
     end
@@ -108,40 +136,33 @@ for i = 1, #KEYS do
 
   -- The grant, from the tightest level.
   local grant = nil
+  local far = true
+  local ways = nodes
+  if alive > ways then ways = alive end
   for l = 1, #levels do
     local f = levels[l]
-    local o = others[l]
-    local used = held + leases
-    for k = 7, #f do used = used + f[k] end
-    for k = 3, #o do used = used + o[k] end
-    local head = f[2] - used
-    if f[1] == 2 and (f[6] > now or o[2] > now) then head = 0 end
+    local used = held + leases + f[7] + others[l][3]
+    local room = f[2] - used
+    if f[1] == 2 and (f[6] > now or others[l][2] > now) then room = 0 end
+    if room <= 0 or used * 4 > f[2] then far = false end
     local g = 0
     -- split among the nodes counting, or those seen here if more (a node
     -- that joined before this one's heartbeat saw it)
-    local ways = nodes
-    if alive > ways then ways = alive end
-    if head > 0 then g = math.floor(head / (2 * ways)) end
+    if room > 0 then g = math.floor(room / (2 * ways)) end
     if grant == nil or g < grant then grant = g end
   end
   grant = grant or 0
+  local leaseMs = far and longMs or shortMs
 
-  -- This node's field: its counts and its lease.
-  local mine = {tostring(now), tostring(now + leaseMs), tostring(held + grant)}
-  for l = 1, #levels do
-    local f = levels[l]
-    local s = {}
-    for k = 5, #f do s[#s + 1] = string.format('%d', f[k]) end
-    mine[#mine + 1] = table.concat(s, ',')
-  end
-  redis.call('HSET', key, node, table.concat(mine, ';'))
+  redis.call('HSET', key, node, now .. ';' .. (now + leaseMs) .. ';' .. (held + grant) .. ';' .. stored)
   redis.call('PEXPIRE', key, keep)
 
-  local out = {tostring(grant) .. ',' .. tostring(leases)}
+  local out = {grant .. ',' .. leases .. ',' .. leaseMs .. ',' .. lapseAt}
   for l = 1, #others do
-    local s = {}
-    for k = 1, #others[l] do s[#s + 1] = string.format('%d', others[l][k]) end
-    out[#out + 1] = table.concat(s, ',')
+    local o = others[l]
+    local s = o[1] .. ',' .. o[2] .. ',' .. o[3]
+    for pos, c in pairs(o[4]) do s = s .. ',' .. pos .. ',' .. c end
+    out[#out + 1] = s
   end
   results[i] = table.concat(out, ';')
 end

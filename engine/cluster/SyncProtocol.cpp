@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "cluster/SyncProtocol.h"
 
+#include <algorithm>
 #include <charconv>
 
 namespace Floodgate::Cluster {
@@ -37,10 +38,17 @@ bool readNumbers(std::string_view s, std::vector<std::int64_t>& out)
 
 std::string encodeReport(const Core::SyncReport& r)
 {
+    // "held;H1;H2;...#S1;S2;..." (Scripts.h): the headers the script reads,
+    // then the levels as Redis stores them, which it does not parse.
     std::string out;
-    out.reserve(32 + r.levels.size() * 64);
+    std::string stored;
+    out.reserve(32 + r.levels.size() * 48);
+    stored.reserve(r.levels.size() * 32);
     appendNumber(out, r.held);
     for (const Core::SharedLevel& l : r.levels) {
+        std::uint64_t total = 0;
+        for (const std::uint32_t c : l.counts)
+            total += c;
         out += ';';
         appendNumber(out, std::int64_t(l.algorithm));
         out += ',';
@@ -53,16 +61,39 @@ std::string encodeReport(const Core::SyncReport& r)
         appendNumber(out, l.stamp);
         out += ',';
         appendNumber(out, l.lockedUntil);
-        for (const std::uint32_t c : l.counts) {
-            out += ',';
-            appendNumber(out, c);
-        }
+        out += ',';
+        appendNumber(out, std::int64_t(total));
+        out += ',';
+        appendNumber(out, std::int64_t(l.counts.size()));
+
+        if (!stored.empty())
+            stored += ';';
+        appendNumber(stored, l.stamp);
+        stored += ',';
+        appendNumber(stored, l.lockedUntil);
+        stored += ',';
+        appendNumber(stored, std::int64_t(total));
+        stored += ',';
+        appendNumber(stored, std::int64_t(l.counts.size()));
+        // Only a sliding window's buckets are read back one by one.
+        if (l.algorithm == Core::Algorithm::SlidingWindow)
+            for (std::size_t k = 0; k < l.counts.size(); ++k)
+                if (l.counts[k] != 0) {
+                    stored += ',';
+                    appendNumber(stored, std::int64_t(k + 1));
+                    stored += ',';
+                    appendNumber(stored, l.counts[k]);
+                }
     }
+    out += '#';
+    out += stored;
     return out;
 }
 
 std::optional<Core::SyncAck> decodeAck(std::string_view text, const Core::SyncReport& report)
 {
+    // "granted,reserved,leaseMs,lapseAt;O1;O2;..." with each level
+    // "stamp,lockedUntil,total[,k,c]..." (Scripts.h).
     Core::SyncAck ack;
     std::vector<std::int64_t> numbers;
     std::size_t part = 0;
@@ -72,24 +103,34 @@ std::optional<Core::SyncAck> decodeAck(std::string_view text, const Core::SyncRe
         if (!readNumbers(field, numbers) || numbers.empty())
             return std::nullopt;
         if (part == 0) {
-            if (numbers.size() != 2 || numbers[0] < 0 || numbers[0] > INT32_MAX || numbers[1] < 0)
+            if (numbers.size() != 4 || numbers[0] < 0 || numbers[0] > INT32_MAX || numbers[1] < 0 || numbers[2] <= 0 || numbers[3] < 0)
                 return std::nullopt;
             ack.granted = std::uint32_t(numbers[0]);
             ack.reserved = std::uint32_t(std::min<std::int64_t>(numbers[1], UINT32_MAX));
+            ack.leaseMs = numbers[2];
+            ack.reservedLapseAt = numbers[3];
         } else {
             if (part > report.levels.size())
                 return std::nullopt;
             const Core::SharedLevel& mine = report.levels[part - 1];
-            if (numbers.size() != 2 + mine.counts.size())
+            const bool sliding = mine.algorithm == Core::Algorithm::SlidingWindow;
+            if (numbers.size() < 3 || numbers.size() % 2 == 0 || (!sliding && numbers.size() != 3) || numbers[2] < 0)
                 return std::nullopt;
             Core::SharedLevel o = mine;
             o.stamp = numbers[0];
             o.lockedUntil = numbers[1];
-            for (std::size_t k = 0; k < mine.counts.size(); ++k) {
-                const std::int64_t c = numbers[2 + k];
-                if (c < 0)
+            std::fill(o.counts.begin(), o.counts.end(), 0u);
+            if (!sliding) {
+                if (o.counts.size() != 1)
                     return std::nullopt;
-                o.counts[k] = std::uint32_t(std::min<std::int64_t>(c, UINT32_MAX));
+                o.counts[0] = std::uint32_t(std::min<std::int64_t>(numbers[2], UINT32_MAX));
+            }
+            for (std::size_t j = 3; j + 1 < numbers.size(); j += 2) {
+                const std::int64_t k = numbers[j];
+                const std::int64_t c = numbers[j + 1];
+                if (k < 1 || std::size_t(k) > o.counts.size() || c < 0)
+                    return std::nullopt;
+                o.counts[std::size_t(k - 1)] = std::uint32_t(std::min<std::int64_t>(c, UINT32_MAX));
             }
             ack.others.push_back(std::move(o));
         }

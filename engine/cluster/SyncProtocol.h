@@ -16,10 +16,12 @@
 
 namespace Floodgate::Cluster {
 
-// "held;L1;L2;..." (Scripts.h).
+// "held;H1;H2;...#S1;S2;..." (Scripts.h): the levels' headers, then the
+// levels as Redis keeps them (only a sliding window's buckets that are not zero).
 std::string encodeReport(const Core::SyncReport& report);
-// "granted;O1;O2;...": nullopt when it does not fit the report (another
-// number of levels or of buckets), which the sync counts as an error.
+// "granted,reserved,leaseMs,lapseAt;O1;O2;...": nullopt when it does not
+// fit the report (another number of levels, a bucket out of range), which
+// the sync counts as an error.
 std::optional<Core::SyncAck> decodeAck(std::string_view text, const Core::SyncReport& report);
 
 // A list entry as Redis keeps it (the list's hash, the change stream):

@@ -10,6 +10,7 @@
 #include "core/TableKey.h"
 #include "core/Rules.h"
 #include "core/Time.h"
+#include "core/Tuning.h"
 
 #include <cstdint>
 #include <string>
@@ -59,6 +60,8 @@ struct SyncAck {
     bool ok = false;         // false: not delivered (the report stands as unsent)
     std::uint32_t granted = 0;   // requests added to this node's lease
     std::uint32_t reserved = 0;  // the other nodes' unexpired leases: room they may be spending unreported
+    Millis leaseMs = Tuning::clusterLeaseMs;  // how long the lease lasts (clusterQuietReportMs for a client far below its limits)
+    Millis reservedLapseAt = 0;  // when the first of the other nodes' leases ends (Redis's clock; 0: none)
     std::vector<SharedLevel> others;  // per level: the other nodes' counts (what they admitted)
 };
 

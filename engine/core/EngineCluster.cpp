@@ -65,6 +65,13 @@ EntryShape shapeOf(const Compiled& c, std::uint8_t table, const TableKey& key)
     return {};  // a Range window, or a rule that is gone
 }
 
+// When an entry with no lease and most of its budget reports at the
+// latest (takeReports takes it a margin before its "lease" ends).
+Millis quietReportBy(Millis now)
+{
+    return now + Tuning::clusterQuietReportMs + Tuning::clusterLeaseMarginMs;
+}
+
 std::string entryName(std::uint8_t table, const TableKey& k, std::uint64_t shape)
 {
     char buf[128];
@@ -94,22 +101,23 @@ bool ClusterGate::admit()
 {
     std::uint32_t* s = sync;
     if (!(s[2] & SyncCells::Ready)) {
-        setAllowance(s, budget);  // a new entry: the error budget, no lease yet
+        // A new entry: the error budget, no lease yet. Its first report
+        // waits while the budget lasts, up to clusterQuietReportMs, so a
+        // client far below its limits costs no report per request.
+        setAllowance(s, budget);
+        setLeaseEnd(s, quietReportBy(now));
         s[2] |= SyncCells::Ready;
     }
-    auto urgent = [&] {
-        if (!(s[2] & SyncCells::Urgent)) {
-            s[2] |= SyncCells::Urgent;
-            wake = true;
-        }
-    };
     if (state == ClusterState::Up) {
         // A lease that lapsed with no report on its way to renew it: only
-        // the error budget is left, less what is still unreported.
+        // the error budget is left, less what is still unreported. A client
+        // back after a quiet spell is a new one: it reports within
+        // clusterQuietReportMs, or once half the budget is spent.
         const Millis end = leaseEnd(s);
         if (end != 0 && now >= end && !(s[2] & SyncCells::InFlight)) {
             setAllowance(s, std::min<std::int64_t>(allowance(s), std::int64_t(budget) - std::int64_t(s[1])));
-            setLeaseEnd(s, 0);
+            setLeaseEnd(s, s[1] == 0 ? quietReportBy(now) : 0);
+            s[2] &= ~SyncCells::Leased;
         }
         if (allowance(s) <= 0) {
             if (!waited) {
@@ -124,7 +132,10 @@ bool ClusterGate::admit()
             impl->cluster.overdrafts.fetch_add(1, std::memory_order_relaxed);
         }
         setAllowance(s, std::int64_t(allowance(s)) - 1);
-        if (allowance(s) < std::int32_t(budget))  // the lease is spent: renew it while the budget lasts
+        // A lease spent: renew it while the budget lasts. Without one, half
+        // the budget spent (E = 1: all of it) is worth a report at once.
+        const std::int64_t low = (s[2] & SyncCells::Leased) ? std::int64_t(budget) : (std::int64_t(budget) + 1) / 2;
+        if (allowance(s) < low)
             urgent();
     }
     if (s[1] != UINT32_MAX)
@@ -143,6 +154,25 @@ void ClusterGate::giveBack()
         setAllowance(s, std::int64_t(allowance(s)) + 1);
     if (s[1] > 0)
         --s[1];
+}
+
+void ClusterGate::refresh()
+{
+    if (state != ClusterState::Up)
+        return;
+    urgent();
+    if (!(sync[2] & SyncCells::Queued)) {
+        sync[2] |= SyncCells::Queued;
+        impl->enqueue(entry);
+    }
+}
+
+void ClusterGate::urgent()
+{
+    if (!(sync[2] & SyncCells::Urgent)) {
+        sync[2] |= SyncCells::Urgent;
+        wake = true;
+    }
 }
 
 void Engine::enableCluster()
@@ -286,10 +316,15 @@ void Engine::applyAcks(const std::vector<SyncReport>& reports, const std::vector
             const std::uint64_t lease = std::uint64_t(r.held) + a.granted;
             setAllowance(s, std::int64_t(lease) + budget - std::int64_t(s[1]));
             s[SyncCells::Reserved] = a.reserved;
+            s[SyncCells::ReservedLapse] = a.reservedLapseAt == 0 ? 0 : std::max<std::uint32_t>(1, std::uint32_t(a.reservedLapseAt));
             s[2] |= SyncCells::Ready;
             // Redis started the lease after the report was built: ending it
             // a margin before build time + lease ends it here first.
-            setLeaseEnd(s, lease > 0 ? r.builtAt + Tuning::clusterLeaseMs - Tuning::clusterLeaseMarginMs : 0);
+            setLeaseEnd(s, lease > 0 ? r.builtAt + a.leaseMs - Tuning::clusterLeaseMarginMs : 0);
+            if (lease > 0)
+                s[2] |= SyncCells::Leased;
+            else
+                s[2] &= ~SyncCells::Leased;
             if (s[1] > 0 || (s[2] & SyncCells::Urgent))
                 again = true;
             else

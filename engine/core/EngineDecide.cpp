@@ -246,9 +246,14 @@ Decision Engine::decide(const RequestFacts& f, Millis now)
             return runLevels(group, cells, now, refused || waiting, binding);
         ClusterGate g = gateFor(table, k, sig, shared, cells);
         LevelView entryView = view;
-        if (view.kind == LevelView::Kind::Combined)
+        if (view.kind == LevelView::Kind::Combined && g.sync[SyncCells::Reserved] > 0) {
             entryView.reserved = g.sync[SyncCells::Reserved];
+            const std::int32_t left = std::int32_t(g.sync[SyncCells::ReservedLapse] - std::uint32_t(now));
+            entryView.reservedLapseMs = g.sync[SyncCells::ReservedLapse] != 0 && left > 0 ? left : 0;
+        }
         const bool r = runLevels(group, cells, now, refused || waiting, binding, entryView, [&] { return g.admit(); });
+        if (r && entryView.reserved > 0 && entryView.reservedLapseMs == 0)
+            g.refresh();
         waiting = waiting || g.waiting;
         wake = wake || g.wake;
         return r;

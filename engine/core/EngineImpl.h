@@ -149,12 +149,18 @@ std::shared_ptr<const Compiled> compile(std::shared_ptr<const EngineConfig> cfg,
 //   [3..4] when its lease ends (ms, this node's clock)
 //   [5] the other nodes' leases at the last acknowledgement (LevelView::reserved)
 namespace SyncCells {
-inline constexpr std::uint16_t Count = 6;
+// [0] allowance, [1] admitted since the last report, [2] the flags below,
+// [3..4] when the lease ends (or, for a new entry, when it reports at the
+// latest), [5] the other nodes' leases, [6] when the first of them lapses
+// (the low 32 bits of the time in ms; 0: none).
+inline constexpr std::uint16_t Count = 7;
 inline constexpr std::uint16_t Reserved = 5;
+inline constexpr std::uint16_t ReservedLapse = 6;
 inline constexpr std::uint32_t Ready = 1;     // allowance set (a new entry starts with E)
 inline constexpr std::uint32_t Queued = 2;    // in the report queue (or its report in flight)
 inline constexpr std::uint32_t InFlight = 4;  // a report is on its way to Redis
 inline constexpr std::uint32_t Urgent = 8;    // report at once: a request waits, or the lease is spent
+inline constexpr std::uint32_t Leased = 16;   // Redis granted a lease that has not lapsed
 } // namespace SyncCells
 
 // The tag a customer's entry key folds to (Compiled::customerByTag).
@@ -191,6 +197,12 @@ struct ClusterGate {
     bool admit();
     // A reservation counted by admit() was given back.
     void giveBack();
+    // What the node knows of the other nodes' leases is out of date: report
+    // at once, so the next decision has Redis's answer.
+    void refresh();
+
+private:
+    void urgent();  // report at once (the sync thread is woken after the locks are released)
 };
 
 // Everything a deciding thread reads, published as one immutable set: an

@@ -155,6 +155,12 @@ inline constexpr std::uint32_t clusterEpsilonPerMille = 10;
 // reserved in Redis for it. It lapses after this long (in Redis, on Redis's
 // clock; here a margin sooner), so a lease a node stops using is given back.
 inline constexpr std::int64_t clusterLeaseMs = 2 * SECOND;
+// A client far below its limits (everything counted and leased at most a
+// quarter of each) gets a lease this long instead, and a new client whose
+// first requests are well within the error budget (half of it left) reports
+// them this late at most: such clients cost one report per this long, not
+// one per lease. What the other nodes show of them is at most this old.
+inline constexpr std::int64_t clusterQuietReportMs = 10 * SECOND;
 // An entry whose lease ends within this reports its counts before it does.
 inline constexpr std::int64_t clusterLeaseMarginMs = 500;
 // The longest a request waits for Redis to acknowledge its client's earlier

@@ -290,8 +290,10 @@ Verdict evaluate(const LevelSpec& spec, std::uint32_t* cells, Millis now, LevelV
     if (v.allowed && view.reserved && spec.algorithm != Algorithm::Lockout && std::uint64_t(v.used) + view.reserved >= spec.limit) {
         v.allowed = false;
         v.used = spec.limit;  // the limit is taken: counted, or held by other nodes
-        // The room comes back when their leases lapse (or is counted by then).
-        v.retryAfterMs = std::min<Millis>(Tuning::clusterLeaseMs, std::max<Millis>(v.resetMs, 1));
+        // The room comes back when their leases lapse (or is counted by
+        // then); once they have, the node's next report says how much.
+        const Millis lapse = view.reservedLapseMs > 0 ? view.reservedLapseMs : SECOND;
+        v.retryAfterMs = std::min<Millis>(lapse, std::max<Millis>(v.resetMs, 1));
     }
     return v;
 }

@@ -72,6 +72,9 @@ struct LevelView {
     // not the counts and this is refused; nobody admitted it, so it is not
     // in `used` unless the request is refused for it.
     std::uint32_t reserved = 0;
+    // How long until the first of those leases lapses: a request refused for
+    // them may come back then (0: already lapsed, the node is asking Redis).
+    Millis reservedLapseMs = 0;
 };
 // evaluate() for a level that may be shared: brings the own cells up to
 // `now`, then judges the view asked for (the other nodes' counts only for a

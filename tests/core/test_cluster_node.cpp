@@ -38,8 +38,10 @@ std::unique_ptr<Engine> node(EngineConfig c, std::uint32_t nodes = 2)
 }
 
 // Acknowledges every report as Redis would with no other node's counts,
-// this grant, and `reserved` held by other nodes' leases.
-std::vector<SyncReport> ackAll(Engine& e, Millis now, std::uint32_t granted, std::uint32_t reserved = 0)
+// this grant (lasting `leaseMs`), and `reserved` held by other nodes'
+// leases, the first of which lapses at `lapseAt`.
+std::vector<SyncReport> ackAll(Engine& e, Millis now, std::uint32_t granted, std::uint32_t reserved = 0, Millis lapseAt = 0,
+                               Millis leaseMs = Tuning::clusterLeaseMs)
 {
     auto reports = e.takeReports(now, 1000, false);
     std::vector<SyncAck> acks;
@@ -48,6 +50,8 @@ std::vector<SyncReport> ackAll(Engine& e, Millis now, std::uint32_t granted, std
         a.ok = true;
         a.granted = granted;
         a.reserved = reserved;
+        a.reservedLapseAt = lapseAt;
+        a.leaseMs = leaseMs;
         for (const SharedLevel& l : r.levels) {
             SharedLevel o = l;
             std::fill(o.counts.begin(), o.counts.end(), 0u);
@@ -103,16 +107,74 @@ private Q_SLOTS:
     {
         auto e = node(perMinute(10));  // E = 1
         QVERIFY(!decide(*e, Request(), T0).waitForCluster);
-        ackAll(*e, T0 + 1, 5, 6);  // a lease of 5 here; the other node holds 6
+        ackAll(*e, T0 + 1, 5, 6, T0 + 500);  // a lease of 5 here; the other node holds 6 until T0 + 0.5 s
         for (int i = 0; i < 3; ++i) {
             const Decision d = decide(*e, Request(), T0 + 2 + i);
             QVERIFY2(d.action == Action::Allow && !d.waitForCluster, describe(d));
             QCOMPARE(d.remaining, std::uint32_t(10 - 2 - i));  // what was admitted, exactly
         }
-        // 4 admitted + 6 held elsewhere = 10: refused, until the lease lapses at the latest.
+        // 4 admitted + 6 held elsewhere = 10: refused, until the lease lapses.
+        QVERIFY(e->takeReports(T0 + 5, 100, false).empty());
         const Decision refused = decide(*e, Request(), T0 + 5);
         QCOMPARE(refused.action, Action::Throttle);
-        QVERIFY2(refused.retryAfterMs > 0 && refused.retryAfterMs <= Tuning::clusterLeaseMs, describe(refused));
+        QCOMPARE(refused.retryAfterMs, Millis(500 - 5));
+        QVERIFY2(e->takeReports(T0 + 5, 100, false).empty(), "the node's knowledge is current: nothing to ask");
+        // Once it has lapsed, what the node knows of it is old: the refusal
+        // asks Redis at once, so the next request is decided on its answer.
+        // (Its own lease, until T0 + 1.5 s, would not have made it report yet.)
+        const Decision stale = decide(*e, Request(), T0 + 600);
+        QCOMPARE(stale.action, Action::Throttle);
+        QCOMPARE(stale.retryAfterMs, SECOND);
+        const auto asked = e->takeReports(T0 + 600, 100, false);
+        QCOMPARE(asked.size(), std::size_t(1));
+        QCOMPARE(asked[0].admitted, 3u);
+    }
+
+    // A client far below its limits costs one report per
+    // Tuning::clusterQuietReportMs, not one per request or per short lease.
+    void aQuietClientReportsRarely()
+    {
+        // 100,000 / min over 2 nodes: E = 500.
+        auto e = node(perMinute(100'000));
+        for (int i = 0; i < 100; ++i)
+            QVERIFY(!decide(*e, Request(), T0 + i).waitForCluster);
+        QVERIFY2(e->takeReports(T0 + 5 * SECOND, 100, false).empty(), "well within its budget: no report yet");
+        const Millis first = T0 + Tuning::clusterQuietReportMs;
+        auto reports = e->takeReports(first, 100, false);
+        QCOMPARE(reports.size(), std::size_t(1));
+        QCOMPARE(reports[0].admitted, 100u);
+        // Far below its limit, Redis grants the long lease.
+        std::vector<SyncAck> acks(1);
+        acks[0].ok = true;
+        acks[0].granted = 20'000;
+        acks[0].leaseMs = Tuning::clusterQuietReportMs;
+        acks[0].others = reports[0].levels;
+        for (SharedLevel& l : acks[0].others)
+            std::fill(l.counts.begin(), l.counts.end(), 0u);
+        e->applyAcks(reports, acks, first + 1);
+        for (int i = 0; i < 100; ++i)
+            QVERIFY(!decide(*e, Request(), first + 2 + i).waitForCluster);
+        // The node ends a lease a margin early and reports a margin before that.
+        const Millis renew = first + Tuning::clusterQuietReportMs - 2 * Tuning::clusterLeaseMarginMs;
+        QVERIFY(e->takeReports(renew - 1, 100, false).empty());
+        reports = e->takeReports(renew, 100, false);
+        QCOMPARE(reports.size(), std::size_t(1));
+        acks[0].others = reports[0].levels;
+        e->applyAcks(reports, acks, renew + 1);
+        // Back after a quiet minute (the lease long gone): a new client again.
+        const Millis back = renew + MINUTE;
+        for (int i = 0; i < 10; ++i)
+            QVERIFY(!decide(*e, Request(), back + i).waitForCluster);
+        QVERIFY(e->takeReports(back + 100, 100, false).empty());
+        QCOMPARE(e->takeReports(back + Tuning::clusterQuietReportMs, 100, false).size(), std::size_t(1));
+
+        // Another new client that spends half its budget reports at once.
+        auto busy = node(perMinute(100'000));
+        for (int i = 0; i < 250; ++i)
+            decide(*busy, Request(), T0 + i);
+        QVERIFY(busy->takeReports(T0 + 300, 100, false).empty());
+        decide(*busy, Request(), T0 + 300);
+        QCOMPARE(busy->takeReports(T0 + 301, 100, false).size(), std::size_t(1));
     }
 
     void theOtherNodesCountsRefuseAtTheSharedLimit()

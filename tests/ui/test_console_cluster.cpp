@@ -254,10 +254,12 @@ private Q_SLOTS:
         for (int i = 0; i < 2; ++i)
             QCOMPARE(call(b->port(), get("/"), "127.0.0.77").status, 200);
         // b reports its first request at once and spends its lease on the
-        // second without reporting, until the lease is about to end
-        // (Tuning::clusterLeaseMs less the margin): wait for that report, so
-        // Redis holds b's 2 when this node reports.
-        QTest::qWait(int(Core::Tuning::clusterLeaseMs - Core::Tuning::clusterLeaseMarginMs + 500));
+        // second without reporting until the lease is about to end: far
+        // below its limit, the client has the long lease
+        // (Tuning::clusterQuietReportMs, ended a margin early, reported a
+        // margin before that). Wait for that report, so Redis holds b's 2
+        // when this node reports.
+        QTest::qWait(int(Core::Tuning::clusterQuietReportMs - 2 * Core::Tuning::clusterLeaseMarginMs + 500));
         for (int i = 0; i < 3; ++i)
             QCOMPARE(call(a.port(), get("/"), "127.0.0.77").status, 200);
         a.window->showView(Ui::MainWindow::Clients);
