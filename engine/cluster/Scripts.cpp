@@ -23,8 +23,8 @@ namespace Floodgate::Cluster::Scripts {
 // the entry). The sum of counts and leases so stays within the limit, and a node
 // admits at most E more than its lease (Tuning.h), which gives the bound of
 // docs/CLUSTER.md. A client far below every limit (everything counted and
-// leased at most a quarter of it) gets the long lease (ARGV[4]), so it
-// reports that rarely; any other the short one (ARGV[3]).
+// leased at most half of it) gets the long lease (ARGV[4]), so it reports
+// that rarely; any other the short one (ARGV[3]).
 //
 // The answer, per entry: "granted,reserved,leaseMs,lapseAt;O1;O2;...". The
 // other nodes' unexpired leases come back apart from their counts
@@ -144,7 +144,7 @@ for i = 1, #KEYS do
     local used = held + leases + f[7] + others[l][3]
     local room = f[2] - used
     if f[1] == 2 and (f[6] > now or others[l][2] > now) then room = 0 end
-    if room <= 0 or used * 4 > f[2] then far = false end
+    if room <= 0 or used * 2 > f[2] then far = false end
     local g = 0
     -- split among the nodes counting, or those seen here if more (a node
     -- that joined before this one's heartbeat saw it)

@@ -155,8 +155,8 @@ inline constexpr std::uint32_t clusterEpsilonPerMille = 10;
 // reserved in Redis for it. It lapses after this long (in Redis, on Redis's
 // clock; here a margin sooner), so a lease a node stops using is given back.
 inline constexpr std::int64_t clusterLeaseMs = 2 * SECOND;
-// A client far below its limits (everything counted and leased at most a
-// quarter of each) gets a lease this long instead, and a new client whose
+// A client far below its limits (everything counted and leased at most
+// half of each) gets a lease this long instead, and a new client whose
 // first requests are well within the error budget (half of it left) reports
 // them this late at most: such clients cost one report per this long, not
 // one per lease. What the other nodes show of them is at most this old.
