@@ -172,6 +172,10 @@ void ClusterGate::urgent()
     if (!(sync[2] & SyncCells::Urgent)) {
         sync[2] |= SyncCells::Urgent;
         wake = true;
+        // Queued but waiting for its time: look at it now. (A report in
+        // flight is queued again by its acknowledgement.)
+        if ((sync[2] & SyncCells::Queued) && !(sync[2] & SyncCells::InFlight))
+            impl->enqueue(entry);
     }
 }
 
@@ -220,6 +224,11 @@ std::vector<SyncReport> Engine::takeReports(Millis now, std::size_t max, bool al
         std::lock_guard lock(m->cluster.queueMutex);
         pending.swap(m->cluster.queue);
     }
+    auto& waiting = m->cluster.later;
+    while (!waiting.empty() && (all || waiting.top().at <= now)) {
+        pending.push_back(waiting.top().entry);
+        waiting.pop();
+    }
     std::vector<SyncReport> out;
     std::vector<QueuedEntry> later;
     const auto p = m->snapshot();
@@ -235,7 +244,7 @@ std::vector<SyncReport> Engine::takeReports(Millis now, std::size_t max, bool al
         }
         KeyTable& table = e.table == CUSTOMER_TABLE ? *p->customers : *p->clients;
         const std::uint32_t budget = m->clusterBudget(shape.shared->minLimit);
-        bool keep = false;
+        Millis dueAt = 0;  // not due: when it will be
         table.update(e.key, now, [&](KeyTable::Header& h, std::uint32_t* cells) {
             if (h.signature != shape.signature)
                 return;
@@ -247,7 +256,7 @@ std::vector<SyncReport> Engine::takeReports(Millis now, std::size_t max, bool al
             const Millis end = leaseEnd(s);
             const bool due = all || (s[2] & SyncCells::Urgent) || (s[1] > 0 && (end == 0 || end - now <= Tuning::clusterLeaseMarginMs));
             if (!due) {
-                keep = true;
+                dueAt = end != 0 ? end - Tuning::clusterLeaseMarginMs : now + 1;
                 return;
             }
             SyncReport r;
@@ -268,9 +277,10 @@ std::vector<SyncReport> Engine::takeReports(Millis now, std::size_t max, bool al
             s[2] = (s[2] | SyncCells::InFlight) & ~SyncCells::Urgent;
             out.push_back(std::move(r));
         });
-        if (keep)
-            later.push_back(e);
+        if (dueAt != 0)
+            waiting.push({dueAt, e});
     }
+    m->cluster.laterSize.store(waiting.size(), std::memory_order_relaxed);
     if (!later.empty()) {
         std::lock_guard lock(m->cluster.queueMutex);
         m->cluster.queue.insert(m->cluster.queue.end(), later.begin(), later.end());
@@ -371,7 +381,7 @@ ClusterCounters Engine::clusterCounters() const
     k.overdrafts = m->cluster.overdrafts.load(std::memory_order_relaxed);
     k.reports = m->cluster.reports.load(std::memory_order_relaxed);
     std::lock_guard lock(m->cluster.queueMutex);
-    k.queued = m->cluster.queue.size();
+    k.queued = m->cluster.queue.size() + m->cluster.laterSize.load(std::memory_order_relaxed);
     return k;
 }
 

@@ -27,6 +27,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <queue>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -275,7 +276,17 @@ struct Engine::Impl {
         std::atomic<ClusterState> state{ClusterState::Up};
         std::atomic<std::uint32_t> nodes{1};
         std::mutex queueMutex;  // taken inside a shard lock, never the other way round
-        std::vector<QueuedEntry> queue;
+        std::vector<QueuedEntry> queue;  // entries to look at now: new in the queue, or urgent
+        // The sync thread's own (takeReports, applyAcks): queued entries
+        // that are not due before `at` (a lease that lasts, a quiet new
+        // client), so a tick does not look at every one of them again.
+        struct Later {
+            Millis at = 0;
+            QueuedEntry entry;
+            bool operator>(const Later& o) const { return at > o.at; }
+        };
+        std::priority_queue<Later, std::vector<Later>, std::greater<Later>> later;
+        std::atomic<std::size_t> laterSize{0};
         std::function<void()> wake;
         std::atomic<std::uint64_t> waits{0};
         std::atomic<std::uint64_t> overdrafts{0};
