@@ -147,8 +147,10 @@ Cluster::SharedItems read(Storage::Store& store, Core::Engine& engine, Core::Mil
         return items;
     }
     if (collection == SAFELIST || collection == BLOCKLIST) {
+        // Not what has ended and waits for the purge: Redis forgets it at its end.
         for (const Core::ListEntry& e : engine.list(collection == SAFELIST ? Core::ListKind::Safelist : Core::ListKind::Blocklist)->entries())
-            items.emplace(e.range.toString(), Cluster::encodeEntry(e));
+            if (e.activeAt(now))
+                items.emplace(e.range.toString(), Cluster::encodeEntry(e));
         return items;
     }
     const Core::EngineConfig config = store.config();  // as stored: without the command line's overrides

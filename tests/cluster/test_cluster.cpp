@@ -62,6 +62,20 @@ bool has(const Node& n, const std::string& target, const std::string& text)
     return r.status == 200 && r.body.find(text) != std::string::npos;
 }
 
+// Nodes a and b, with `rules` put on a and arrived on b (b's rules then
+// contain `seen`); empty, or what went wrong.
+QString startWithRules(TwoNodes& t, const std::string& rules, const std::string& seen)
+{
+    const QString failed = t.start();
+    if (!failed.isEmpty())
+        return failed;
+    if (!putJson(*t.a, "/api/v1/rules", rules))
+        return QStringLiteral("a refused the rules");
+    if (!within(1000, [&] { return has(*t.b, "/api/v1/rules", seen); }))
+        return QStringLiteral("the rules did not reach b within 1 s");
+    return {};
+}
+
 } // namespace
 
 class TestCluster : public QObject {
@@ -310,17 +324,16 @@ private Q_SLOTS:
     // ended ban leaves Redis.
     void anAutomaticBanHoldsOnEveryNodeAndEscalatesAcrossThem()
     {
+        // 3 a second; 3 refusals within 10 s ban for 3 s, then 6 s.
         TwoNodes t;
-        const QString failed = t.start();
+        const QString failed = startWithRules(t,
+                                              R"({"rules":[{"name":"ip","levels":[{"limit":3,"period":1,"algorithm":"fixed"}]}],)"
+                                              R"("escalation":{"enabled":true,"refusals":3,"find":10,"ban":3,"max_ban":60,"factor":2}})",
+                                              "\"max_ban\":60");
         QVERIFY2(failed.isEmpty(), qPrintable(failed));
         RedisServer& redis = t.redis;
         Node* a = t.a;
         Node* b = t.b;
-        // 3 a second; 3 refusals within 10 s ban for 3 s, then 6 s.
-        QVERIFY(putJson(*a, "/api/v1/rules",
-                        R"({"rules":[{"name":"ip","levels":[{"limit":3,"period":1,"algorithm":"fixed"}]}],)"
-                        R"("escalation":{"enabled":true,"refusals":3,"find":10,"ban":3,"max_ban":60,"factor":2}})"));
-        QVERIFY2(within(1000, [&] { return has(*b, "/api/v1/rules", "\"max_ban\":60"); }), "the rules did not reach b");
         const char* client = "127.0.0.80";
         const std::string entry = "/api/v1/lists/blocklist";
         auto banOf = [&](Node* n) {
@@ -386,14 +399,13 @@ private Q_SLOTS:
     void aCooldownStartedOnOneNodeHoldsOnTheOther()
     {
         TwoNodes t;
-        const QString failed = t.start();
+        const QString failed = startWithRules(
+            t, R"({"cooldowns":[{"name":"comments","method":"POST","path":"/comments","duration":3,"user_header":"X-User-Id"}]})",
+            "\"duration\":3");
         QVERIFY2(failed.isEmpty(), qPrintable(failed));
         RedisServer& redis = t.redis;
         Node* a = t.a;
         Node* b = t.b;
-        QVERIFY(putJson(*a, "/api/v1/rules",
-                        R"({"cooldowns":[{"name":"comments","method":"POST","path":"/comments","duration":3,"user_header":"X-User-Id"}]})"));
-        QVERIFY2(within(1000, [&] { return has(*b, "/api/v1/rules", "\"duration\":3"); }), "the rules did not reach b");
         auto post = [](Node* n, const char* user, const char* source) {
             return call(n->port(), withBody("POST", "/comments", "hello", std::string("X-User-Id: ") + user + "\r\n"), source);
         };
