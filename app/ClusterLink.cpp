@@ -4,6 +4,7 @@
 #include "cluster/ClusterSync.h"
 #include "cluster/SyncProtocol.h"
 #include "core/Engine.h"
+#include "core/Tuning.h"
 #include "storage/Store.h"
 #include "wire/Codec.h"
 
@@ -25,14 +26,36 @@ constexpr const char* RULES = "rules";
 // Not the operator's: what the engines make as they decide (docs/CLUSTER.md).
 constexpr const char* BANS = "bans";            // automatic bans: counting range -> the entry with its ban number
 constexpr const char* COOLDOWNS = "cooldowns";  // SharedCooldown::key -> until (ms)
+// The escalation history: counting range -> "bans,lastBanAt", kept for as
+// long as a node remembers it (Tuning::escalationMemoryMs), so a node that
+// joins after a client's last ban has ended still continues its count.
+constexpr const char* HISTORY = "history";
 
-std::optional<Core::Millis> number(const std::string& text)
+std::optional<Core::Millis> number(std::string_view text)
 {
     Core::Millis v = 0;
     const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
     if (r.ec != std::errc() || r.ptr != text.data() + text.size())
         return std::nullopt;
     return v;
+}
+
+std::string encodeHistory(std::uint32_t bans, Core::Millis lastBanAt)
+{
+    return std::to_string(bans) + "," + std::to_string(lastBanAt);
+}
+
+// "bans,lastBanAt" with at least one ban.
+std::optional<std::pair<std::uint32_t, Core::Millis>> decodeHistory(std::string_view text)
+{
+    const auto comma = text.find(',');
+    if (comma == std::string_view::npos)
+        return std::nullopt;
+    const auto bans = number(text.substr(0, comma));
+    const auto at = number(text.substr(comma + 1));
+    if (!bans || !at || *bans < 1 || *bans > std::int64_t(UINT32_MAX))
+        return std::nullopt;
+    return std::make_pair(std::uint32_t(*bans), *at);
 }
 
 const char* collectionOf(Part part)
@@ -78,6 +101,21 @@ void apply(Storage::Store& store, Core::Engine& engine, const Core::Clock& clock
         } else {
             refused(c, "not an automatic ban");
         }
+        return;
+    }
+    if (c.collection == HISTORY) {
+        // Removed: the cluster has forgotten it (its time is up, or Redis
+        // lost it); this node forgets its own copy at the same time anyway.
+        if (c.removed)
+            return;
+        const auto range = Core::Cidr::parse(c.key);
+        const auto h = decodeHistory(c.value);
+        if (!range || !h) {
+            refused(c, "not an escalation history");
+            return;
+        }
+        engine.restoreOffenders({Core::Engine::OffenderRecord{range->address(), h->first, h->second}});
+        store.recordOffender(Storage::OffenderRow{*range, h->first, h->second});
         return;
     }
     if (c.collection == COOLDOWNS) {
@@ -141,6 +179,11 @@ Cluster::SharedItems read(Storage::Store& store, Core::Engine& engine, Core::Mil
                 items.emplace(e.range.toString(), Cluster::encodeEntry(e));
         return items;
     }
+    if (collection == HISTORY) {
+        for (const Core::Engine::OffenderRecord& o : engine.offenders(now))
+            items.emplace(engine.countingRange(o.key).toString(), encodeHistory(o.bans, o.lastBanAt));
+        return items;
+    }
     if (collection == COOLDOWNS) {
         for (const Core::SharedCooldown& c : engine.cooldowns(now))
             items.emplace(c.key, std::to_string(c.until));
@@ -174,6 +217,10 @@ Core::Millis expiresAt(const std::string& collection, const std::string& value)
     }
     if (collection == COOLDOWNS)
         return number(value).value_or(0);
+    if (collection == HISTORY) {
+        const auto h = decodeHistory(value);
+        return h ? h->second + Core::Tuning::escalationMemoryMs : 0;
+    }
     return 0;
 }
 
@@ -182,12 +229,16 @@ Core::Millis expiresAt(const std::string& collection, const std::string& value)
 void announceAutomaticBan(Cluster::ClusterSync& cluster, const Core::ListEntry& ban)
 {
     cluster.publish(Cluster::SharedChange{BANS, ban.range.toString(), Cluster::encodeEntry(ban), false, ban.createdBy});
+    // The history outlives the ban: a node that joins once it has ended still
+    // continues the count.
+    if (ban.banCount > 0)
+        cluster.publish(Cluster::SharedChange{HISTORY, ban.range.toString(), encodeHistory(ban.banCount, ban.createdAt), false, ban.createdBy});
 }
 
 void shareThroughCluster(Cluster::ClusterSync& cluster, Storage::Store& store, Core::Engine& engine)
 {
     Cluster::Sharing sharing;
-    sharing.collections = {SAFELIST, BLOCKLIST, TIERS, CUSTOMERS, RULES, BANS, COOLDOWNS};
+    sharing.collections = {SAFELIST, BLOCKLIST, TIERS, CUSTOMERS, RULES, HISTORY, BANS, COOLDOWNS};
     const Core::Clock& clock = cluster.clock();
     sharing.read = [&store, &engine, &clock](const std::string& collection) { return read(store, engine, clock.now(), collection); };
     sharing.apply = [&store, &engine, &clock](const Cluster::SharedChange& c) { apply(store, engine, clock, c); };

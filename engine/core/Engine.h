@@ -87,6 +87,9 @@ public:
     // stays. False when nothing was taken (ended already, or held already);
     // the history is taken either way.
     bool takeAutomaticBan(const ListEntry& ban, Millis now);
+    // The escalation history held at `now`: every client banned within
+    // Tuning::escalationMemoryMs (what purge() has not forgotten).
+    std::vector<OffenderRecord> offenders(Millis now) const;
 
     // ---- the request path ------------------------------------------------------
     Decision decide(const RequestFacts& facts, Millis now);

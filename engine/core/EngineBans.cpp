@@ -125,6 +125,17 @@ void Engine::restoreOffenders(const std::vector<OffenderRecord>& offenders)
     }
 }
 
+std::vector<Engine::OffenderRecord> Engine::offenders(Millis now) const
+{
+    std::vector<OffenderRecord> out;
+    m->offenders.forEach([&](const auto& kv) {
+        const Offender& o = kv.second;
+        if (o.bans > 0 && now - o.lastBanAt < Tuning::escalationMemoryMs)
+            out.push_back(OffenderRecord{kv.first, o.bans, o.lastBanAt});
+    });
+    return out;
+}
+
 bool Engine::takeAutomaticBan(const ListEntry& ban, Millis now)
 {
     // The history first: even a ban that has ended counts toward the next.

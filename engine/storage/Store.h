@@ -176,6 +176,10 @@ public:
     // (Engine::takeAutomaticBan) is journalled the same way as
     // "cluster:NODE/floodgate".
     void journalAutomaticBan(const Core::ListEntry& entry, std::string actor = "floodgate");
+    // Escalation history another node of a cluster holds (a client banned
+    // there, its ban over before this node heard of it): kept, the larger
+    // count and the later time winning, for this node's next start.
+    void recordOffender(OffenderRow row);
 
     // Blocking forms for callers that may wait (the admin API thread, the
     // command line, tests). Never call them on the writer thread.

@@ -125,6 +125,14 @@ void Store::journalAutomaticBan(const ListEntry& entry, std::string actor)
     m_wake.notify_one();
 }
 
+void Store::recordOffender(OffenderRow row)
+{
+    submit("escalation history", [row](Connection& db, Effects&) {
+        Tables::upsertOffender(db, row);
+        return Outcome{Result::Updated, {}, {}};
+    }, {});
+}
+
 void Store::writeAudit(Connection& db, const Actor& actor, std::string action, std::string subject, const Json* before, const Json* after)
 {
     AuditRow row;

@@ -321,7 +321,7 @@ private Q_SLOTS:
     // a ban made on a holds on b within a second, with the same end, reason
     // and number; the client's next ban, made on b, is its second and twice
     // as long, and reaches a; an operator's removal on b lifts it on a; an
-    // ended ban leaves Redis.
+    // ended ban leaves Redis; a node started later continues the history.
     void anAutomaticBanHoldsOnEveryNodeAndEscalatesAcrossThem()
     {
         // 3 a second; 3 refusals within 10 s ban for 3 s, then 6 s.
@@ -390,6 +390,16 @@ private Q_SLOTS:
         QVERIFY(call(a->port(), get("/"), client).status != 403);
         QCOMPARE(redis.command({"HLEN", "fg:s:bans"}).integer, 0LL);
         QVERIFY2(has(*a, "/api/v1/audit", "cluster:b/api:"), "a's audit trail does not say b's operator lifted it");
+
+        // A node that joins now, with no ban running, takes the client's
+        // history all the same: its ban is the third, 12 s.
+        QCOMPARE(redis.command({"HEXISTS", "fg:s:history", "127.0.0.80/32"}).integer, 1LL);
+        Node* late = t.cluster->start(QStringLiteral("late"));
+        QVERIFY(late);
+        std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // the client's limit window long over
+        QVERIFY2(floodUntilBanned(late), "the late node did not ban the client");
+        const std::string third = banOf(late);
+        QVERIFY2(third.find("ban #3") != std::string::npos && third.find("12s") != std::string::npos, third.c_str());
     }
 
     // A cooldown started on one node holds on the other (docs/CLUSTER.md,

@@ -5,6 +5,7 @@
 #include <QtTest>
 
 #include "core/Engine.h"
+#include "core/Tuning.h"
 #include "TestSupport.h"
 
 using namespace Floodgate::Core;
@@ -349,7 +350,13 @@ void TestEscalation::aBanFromAnotherNodeHoldsAndContinuesTheEscalation()
     QCOMPARE(fromA[0].banCount, 1u);
 
     const Millis arrives = first.bannedAt + 50;
+    QVERIFY(b.offenders(arrives).empty());
     QVERIFY(b.takeAutomaticBan(fromA[0], arrives));
+    // Its history is b's now too (what b would offer a node that joins later).
+    QCOMPARE(b.offenders(arrives).size(), std::size_t(1));
+    QCOMPARE(b.offenders(arrives)[0].bans, 1u);
+    QCOMPARE(b.offenders(arrives)[0].lastBanAt, first.bannedAt);
+    QVERIFY(b.offenders(first.bannedAt + Tuning::escalationMemoryMs).empty());  // forgotten after a week
     QVERIFY(fromB.empty());  // not announced again by b
     const ListEntry* held = b.automaticBans()->find(cidr("203.0.113.7/32"));
     QVERIFY(held);
