@@ -4,9 +4,11 @@
 #include "cluster/ClusterSync.h"
 #include "cluster/SyncProtocol.h"
 #include "core/Engine.h"
+#include "core/Tuning.h"
 #include "storage/Store.h"
 #include "wire/Codec.h"
 
+#include <charconv>
 #include <cstdio>
 
 namespace Floodgate::App {
@@ -21,6 +23,40 @@ constexpr const char* BLOCKLIST = "blocklist";
 constexpr const char* TIERS = "tiers";
 constexpr const char* CUSTOMERS = "customers";
 constexpr const char* RULES = "rules";
+// Not the operator's: what the engines make as they decide (docs/CLUSTER.md).
+constexpr const char* BANS = "bans";            // automatic bans: counting range -> the entry with its ban number
+constexpr const char* COOLDOWNS = "cooldowns";  // SharedCooldown::key -> until (ms)
+// The escalation history: counting range -> "bans,lastBanAt", kept for as
+// long as a node remembers it (Tuning::escalationMemoryMs), so a node that
+// joins after a client's last ban has ended still continues its count.
+constexpr const char* HISTORY = "history";
+
+std::optional<Core::Millis> number(std::string_view text)
+{
+    Core::Millis v = 0;
+    const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (r.ec != std::errc() || r.ptr != text.data() + text.size())
+        return std::nullopt;
+    return v;
+}
+
+std::string encodeHistory(std::uint32_t bans, Core::Millis lastBanAt)
+{
+    return std::to_string(bans) + "," + std::to_string(lastBanAt);
+}
+
+// "bans,lastBanAt" with at least one ban.
+std::optional<std::pair<std::uint32_t, Core::Millis>> decodeHistory(std::string_view text)
+{
+    const auto comma = text.find(',');
+    if (comma == std::string_view::npos)
+        return std::nullopt;
+    const auto bans = number(text.substr(0, comma));
+    const auto at = number(text.substr(comma + 1));
+    if (!bans || !at || *bans < 1 || *bans > std::int64_t(UINT32_MAX))
+        return std::nullopt;
+    return std::make_pair(std::uint32_t(*bans), *at);
+}
 
 const char* collectionOf(Part part)
 {
@@ -39,7 +75,7 @@ void refused(const Cluster::SharedChange& c, const std::string& why)
 }
 
 // Another node's change, written here like an operator's (actor "cluster:NODE/...").
-void apply(Storage::Store& store, const Cluster::SharedChange& c)
+void apply(Storage::Store& store, Core::Engine& engine, const Core::Clock& clock, const Cluster::SharedChange& c)
 {
     const Storage::Actor actor{c.actor};
     auto report = [c](const Storage::Outcome& o) {
@@ -47,6 +83,49 @@ void apply(Storage::Store& store, const Cluster::SharedChange& c)
         if (!o.ok() && !(c.removed && o.result == Storage::Result::NotFound))
             refused(c, o.error);
     };
+    if (c.collection == BANS) {
+        const auto range = Core::Cidr::parse(c.key);
+        if (!range) {
+            refused(c, "not an address range");
+        } else if (c.removed) {
+            // Lifted on another node (or not the cluster's any more): the
+            // same as the operator's removal here, but never an operator's
+            // entry for the range.
+            if (engine.automaticBans()->find(*range))
+                store.removeEntry(Core::ListKind::Blocklist, *range, actor, report);
+        } else if (const auto ban = Cluster::decodeEntry(c.value); ban && ban->source == Core::ListSource::Automatic && ban->range == *range) {
+            // The engine holds it first (it applies at once); storage
+            // journals it behind, as it does the bans made here.
+            if (engine.takeAutomaticBan(*ban, clock.now()))
+                store.journalAutomaticBan(*ban, c.actor);
+        } else {
+            refused(c, "not an automatic ban");
+        }
+        return;
+    }
+    if (c.collection == HISTORY) {
+        // Removed: the cluster has forgotten it (its time is up, or Redis
+        // lost it); this node forgets its own copy at the same time anyway.
+        if (c.removed)
+            return;
+        const auto range = Core::Cidr::parse(c.key);
+        const auto h = decodeHistory(c.value);
+        if (!range || !h) {
+            refused(c, "not an escalation history");
+            return;
+        }
+        engine.restoreOffenders({Core::Engine::OffenderRecord{range->address(), h->first, h->second}});
+        store.recordOffender(Storage::OffenderRow{*range, h->first, h->second});
+        return;
+    }
+    if (c.collection == COOLDOWNS) {
+        if (c.removed) {
+            engine.dropCooldown(c.key);
+        } else if (const auto until = number(c.value); !until || !engine.takeCooldown(Core::SharedCooldown{c.key, *until})) {
+            refused(c, "not a cooldown");
+        }
+        return;
+    }
     if (c.collection == SAFELIST || c.collection == BLOCKLIST) {
         const Core::ListKind kind = c.collection == SAFELIST ? Core::ListKind::Safelist : Core::ListKind::Blocklist;
         if (c.removed) {
@@ -91,12 +170,30 @@ void apply(Storage::Store& store, const Cluster::SharedChange& c)
 }
 
 // What this node holds of a collection, as the cluster keeps it.
-Cluster::SharedItems read(Storage::Store& store, Core::Engine& engine, const std::string& collection)
+Cluster::SharedItems read(Storage::Store& store, Core::Engine& engine, Core::Millis now, const std::string& collection)
 {
     Cluster::SharedItems items;
+    if (collection == BANS) {
+        for (const Core::ListEntry& e : engine.automaticBans()->entries())
+            if (e.activeAt(now))
+                items.emplace(e.range.toString(), Cluster::encodeEntry(e));
+        return items;
+    }
+    if (collection == HISTORY) {
+        for (const Core::Engine::OffenderRecord& o : engine.offenders(now))
+            items.emplace(engine.countingRange(o.key).toString(), encodeHistory(o.bans, o.lastBanAt));
+        return items;
+    }
+    if (collection == COOLDOWNS) {
+        for (const Core::SharedCooldown& c : engine.cooldowns(now))
+            items.emplace(c.key, std::to_string(c.until));
+        return items;
+    }
     if (collection == SAFELIST || collection == BLOCKLIST) {
+        // Not what has ended and waits for the purge: Redis forgets it at its end.
         for (const Core::ListEntry& e : engine.list(collection == SAFELIST ? Core::ListKind::Safelist : Core::ListKind::Blocklist)->entries())
-            items.emplace(e.range.toString(), Cluster::encodeEntry(e));
+            if (e.activeAt(now))
+                items.emplace(e.range.toString(), Cluster::encodeEntry(e));
         return items;
     }
     const Core::EngineConfig config = store.config();  // as stored: without the command line's overrides
@@ -111,19 +208,55 @@ Cluster::SharedItems read(Storage::Store& store, Core::Engine& engine, const std
     return items;
 }
 
+// When an item ends by itself (Cluster::Sharing::expiresAt).
+Core::Millis expiresAt(const std::string& collection, const std::string& value)
+{
+    if (collection == SAFELIST || collection == BLOCKLIST || collection == BANS) {
+        const auto e = Cluster::decodeEntry(value);
+        return e && e->expiresAt != Core::NeverExpires ? e->expiresAt : 0;
+    }
+    if (collection == COOLDOWNS)
+        return number(value).value_or(0);
+    if (collection == HISTORY) {
+        const auto h = decodeHistory(value);
+        return h ? h->second + Core::Tuning::escalationMemoryMs : 0;
+    }
+    return 0;
+}
+
 } // namespace
+
+void announceAutomaticBan(Cluster::ClusterSync& cluster, const Core::ListEntry& ban)
+{
+    cluster.publish(Cluster::SharedChange{BANS, ban.range.toString(), Cluster::encodeEntry(ban), false, ban.createdBy});
+    // The history outlives the ban: a node that joins once it has ended still
+    // continues the count.
+    if (ban.banCount > 0)
+        cluster.publish(Cluster::SharedChange{HISTORY, ban.range.toString(), encodeHistory(ban.banCount, ban.createdAt), false, ban.createdBy});
+}
 
 void shareThroughCluster(Cluster::ClusterSync& cluster, Storage::Store& store, Core::Engine& engine)
 {
     Cluster::Sharing sharing;
-    sharing.collections = {SAFELIST, BLOCKLIST, TIERS, CUSTOMERS, RULES};
-    sharing.read = [&store, &engine](const std::string& collection) { return read(store, engine, collection); };
-    sharing.apply = [&store](const Cluster::SharedChange& c) { apply(store, c); };
+    sharing.collections = {SAFELIST, BLOCKLIST, TIERS, CUSTOMERS, RULES, HISTORY, BANS, COOLDOWNS};
+    const Core::Clock& clock = cluster.clock();
+    sharing.read = [&store, &engine, &clock](const std::string& collection) { return read(store, engine, clock.now(), collection); };
+    sharing.apply = [&store, &engine, &clock](const Cluster::SharedChange& c) { apply(store, engine, clock, c); };
+    sharing.expiresAt = expiresAt;
     cluster.share(std::move(sharing));
 
     store.onListChange([&cluster](const Core::ListChange& c) {
         cluster.publish(Cluster::SharedChange{Core::toString(c.kind), c.entry.range.toString(),
                                               c.removed ? std::string() : Cluster::encodeEntry(c.entry), c.removed, c.actor});
+        // An operator's removal lifts an automatic ban for the range: the
+        // cluster forgets the ban too, so a node started later does not take
+        // it. (An operator's entry that replaces a ban leaves the ban in
+        // Redis until it ends; a node that takes it keeps the operator's.)
+        if (c.kind == Core::ListKind::Blocklist && c.removed)
+            cluster.publish(Cluster::SharedChange{BANS, c.entry.range.toString(), {}, true, c.actor});
+    });
+    engine.onCooldownStarted([&cluster](const Core::SharedCooldown& c) {
+        cluster.publish(Cluster::SharedChange{COOLDOWNS, c.key, std::to_string(c.until), false, "floodgate"});
     });
     store.onConfigChange([&cluster](const Storage::ConfigChange& c) {
         cluster.publish(Cluster::SharedChange{collectionOf(c.part), c.key, c.removed ? std::string() : c.value.dump(), c.removed, c.actor});

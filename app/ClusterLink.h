@@ -12,6 +12,7 @@ class ClusterSync;
 }
 namespace Floodgate::Core {
 class Engine;
+struct ListEntry;
 }
 namespace Floodgate::Storage {
 class Store;
@@ -19,7 +20,13 @@ class Store;
 
 namespace Floodgate::App {
 
-// Before cluster.join() and store.start().
+// Before cluster.join() and store.start(). Besides the operator's
+// collections, the engine's automatic bans (with their ban numbers: the
+// escalation history) and its cooldowns are shared; the cooldowns' hook is
+// set here.
 void shareThroughCluster(Cluster::ClusterSync& cluster, Storage::Store& store, Core::Engine& engine);
+// An automatic ban this node's engine made, for the other nodes (from the
+// engine's onAutomaticBan hook, beside storage's journal: it only queues).
+void announceAutomaticBan(Cluster::ClusterSync& cluster, const Core::ListEntry& ban);
 
 } // namespace Floodgate::App

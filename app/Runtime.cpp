@@ -92,8 +92,6 @@ std::optional<StartFailure> Runtime::start(const Options& o)
     for (const Storage::OffenderRow& o : loaded.offenders)
         offenders.push_back({o.key.address(), o.bans, o.lastBanAt});
     m_engine->restoreOffenders(offenders);
-    Storage::Store* store = m_store.get();
-    m_engine->onAutomaticBan([store](const Core::ListEntry& e) { store->journalAutomaticBan(e); });
 
     // 2b. The cluster (docs/CLUSTER.md): with --redis this node counts
     // together with every node on that Redis, on Redis's clock.
@@ -122,6 +120,14 @@ std::optional<StartFailure> Runtime::start(const Options& o)
         m_decisionClock = &m_cluster->clock();
         m_cluster->start();
     }
+    // The engine's automatic bans: journalled by storage, and with --redis
+    // told to the other nodes.
+    Storage::Store* store = m_store.get();
+    m_engine->onAutomaticBan([store, cluster = m_cluster.get()](const Core::ListEntry& e) {
+        store->journalAutomaticBan(e);
+        if (cluster)
+            announceAutomaticBan(*cluster, e);
+    });
     const Core::Clock& clock = *m_decisionClock;
 
     // 3. limiter.log beside the database unless told otherwise.

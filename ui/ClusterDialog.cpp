@@ -127,6 +127,18 @@ ClusterDialog::ClusterDialog(QWidget* parent)
                               "API) says what a node enforces while Redis is out of reach."));
     layout->addWidget(m_whenDown);
 
+    // Shown only when it happened: changes this node made that the others
+    // will never hear of.
+    m_dropped = new QLabel;
+    m_dropped->setWordWrap(true);
+    m_dropped->setTextFormat(Qt::PlainText);
+    Theme::setTextColor(m_dropped, ClusterText::color(ClusterText::Redis::Down));
+    m_dropped->setToolTip(tr("Changes to the lists, tiers, customers and rules (and automatic bans and cooldowns) wait on this "
+                             "node while Redis is out of reach and are sent when it answers; at most %1 wait.")
+                              .arg(formatCount(Cluster::ClusterSync::maxPendingChanges)));
+    m_dropped->hide();
+    layout->addWidget(m_dropped);
+
     auto* nodesTitle = new QLabel(tr("<b>Nodes</b> — as heard through Redis; a node counts while its heartbeat is at most %1 old")
                                       .arg(formatDuration(Core::Tuning::clusterAliveMs, Span::Length)));
     layout->addWidget(nodesTitle);
@@ -213,6 +225,9 @@ void ClusterDialog::apply(const ConsoleSnapshot& s)
                                    .arg(ClusterText::color(c.redis).name(), ClusterText::whenDown(mode, false, c.nodesCounting).toHtmlEscaped())
                              : ClusterText::whenDown(mode, false, c.nodesCounting).toHtmlEscaped());
     m_stale->setVisible(down && !c.nodes.empty());
+    const QString dropped = ClusterText::droppedChanges(c.droppedChanges);
+    m_dropped->setText(dropped);
+    m_dropped->setVisible(!dropped.isEmpty());
     m_nodes->apply(s);
 }
 
@@ -233,6 +248,11 @@ QString ClusterDialog::heading() const
 QString ClusterDialog::whenDown() const
 {
     return m_whenDown->text();
+}
+
+QString ClusterDialog::droppedChanges() const
+{
+    return m_dropped->isHidden() ? QString() : m_dropped->text();
 }
 
 } // namespace Floodgate::Ui

@@ -37,6 +37,9 @@ public:
     QString figure(Figure f) const;
     QString heading() const;   // "Redis up" and where, this node
     QString whenDown() const;  // what happens while Redis is out of reach
+    // Changes that never reached the cluster (ClusterText::droppedChanges):
+    // the warning shown, empty while it is hidden (none dropped).
+    QString droppedChanges() const;
     ClusterNodesModel* nodes() const { return m_nodes; }
     QTableView* nodesTable() const { return m_table; }
 
@@ -46,6 +49,7 @@ private:
     QLabel* m_where = nullptr;
     QLabel* m_whenDown = nullptr;
     QLabel* m_stale = nullptr;
+    QLabel* m_dropped = nullptr;
     std::array<QLabel*, FigureCount> m_values{};
     QString m_lastErrorFull;
     ClusterNodesModel* m_nodes = nullptr;

@@ -106,6 +106,17 @@ QString syncLag(const Cluster::ClusterStatus& s)
     return QStringLiteral("%1 ms").arg(formatCount(std::uint64_t(std::max<Core::Millis>(0, s.syncLagMs))));
 }
 
+QString droppedChanges(std::uint64_t n)
+{
+    if (n == 0)
+        return {};
+    return (n == 1 ? tr("1 change made on this node never reached the other nodes")
+                   : tr("%1 changes made on this node never reached the other nodes").arg(formatCount(n)))
+        + tr(": while Redis was out of reach more than %1 waited to be sent, and the oldest were dropped. Compare the lists, "
+             "tiers, customers and rules on the nodes and make again on this one what the others miss.")
+              .arg(formatCount(Cluster::ClusterSync::maxPendingChanges));
+}
+
 QString clockOffset(Core::Millis ms)
 {
     const QString size = formatCount(std::uint64_t(ms < 0 ? -ms : ms));

@@ -37,6 +37,11 @@ QString indicator(const Cluster::ClusterStatus& status, Core::WhenClusterDown mo
 // Its tooltip (rich text): who counts together, what the state means, what a click shows.
 QString indicatorToolTip(const Cluster::ClusterStatus& status, Core::WhenClusterDown mode);
 
+// Changes made on this node that never reached the cluster
+// (ClusterStatus::droppedChanges), and what to do about them; empty while
+// there are none.
+QString droppedChanges(std::uint64_t dropped);
+
 // A client's count in a cluster: "4 here · 9 in the cluster".
 QString hereAndCluster(std::uint32_t usedHere, std::uint32_t used);
 // Why both: a sentence for tooltips.

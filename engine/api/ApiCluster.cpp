@@ -69,6 +69,7 @@ Json clusterJson(const Cluster::ClusterSync* sync, const Engine& engine)
     s.set("queued", k.queued);
     s.set("waits", k.waits);
     s.set("overdrafts", k.overdrafts);
+    s.set("dropped_changes", st.droppedChanges);
     j.set("sync", std::move(s));
     return j;
 }
@@ -106,6 +107,9 @@ std::string clusterMetrics(const Cluster::ClusterSync* sync, const Engine& engin
            std::to_string(k.waits));
     metric("floodgate_cluster_overdrafts_total", "counter", "Requests admitted after waiting in vain (beyond the error bound).",
            std::to_string(k.overdrafts));
+    metric("floodgate_cluster_dropped_changes_total", "counter",
+           "Changes made on this node that never reached the cluster: more than 100000 waited for Redis during an outage and the oldest went.",
+           std::to_string(st.droppedChanges));
     return out;
 }
 

@@ -30,7 +30,7 @@ constexpr const char* ENTRY_PREFIX = "fg:e:";
 constexpr const char* SHARED_PREFIX = "fg:s:";      // a shared collection's hash: key -> value
 constexpr const char* CHANGE_STREAM = "fg:changes";  // every change to them, in order
 constexpr const char* SEEDED_KEY = "fg:seeded";      // the cluster holds them (possibly empty)
-constexpr std::size_t MAX_PENDING_CHANGES = 100'000;
+constexpr const char* EXPIRY_PREFIX = "fg:x:";      // a shared collection's items that end: key by when (sorted set)
 constexpr std::size_t CHANGES_PER_CALL = 256;
 
 constexpr Core::Millis TICK_MS = 50;                // the sync's pace when nothing is urgent
@@ -76,19 +76,29 @@ std::string randomId()
 struct ClusterSync::State {
     State(const Options& o)
         : conn(o.url, o.connectTimeout, o.ioTimeout), report(std::string(Scripts::report)),
-          change(std::string(Scripts::sharedChange)), seed(std::string(Scripts::sharedSeed)), breaker(PROBE_MS)
+          change(std::string(Scripts::sharedChange)), seed(std::string(Scripts::sharedSeed)), prune(std::string(Scripts::sharedPrune)),
+          breaker(PROBE_MS)
     {
     }
     RedisConnection conn;
     Script report;
     Script change;
     Script seed;
+    Script prune;
     // What the nodes share: changes made here, waiting to be sent; where
     // this node is in the change stream.
     Sharing sharing;
+    struct Pending {
+        SharedChange change;
+        Core::Millis expiresAt = 0;  // Sharing::expiresAt of a put; 0: never ends
+    };
     std::mutex outgoingMutex;
-    std::deque<SharedChange> outgoing;
-    std::uint64_t droppedChanges = 0;
+    std::deque<Pending> outgoing;
+    std::uint64_t droppedChanges = 0;  // under outgoingMutex
+    Core::Millis expiresAt(const std::string& collection, const std::string& value) const
+    {
+        return sharing.expiresAt ? sharing.expiresAt(collection, value) : 0;
+    }
     std::string streamId = "0-0";
     std::string sharedLine;  // what join() found (for its start-up line)
     Breaker breaker;
@@ -267,7 +277,7 @@ public:
     // in order; false when Redis failed them (they stay queued).
     bool sendChanges(Core::Millis now)
     {
-        std::vector<SharedChange> batch;
+        std::vector<ClusterSync::State::Pending> batch;
         {
             std::lock_guard lock(m_s.outgoingMutex);
             while (!m_s.outgoing.empty() && batch.size() < CHANGES_PER_CALL) {
@@ -278,9 +288,18 @@ public:
         if (batch.empty())
             return true;
         std::vector<Command> commands;
-        for (const SharedChange& c : batch)
-            commands.push_back(Command::eval(m_s.change, {SHARED_PREFIX + c.collection, CHANGE_STREAM, SEEDED_KEY},
-                                             {m_options.node, c.removed ? "del" : "put", c.collection, c.key, c.removed ? std::string() : c.value, c.actor}));
+        const Core::Millis clusterNow = m_clock.now();
+        for (const auto& [c, expiresAt] : batch) {
+            // Ended while it waited (a cooldown made during an outage): every
+            // node would drop it on arrival.
+            if (expiresAt > 0 && expiresAt <= clusterNow)
+                continue;
+            commands.push_back(Command::eval(m_s.change, {SHARED_PREFIX + c.collection, CHANGE_STREAM, SEEDED_KEY, EXPIRY_PREFIX + c.collection},
+                                             {m_options.node, c.removed ? "del" : "put", c.collection, c.key, c.removed ? std::string() : c.value, c.actor,
+                                              std::to_string(expiresAt)}));
+        }
+        if (commands.empty())
+            return true;
         std::vector<Reply> replies;
         if (!call(commands, replies, now)) {
             std::lock_guard lock(m_s.outgoingMutex);
@@ -345,21 +364,26 @@ public:
         std::vector<std::string> keys{SEEDED_KEY};
         for (std::size_t i = 0; i < names.size(); ++i) {
             keys.push_back(SHARED_PREFIX + names[i]);
+            keys.push_back(EXPIRY_PREFIX + names[i]);
             mine.push_back(m_s.sharing.read(names[i]));
             for (const auto& [k, v] : mine.back()) {
-                seed.push_back(std::to_string(i + 2));
+                seed.push_back(std::to_string(2 * i + 2));
                 seed.push_back(k);
                 seed.push_back(v);
+                seed.push_back(std::to_string(m_s.expiresAt(names[i], v)));
             }
         }
-        // Where the stream is before the hashes are read: a change made in
-        // between is read twice, which makes the same change again.
-        std::vector<Command> commands{Command{"XREVRANGE", CHANGE_STREAM, "+", "-", "COUNT", "1"}, Command::eval(m_s.seed, keys, seed)};
+        // What has ended goes first, so nobody takes it. Where the stream is
+        // before the hashes are read: a change made in between is read
+        // twice, which makes the same change again.
+        std::vector<Command> commands{pruneCommand(), Command{"XREVRANGE", CHANGE_STREAM, "+", "-", "COUNT", "1"},
+                                      Command::eval(m_s.seed, keys, seed)};
         for (const std::string& n : names)
             commands.push_back(Command{"HGETALL", SHARED_PREFIX + n});
         std::vector<Reply> r;
         if (!call(commands, r, now))
             return false;
+        r.erase(r.begin());  // the prune's count
         if (!r[0].elements.empty() && !r[0].elements[0].elements.empty())
             m_s.streamId = r[0].elements[0].elements[0].text;
         if (r[1].integer == 1) {
@@ -391,6 +415,16 @@ public:
                 m_s.sharing.apply(SharedChange{names[i], k, {}, true, "cluster:snapshot"});
         m_s.sharedLine = "took the cluster's state (" + summary(taken) + " added or changed here, " + summary(removed) + " removed)";
         return true;
+    }
+
+    // Items that ended by themselves leave the collections' hashes (once a
+    // heartbeat, and before a node takes the cluster's state).
+    bool pruneEnded(Core::Millis now)
+    {
+        if (m_s.sharing.collections.empty())
+            return true;
+        std::vector<Reply> ignored;
+        return call({pruneCommand()}, ignored, now);
     }
 
     // One batch of reports; false when Redis failed it (the breaker is open then).
@@ -459,6 +493,16 @@ public:
     }
 
 private:
+    Command pruneCommand() const
+    {
+        std::vector<std::string> keys;
+        for (const std::string& n : m_s.sharing.collections) {
+            keys.push_back(SHARED_PREFIX + n);
+            keys.push_back(EXPIRY_PREFIX + n);
+        }
+        return Command::eval(m_s.prune, std::move(keys), {});
+    }
+
     bool known(const std::string& collection) const
     {
         const auto& names = m_s.sharing.collections;
@@ -527,13 +571,21 @@ void ClusterSync::share(Sharing sharing)
 
 void ClusterSync::publish(SharedChange change)
 {
+    const Core::Millis expiresAt = change.removed ? 0 : m_state->expiresAt(change.collection, change.value);
     {
         std::lock_guard lock(m_state->outgoingMutex);
-        if (m_state->outgoing.size() >= MAX_PENDING_CHANGES) {
-            m_state->outgoing.pop_front();  // a week-long outage of heavy editing: the oldest goes, counted
-            ++m_state->droppedChanges;
+        auto& q = m_state->outgoing;
+        if (q.size() >= maxPendingChanges) {
+            // A long outage: what has ended by itself (cooldowns, bans) is
+            // worth nothing to the others; only then the oldest goes, counted.
+            const Core::Millis now = m_clock.now();
+            std::erase_if(q, [now](const State::Pending& p) { return p.expiresAt > 0 && p.expiresAt <= now; });
+            if (q.size() >= maxPendingChanges) {
+                q.pop_front();
+                ++m_state->droppedChanges;
+            }
         }
-        m_state->outgoing.push_back(std::move(change));
+        q.push_back(State::Pending{std::move(change), expiresAt});
     }
     m_state->wakeUp();
 }
@@ -588,7 +640,7 @@ void ClusterSync::run()
         }
         const bool moved = s.addressChanged.exchange(false);
         if (now >= s.nextHeartbeat || moved) {
-            if (!session.heartbeat(now))
+            if (!session.heartbeat(now) || !session.pruneEnded(now))
                 continue;
             s.nextHeartbeat = now + HEARTBEAT_MS;
         }
@@ -610,8 +662,14 @@ void ClusterSync::run()
 
 ClusterStatus ClusterSync::status() const
 {
+    std::uint64_t dropped = 0;
+    {
+        std::lock_guard lock(m_state->outgoingMutex);
+        dropped = m_state->droppedChanges;
+    }
     std::lock_guard lock(m_state->statusMutex);
     ClusterStatus st = m_state->status;
+    st.droppedChanges = dropped;
     const Core::Millis now = m_clock.now();
     if (st.breakerOpen)
         st.redis = ClusterStatus::Redis::Down;

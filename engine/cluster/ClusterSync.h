@@ -72,6 +72,10 @@ struct ClusterStatus {
     std::uint64_t breakerOpened = 0;
     bool breakerOpen = true;
     std::string lastError;  // one line, no password
+    // Changes made on this node that never reached the cluster: while Redis
+    // was out of reach more than ClusterSync::maxPendingChanges waited, and
+    // the oldest went (after those that had ended by themselves).
+    std::uint64_t droppedChanges = 0;
 };
 
 // What the nodes hold once for the whole cluster (docs/CLUSTER.md, "what
@@ -97,6 +101,12 @@ struct Sharing {
     // Another node's change, or the cluster's item where this node differs:
     // to be made here (on the sync thread; the callee queues the write).
     std::function<void(const SharedChange&)> apply;
+    // When an item ends by itself (an entry's expiry, a ban's or a
+    // cooldown's end; 0: never), on the cluster's clock. Redis forgets it
+    // then, without a change in the stream (every node ends it at the same
+    // moment), and a change still waiting to be sent then is not sent. Unset:
+    // the collections' items never end.
+    std::function<Core::Millis(const std::string& collection, const std::string& value)> expiresAt;
 };
 
 // What the first contact came to.
@@ -136,9 +146,13 @@ public:
     // ---- what the nodes share (docs/CLUSTER.md) ----
     // Set before join().
     void share(Sharing sharing);
-    // An operator's change on this node, for the other nodes. Any thread;
-    // the sync thread sends it (after an outage, before anything else).
+    // A change made on this node, for the other nodes. Any thread (a
+    // listener's too: it only queues); the sync thread sends it (after an
+    // outage, before anything else). At most maxPendingChanges wait: beyond,
+    // those that have ended go first, then the oldest, counted
+    // (ClusterStatus::droppedChanges).
     void publish(SharedChange change);
+    static constexpr std::size_t maxPendingChanges = 100'000;
 
     // Where this node serves, for its next heartbeat: the listener's real
     // port once it listens (with --listen HOST:0 it is only known then, and

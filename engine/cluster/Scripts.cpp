@@ -172,8 +172,14 @@ return results
 const std::string_view sharedChange = R"lua(
 if ARGV[2] == 'put' then
   redis.call('HSET', KEYS[1], ARGV[4], ARGV[5])
+  if tonumber(ARGV[7]) > 0 then
+    redis.call('ZADD', KEYS[4], ARGV[7], ARGV[4])
+  else
+    redis.call('ZREM', KEYS[4], ARGV[4])
+  end
 else
   redis.call('HDEL', KEYS[1], ARGV[4])
+  redis.call('ZREM', KEYS[4], ARGV[4])
 end
 redis.call('SET', KEYS[3], '1')
 return redis.call('XADD', KEYS[2], 'MAXLEN', '~', '100000', '*', 'node', ARGV[1], 'op', ARGV[2], 'coll', ARGV[3],
@@ -182,11 +188,30 @@ return redis.call('XADD', KEYS[2], 'MAXLEN', '~', '100000', '*', 'node', ARGV[1]
 
 const std::string_view sharedSeed = R"lua(
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-for i = 1, #ARGV, 3 do
-  redis.call('HSET', KEYS[tonumber(ARGV[i])], ARGV[i + 1], ARGV[i + 2])
+for i = 1, #ARGV, 4 do
+  local at = tonumber(ARGV[i])
+  redis.call('HSET', KEYS[at], ARGV[i + 1], ARGV[i + 2])
+  if tonumber(ARGV[i + 3]) > 0 then redis.call('ZADD', KEYS[at + 1], ARGV[i + 3], ARGV[i + 1]) end
 end
 redis.call('SET', KEYS[1], '1')
 return 1
+)lua";
+
+// At most 1,000 per collection and call: a backlog goes in a few heartbeats
+// without holding Redis up.
+const std::string_view sharedPrune = R"lua(
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local gone = 0
+for i = 1, #KEYS, 2 do
+  local ended = redis.call('ZRANGEBYSCORE', KEYS[i + 1], '-inf', now, 'LIMIT', 0, 1000)
+  if #ended > 0 then
+    redis.call('HDEL', KEYS[i], unpack(ended))
+    redis.call('ZREM', KEYS[i + 1], unpack(ended))
+    gone = gone + #ended
+  end
+end
+return gone
 )lua";
 
 } // namespace Floodgate::Cluster::Scripts

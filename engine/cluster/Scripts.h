@@ -23,17 +23,25 @@ extern const std::string_view report;
 // a node starting later reads) and the change stream (what running nodes
 // read), in one step.
 //   KEYS[1] the collection's hash "fg:s:<collection>"; KEYS[2] the stream
-//   "fg:changes"; KEYS[3] "fg:seeded"
+//   "fg:changes"; KEYS[3] "fg:seeded"; KEYS[4] the collection's endings
+//   "fg:x:<collection>" (a sorted set: key by when it ends)
 //   ARGV[1] node; ARGV[2] "put" or "del"; ARGV[3] the collection; ARGV[4]
-//   the key; ARGV[5] the value ("" for "del"); ARGV[6] who made it
+//   the key; ARGV[5] the value ("" for "del"); ARGV[6] who made it;
+//   ARGV[7] when the item ends (ms, Redis's clock; 0: never)
 // Returns the stream entry's id.
 extern const std::string_view sharedChange;
 
 // The first node of a cluster writes what it holds into Redis; any later
 // one finds the cluster seeded.
-//   KEYS[1] "fg:seeded"; KEYS[2..] the collections' hashes
-//   ARGV: triples of collection index (2 for KEYS[2]), key, value
+//   KEYS[1] "fg:seeded"; KEYS[2..] each collection's hash then its endings
+//   ARGV: quadruples of the hash's index (2 for KEYS[2]), key, value, end (0: never)
 // Returns 1 when it seeded them, 0 when the cluster was seeded already.
 extern const std::string_view sharedSeed;
+
+// Items that ended by themselves leave their collections (no change in the
+// stream: every node ends them at the same moment).
+//   KEYS: pairs of a collection's hash and its endings
+// Returns how many went.
+extern const std::string_view sharedPrune;
 
 } // namespace Floodgate::Cluster::Scripts

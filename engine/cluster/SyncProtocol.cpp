@@ -172,6 +172,10 @@ std::string encodeEntry(const Core::ListEntry& e)
     out += clean(e.createdBy);
     out += UNIT;
     appendNumber(out, e.expiresAt);
+    if (e.banCount > 0) {  // an automatic ban: which of the client's bans it is
+        out += UNIT;
+        appendNumber(out, std::int64_t(e.banCount));
+    }
     return out;
 }
 
@@ -185,7 +189,7 @@ std::optional<Core::ListEntry> decodeEntry(std::string_view text)
             break;
         text.remove_prefix(at + 1);
     }
-    if (parts.size() != 6)
+    if (parts.size() != 6 && parts.size() != 7)
         return std::nullopt;
     auto number = [](std::string_view s, std::int64_t& v) {
         const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
@@ -200,6 +204,12 @@ std::optional<Core::ListEntry> decodeEntry(std::string_view text)
     e.reason = std::string(parts[1]);
     e.source = Core::ListSource(source);
     e.createdBy = std::string(parts[4]);
+    if (parts.size() == 7) {
+        std::int64_t bans = 0;
+        if (!number(parts[6], bans) || bans < 1 || bans > std::int64_t(UINT32_MAX))
+            return std::nullopt;
+        e.banCount = std::uint32_t(bans);
+    }
     return e;
 }
 

@@ -26,7 +26,8 @@ std::optional<Core::SyncAck> decodeAck(std::string_view text, const Core::SyncRe
 
 // A list entry as Redis keeps it (the list's hash, the change stream):
 // range, reason, source, created at, created by and expiry (absolute, so it
-// ends at the same moment on every node), separated by 0x1f.
+// ends at the same moment on every node), and for an automatic ban its
+// number (the client's escalation history), separated by 0x1f.
 std::string encodeEntry(const Core::ListEntry& entry);
 std::optional<Core::ListEntry> decodeEntry(std::string_view text);
 

@@ -65,6 +65,14 @@ struct SyncAck {
     std::vector<SharedLevel> others;  // per level: the other nodes' counts (what they admitted)
 };
 
+// A cooldown as the nodes of a cluster share it: who is cooling down from
+// which action (an opaque key, the same on every node: the user id's keyed
+// hash under the cluster's hash key, or the counting address) and until when.
+struct SharedCooldown {
+    std::string key;
+    Millis until = 0;
+};
+
 struct ClusterCounters {
     std::uint64_t waits = 0;       // decisions that had to wait for an acknowledgement
     std::uint64_t overdrafts = 0;  // requests admitted after waiting in vain (beyond the bound)

@@ -79,12 +79,36 @@ public:
         Millis lastBanAt = 0;
     };
     void restoreOffenders(const std::vector<OffenderRecord>& offenders);
+    // An automatic ban another node of the cluster made (docs/CLUSTER.md):
+    // held like one made here (unstored until storage journals it), and its
+    // ban number and time go into the client's history, so the next ban here
+    // continues the escalation. Never handed to onAutomaticBan: it is the
+    // other node's to announce. A ban held here that ends as late or later
+    // stays. False when nothing was taken (ended already, or held already);
+    // the history is taken either way.
+    bool takeAutomaticBan(const ListEntry& ban, Millis now);
+    // The escalation history held at `now`: every client banned within
+    // Tuning::escalationMemoryMs (what purge() has not forgotten).
+    std::vector<OffenderRecord> offenders(Millis now) const;
 
     // ---- the request path ------------------------------------------------------
     Decision decide(const RequestFacts& facts, Millis now);
     // The action succeeded (the upstream answered 2xx): start the cooldowns
     // that match it (docs/BACKGROUND.md, cooldown: only a successful create starts the clock).
     void reportSuccess(const RequestFacts& facts, Millis now);
+
+    // ---- cooldowns in a cluster (docs/CLUSTER.md) ----
+    // Called on the deciding thread by reportSuccess for each cooldown it
+    // starts, outside every engine lock. Must be quick (queue it); set
+    // before traffic starts.
+    void onCooldownStarted(std::function<void(const SharedCooldown&)> hook);
+    // A cooldown another node started: held here until its end (a later end
+    // held here stays). False when the key is not one of SharedCooldown's.
+    bool takeCooldown(const SharedCooldown& cooldown);
+    // Forgets one (the cluster does not hold it); false when none was held.
+    bool dropCooldown(std::string_view key);
+    // The cooldowns running at `now`, as the cluster keeps them.
+    std::vector<SharedCooldown> cooldowns(Millis now) const;
 
     // ---- observability (bounded copies for the console and the admin API) ----
     EngineCounters counters(Millis now) const;

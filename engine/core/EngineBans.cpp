@@ -125,6 +125,37 @@ void Engine::restoreOffenders(const std::vector<OffenderRecord>& offenders)
     }
 }
 
+std::vector<Engine::OffenderRecord> Engine::offenders(Millis now) const
+{
+    std::vector<OffenderRecord> out;
+    m->offenders.forEach([&](const auto& kv) {
+        const Offender& o = kv.second;
+        if (o.bans > 0 && now - o.lastBanAt < Tuning::escalationMemoryMs)
+            out.push_back(OffenderRecord{kv.first, o.bans, o.lastBanAt});
+    });
+    return out;
+}
+
+bool Engine::takeAutomaticBan(const ListEntry& ban, Millis now)
+{
+    // The history first: even a ban that has ended counts toward the next.
+    if (ban.banCount > 0)
+        restoreOffenders({OffenderRecord{ban.range.address(), ban.banCount, ban.createdAt}});
+    if (!ban.activeAt(now))
+        return false;
+    bool taken = false;
+    m->publish([&](Published& p) {
+        const ListEntry* held = p.lists.automatic->find(ban.range);
+        if (held && held->activeAt(now) && held->expiresAt >= ban.expiresAt)
+            return;  // this node banned the client for longer meanwhile
+        ListEntry entry = ban;
+        entry.id = 0;  // not on this node's disk yet
+        p.lists.automatic = std::make_shared<const AddressList>(p.lists.automatic->withoutExpired(now).with(entry));
+        taken = true;
+    });
+    return taken;
+}
+
 void Engine::onAutomaticBan(std::function<void(const ListEntry&)> hook)
 {
     m->onAutomaticBan = std::move(hook);

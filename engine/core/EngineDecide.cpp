@@ -415,6 +415,8 @@ void Engine::reportSuccess(const RequestFacts& f, Millis now)
             continue;
         const CooldownKey ck = cooldownKey(headerValue(f, cd.userHeader), key, cd.actionHash);
         m->cooldowns.with(ck, [&](auto& map, auto) { map[ck] = now + cd.durationMs; });
+        if (m->onCooldownStarted)
+            m->onCooldownStarted(SharedCooldown{encodeCooldownKey(ck), now + cd.durationMs});  // outside the shard's lock
     }
 }
 

@@ -10,6 +10,7 @@
 //   EngineBans.cpp     escalation and the automatic bans the engine owns
 //   EngineQueries.cpp  the bounded snapshots the console and the admin API read
 //   EngineCluster.cpp  a cluster node's side of the sync: gates, reports, acks
+//   EngineCooldowns.cpp cooldowns shared with the other nodes of a cluster
 #pragma once
 
 #include "core/Engine.h"
@@ -27,6 +28,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <queue>
 #include <string>
 #include <unordered_map>
@@ -236,6 +238,11 @@ inline CooldownKey cooldownKey(std::string_view user, const IpAddress& key, std:
     const Hash128 h = keyedHash128(user);
     return CooldownKey{h.lo, h.hi, action, false};
 }
+// SharedCooldown::key: "a" (by address) or "u" (by user), then the key's
+// three words in hex.
+std::string encodeCooldownKey(const CooldownKey& key);
+std::optional<CooldownKey> decodeCooldownKey(std::string_view text);
+
 struct AddressHash {
     std::size_t operator()(const IpAddress& a) const { return hashAddress(a); }
 };
@@ -268,6 +275,7 @@ struct Engine::Impl {
     ShardedMap<CooldownKey, Millis, CooldownKeyHash> cooldowns;
     ShardedMap<IpAddress, Offender, AddressHash> offenders;
     std::function<void(const ListEntry&)> onAutomaticBan;
+    std::function<void(const SharedCooldown&)> onCooldownStarted;
     std::atomic<std::uint64_t> autoBans{0};
 
     // ---- the cluster (EngineCluster.cpp) ----

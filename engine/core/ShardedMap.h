@@ -43,6 +43,16 @@ public:
         return n;
     }
 
+    template <class Fn>
+    void forEach(Fn&& fn) const
+    {
+        for (const Shard& s : m_shards) {
+            std::lock_guard lock(s.mutex);
+            for (const auto& kv : s.map)
+                fn(kv);
+        }
+    }
+
 private:
     struct alignas(64) Shard {
         mutable std::mutex mutex;

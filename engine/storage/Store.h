@@ -171,8 +171,15 @@ public:
     // The write-behind journal of the engine's automatic bans (the engine's
     // onAutomaticBan hook): queued without waiting (called on listener
     // threads); dropped and counted when the queue is full. Once its row is
-    // committed the engine is told (Engine::automaticBansStored).
-    void journalAutomaticBan(const Core::ListEntry& entry);
+    // committed the engine is told (Engine::automaticBansStored). `actor`:
+    // who the audit trail names; a ban another node of a cluster made
+    // (Engine::takeAutomaticBan) is journalled the same way as
+    // "cluster:NODE/floodgate".
+    void journalAutomaticBan(const Core::ListEntry& entry, std::string actor = "floodgate");
+    // Escalation history another node of a cluster holds (a client banned
+    // there, its ban over before this node heard of it): kept, the larger
+    // count and the later time winning, for this node's next start.
+    void recordOffender(OffenderRow row);
 
     // Blocking forms for callers that may wait (the admin API thread, the
     // command line, tests). Never call them on the writer thread.
@@ -216,7 +223,11 @@ private:
     void tellReloaded(const Loaded& stored);
     void tellChanges(const Effects& effects);
     // The writer's job for an escalation ban the engine made.
-    Outcome writeAutoBan(Connection& db, Effects& fx, Core::ListEntry& ban);
+    struct JournalledBan {
+        Core::ListEntry entry;
+        std::string actor;
+    };
+    Outcome writeAutoBan(Connection& db, Effects& fx, JournalledBan& ban);
     void purgeExpired();
     void publishConfig(Core::EngineConfig config);
     void report(std::string message);
@@ -241,7 +252,7 @@ private:
     std::mutex m_mutex;
     std::condition_variable m_wake;
     std::deque<Job> m_jobs;
-    std::vector<Core::ListEntry> m_autoBans;  // the journal: bans whose rows are not written yet
+    std::vector<JournalledBan> m_autoBans;  // the journal: bans whose rows are not written yet
     bool m_stop = false;
     bool m_exited = false;  // the writer left its loop
     bool m_fullReload = false;  // writer thread only: a publish failed, apply everything again

@@ -79,7 +79,7 @@ void Store::removeEntry(ListKind kind, Cidr range, Actor actor, Done done)
             // drop it from the queue and lift it, so it does not come back.
             {
                 std::lock_guard lock(m_mutex);
-                std::erase_if(m_autoBans, [&](const ListEntry& e) { return e.range == range; });
+                std::erase_if(m_autoBans, [&](const JournalledBan& b) { return b.entry.range == range; });
             }
             const auto bans = m_engine->automaticBans();  // held while `held` points into it
             if (const ListEntry* held = bans->find(range); held && !held->stored())

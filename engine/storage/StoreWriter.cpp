@@ -110,7 +110,7 @@ void Store::submit(std::string what, std::function<Outcome(Connection&, Effects&
         done(Outcome{Result::Unavailable, "the store is stopped", {}});
 }
 
-void Store::journalAutomaticBan(const ListEntry& entry)
+void Store::journalAutomaticBan(const ListEntry& entry, std::string actor)
 {
     {
         std::lock_guard lock(m_mutex);
@@ -120,9 +120,17 @@ void Store::journalAutomaticBan(const ListEntry& entry)
             m_droppedAutoBans.fetch_add(1, std::memory_order_relaxed);
             return;
         }
-        m_autoBans.push_back(entry);
+        m_autoBans.push_back(JournalledBan{entry, std::move(actor)});
     }
     m_wake.notify_one();
+}
+
+void Store::recordOffender(OffenderRow row)
+{
+    submit("escalation history", [row](Connection& db, Effects&) {
+        Tables::upsertOffender(db, row);
+        return Outcome{Result::Updated, {}, {}};
+    }, {});
 }
 
 void Store::writeAudit(Connection& db, const Actor& actor, std::string action, std::string subject, const Json* before, const Json* after)
@@ -143,7 +151,7 @@ void Store::writerLoop()
 {
     while (true) {
         std::vector<Job> batch;
-        std::vector<ListEntry> bans;
+        std::vector<JournalledBan> bans;
         bool stopping = false;
         {
             std::unique_lock lock(m_mutex);
@@ -156,7 +164,7 @@ void Store::writerLoop()
             bans.swap(m_autoBans);
             stopping = m_stop;
         }
-        for (ListEntry& ban : bans)
+        for (JournalledBan& ban : bans)
             batch.push_back(Job{"automatic ban",
                                 [this, ban = std::move(ban)](Connection& db, Effects& fx) mutable { return writeAutoBan(db, fx, ban); }, {}});
         if (!batch.empty())
@@ -190,8 +198,9 @@ void Store::writerLoop()
     }
 }
 
-Outcome Store::writeAutoBan(Connection& db, Effects& fx, ListEntry& ban)
+Outcome Store::writeAutoBan(Connection& db, Effects& fx, JournalledBan& journalled)
 {
+    ListEntry& ban = journalled.entry;
     // An operator's or an import's entry for the same range stands, and
     // replaces the ban (as an operator's entry added later would).
     if (auto old = Tables::findEntry(db, ListKind::Blocklist, ban.range);
@@ -206,7 +215,7 @@ Outcome Store::writeAutoBan(Connection& db, Effects& fx, ListEntry& ban)
     if (ban.banCount > 0)
         Tables::upsertOffender(db, {ban.range, ban.banCount, ban.createdAt});
     const Json after = Codec::toJson(ban, ListKind::Blocklist, m_clock.now());
-    writeAudit(db, Actor{"floodgate"}, "list.autoban", subjectOf(ListKind::Blocklist, ban.range), nullptr, &after);
+    writeAudit(db, Actor{journalled.actor}, "list.autoban", subjectOf(ListKind::Blocklist, ban.range), nullptr, &after);
     fx.upserts.emplace_back(ListKind::Blocklist, ban);
     return Outcome{Result::Created, {}, after};
 }

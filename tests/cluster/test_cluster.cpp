@@ -62,6 +62,20 @@ bool has(const Node& n, const std::string& target, const std::string& text)
     return r.status == 200 && r.body.find(text) != std::string::npos;
 }
 
+// Nodes a and b, with `rules` put on a and arrived on b (b's rules then
+// contain `seen`); empty, or what went wrong.
+QString startWithRules(TwoNodes& t, const std::string& rules, const std::string& seen)
+{
+    const QString failed = t.start();
+    if (!failed.isEmpty())
+        return failed;
+    if (!putJson(*t.a, "/api/v1/rules", rules))
+        return QStringLiteral("a refused the rules");
+    if (!within(1000, [&] { return has(*t.b, "/api/v1/rules", seen); }))
+        return QStringLiteral("the rules did not reach b within 1 s");
+    return {};
+}
+
 } // namespace
 
 class TestCluster : public QObject {
@@ -301,6 +315,141 @@ private Q_SLOTS:
         qInfo("refused on b %.0f ms after the import into a's database", toImported);
         QVERIFY2(toImported >= 0, "an import into a's database did not reach b");
         QVERIFY2(has(*b, "/api/v1/audit", "cluster:a/another process"), "b's audit trail does not name where the import came from");
+    }
+
+    // Escalation across the cluster (docs/CLUSTER.md, "automatic bans"):
+    // a ban made on a holds on b within a second, with the same end, reason
+    // and number; the client's next ban, made on b, is its second and twice
+    // as long, and reaches a; an operator's removal on b lifts it on a; an
+    // ended ban leaves Redis; a node started later continues the history.
+    void anAutomaticBanHoldsOnEveryNodeAndEscalatesAcrossThem()
+    {
+        // 3 a second; 3 refusals within 10 s ban for 3 s, then 6 s.
+        TwoNodes t;
+        const QString failed = startWithRules(t,
+                                              R"({"rules":[{"name":"ip","levels":[{"limit":3,"period":1,"algorithm":"fixed"}]}],)"
+                                              R"("escalation":{"enabled":true,"refusals":3,"find":10,"ban":3,"max_ban":60,"factor":2}})",
+                                              "\"max_ban\":60");
+        QVERIFY2(failed.isEmpty(), qPrintable(failed));
+        RedisServer& redis = t.redis;
+        Node* a = t.a;
+        Node* b = t.b;
+        const char* client = "127.0.0.80";
+        const std::string entry = "/api/v1/lists/blocklist";
+        auto banOf = [&](Node* n) {
+            const std::string body = call(n->admin(), get(entry, bearer(n->token))).body;
+            const auto at = body.find("\"address\":\"127.0.0.80/32\"");
+            return at == std::string::npos ? std::string() : body.substr(at, body.find('}', at) - at);
+        };
+        auto floodUntilBanned = [&](Node* n) {
+            for (int i = 0; i < 40; ++i)
+                if (call(n->port(), get("/"), client).status == 403)
+                    return true;
+            return false;
+        };
+
+        // Ban #1, made on a.
+        QVERIFY2(floodUntilBanned(a), "a did not ban the client");
+        const std::string onA = banOf(a);
+        QVERIFY2(onA.find("ban #1") != std::string::npos && onA.find("\"source\":\"automatic\"") != std::string::npos, onA.c_str());
+        const double toB = waitFor(1000, [&] { return !banOf(b).empty(); });
+        qInfo("ban #1 on b %.0f ms after a made it", toB);
+        QVERIFY2(toB >= 0, "b does not hold a's ban 1 s later");
+        QCOMPARE(call(b->port(), get("/"), client).status, 403);
+        const std::string onB = banOf(b);
+        auto field = [](const std::string& e, const std::string& name) {
+            const auto at = e.find("\"" + name + "\":");
+            return at == std::string::npos ? std::string() : e.substr(at, e.find(',', at) - at);
+        };
+        for (const char* f : {"reason", "expires_at", "created_at", "source"})
+            QVERIFY2(!field(onB, f).empty() && field(onB, f) == field(onA, f), qPrintable(QString::fromStdString(onA + "\n" + onB)));
+        QVERIFY2(has(*b, "/api/v1/audit", "cluster:a/floodgate"), "b's audit trail does not say the ban came from a");
+
+        // Ended: gone from Redis within a heartbeat, and the client passes on
+        // both (its limit's window long over).
+        QVERIFY2(within(5000, [&] { return banOf(a).empty() && banOf(b).empty(); }), "the ban did not end");
+        QVERIFY2(within(2000, [&] { return redis.command({"HLEN", "fg:s:bans"}).integer == 0; }), "the ended ban stayed in Redis");
+        std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+        QCOMPARE(call(b->port(), get("/"), client).status, 200);
+
+        // Ban #2, made on b: twice as long, and on a within a second.
+        QVERIFY2(floodUntilBanned(b), "b did not ban the client again");
+        const std::string second = banOf(b);
+        QVERIFY2(second.find("ban #2") != std::string::npos && second.find("6s") != std::string::npos, second.c_str());
+        const double toA = waitFor(1000, [&] { return banOf(a).find("ban #2") != std::string::npos; });
+        qInfo("ban #2 on a %.0f ms after b made it", toA);
+        QVERIFY2(toA >= 0, "a does not hold b's ban 1 s later");
+        QCOMPARE(call(a->port(), get("/"), client).status, 403);
+
+        // Lifted by the operator on b: a lets the client through within a second.
+        const Response removed = call(b->admin(), withBody("DELETE", entry + "/127.0.0.80", {}, bearer(b->token)));
+        QVERIFY2(removed.status / 100 == 2, removed.body.c_str());
+        const double lifted = waitFor(1000, [&] { return banOf(a).empty(); });
+        qInfo("lifted on a %.0f ms after the removal on b", lifted);
+        QVERIFY2(lifted >= 0, "a still holds the ban 1 s after b's operator removed it");
+        QVERIFY(call(a->port(), get("/"), client).status != 403);
+        QCOMPARE(redis.command({"HLEN", "fg:s:bans"}).integer, 0LL);
+        QVERIFY2(has(*a, "/api/v1/audit", "cluster:b/api:"), "a's audit trail does not say b's operator lifted it");
+
+        // A node that joins now, with no ban running, takes the client's
+        // history all the same: its ban is the third, 12 s.
+        QCOMPARE(redis.command({"HEXISTS", "fg:s:history", "127.0.0.80/32"}).integer, 1LL);
+        Node* late = t.cluster->start(QStringLiteral("late"));
+        QVERIFY(late);
+        std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // the client's limit window long over
+        QVERIFY2(floodUntilBanned(late), "the late node did not ban the client");
+        const std::string third = banOf(late);
+        QVERIFY2(third.find("ban #3") != std::string::npos && third.find("12s") != std::string::npos, third.c_str());
+    }
+
+    // A cooldown started on one node holds on the other (docs/CLUSTER.md,
+    // "cooldowns"): told once it has reached Redis and the other node's
+    // next read (a sync tick); a client racing both nodes within that time
+    // gets at most one action per node; an ended cooldown leaves Redis.
+    void aCooldownStartedOnOneNodeHoldsOnTheOther()
+    {
+        TwoNodes t;
+        const QString failed = startWithRules(
+            t, R"({"cooldowns":[{"name":"comments","method":"POST","path":"/comments","duration":3,"user_header":"X-User-Id"}]})",
+            "\"duration\":3");
+        QVERIFY2(failed.isEmpty(), qPrintable(failed));
+        RedisServer& redis = t.redis;
+        Node* a = t.a;
+        Node* b = t.b;
+        auto post = [](Node* n, const char* user, const char* source) {
+            return call(n->port(), withBody("POST", "/comments", "hello", std::string("X-User-Id: ") + user + "\r\n"), source);
+        };
+
+        // One after the other: posted on a, refused on b (from another address).
+        QCOMPARE(post(a, "u1", "127.0.0.90").status, 200);
+        const double inRedis = waitFor(1000, [&] { return redis.command({"HLEN", "fg:s:cooldowns"}).integer == 1; });
+        qInfo("the cooldown in Redis %.0f ms after the post on a", inRedis);
+        QVERIFY2(inRedis >= 0, "the cooldown did not reach Redis");
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));  // b's next read
+        const Response onB = post(b, "u1", "127.0.0.91");
+        QCOMPARE(onB.status, 429);
+        QVERIFY2(onB.header("retry-after") == "3" || onB.header("retry-after") == "2", onB.header("retry-after").c_str());
+        QCOMPARE(post(b, "u2", "127.0.0.91").status, 200);  // another user is not cooling down
+
+        // Racing: the same action sent to both nodes at once. At most one
+        // passes on each (the bound N = 2), then both refuse.
+        std::atomic<int> admitted{0};
+        std::thread ta([&] { admitted += post(a, "u3", "127.0.0.92").status == 200; });
+        std::thread tb([&] { admitted += post(b, "u3", "127.0.0.93").status == 200; });
+        ta.join();
+        tb.join();
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        int later = 0;
+        for (int i = 0; i < 6; ++i)
+            later += post(i % 2 ? a : b, "u3", "127.0.0.94").status == 200;
+        qInfo("racing two nodes: %d admitted at once, %d of 6 later", admitted.load(), later);
+        QVERIFY2(admitted >= 1 && admitted <= 2, qPrintable(QString::number(admitted.load())));
+        QCOMPARE(later, 0);
+
+        // Ended: Redis forgets them (once a heartbeat), and the user may post again.
+        QVERIFY2(within(6000, [&] { return redis.command({"HLEN", "fg:s:cooldowns"}).integer == 0; }), "ended cooldowns stayed in Redis");
+        QCOMPARE(redis.command({"ZCARD", "fg:x:cooldowns"}).integer, 0LL);
+        QCOMPARE(post(b, "u1", "127.0.0.91").status, 200);
     }
 
     void wrongPasswordOrNotRedisStopsWithExitCode5()

@@ -5,6 +5,7 @@
 #include <QtTest>
 
 #include "core/Engine.h"
+#include "core/Tuning.h"
 #include "TestSupport.h"
 
 using namespace Floodgate::Core;
@@ -62,6 +63,9 @@ private Q_SLOTS:
     void ipv6BanCoversThePrefix();
     void restoredBansApply();
     void restoredHistoryKeepsDoubling();
+    void aBanFromAnotherNodeHoldsAndContinuesTheEscalation();
+    void anEndedBanFromAnotherNodeStillCounts();
+    void aCooldownFromAnotherNodeHolds();
 };
 
 void TestEscalation::fifthRefusalBans()
@@ -329,6 +333,127 @@ void TestEscalation::restoredHistoryKeepsDoubling()
     // Another client's history is its own.
     const Flood other = floodUntilBanned(engine, Request().from("198.51.100.1"), T0);
     QCOMPARE(engine.automaticBans()->find(cidr("198.51.100.1/32"))->expiresAt, other.bannedAt + MINUTE);
+}
+
+void TestEscalation::aBanFromAnotherNodeHoldsAndContinuesTheEscalation()
+{
+    // Two engines stand for two nodes of a cluster: what a's hook hands on
+    // (app/ClusterLink.cpp sends it through Redis) is taken by b.
+    Engine a(escalating());
+    Engine b(escalating());
+    std::vector<ListEntry> fromA, fromB;
+    a.onAutomaticBan([&fromA](const ListEntry& e) { fromA.push_back(e); });
+    b.onAutomaticBan([&fromB](const ListEntry& e) { fromB.push_back(e); });
+    const Flood first = floodUntilBanned(a, Request(), T0);
+    QVERIFY(first.bannedAt >= 0);
+    QCOMPARE(fromA.size(), std::size_t(1));
+    QCOMPARE(fromA[0].banCount, 1u);
+
+    const Millis arrives = first.bannedAt + 50;
+    QVERIFY(b.offenders(arrives).empty());
+    QVERIFY(b.takeAutomaticBan(fromA[0], arrives));
+    // Its history is b's now too (what b would offer a node that joins later).
+    QCOMPARE(b.offenders(arrives).size(), std::size_t(1));
+    QCOMPARE(b.offenders(arrives)[0].bans, 1u);
+    QCOMPARE(b.offenders(arrives)[0].lastBanAt, first.bannedAt);
+    QVERIFY(b.offenders(first.bannedAt + Tuning::escalationMemoryMs).empty());  // forgotten after a week
+    QVERIFY(fromB.empty());  // not announced again by b
+    const ListEntry* held = b.automaticBans()->find(cidr("203.0.113.7/32"));
+    QVERIFY(held);
+    QCOMPARE(held->expiresAt, first.bannedAt + MINUTE);  // the same absolute end
+    QCOMPARE(held->banCount, 1u);
+    QCOMPARE(held->reason, fromA[0].reason);
+    QVERIFY(!held->stored());
+    Decision d = decide(b, Request(), arrives + 10);
+    QCOMPARE(label(d.action), label(Action::Block));
+    QCOMPARE(label(d.reason), label(Reason::AutoBanned));
+    QCOMPARE(d.listExpiresAt, first.bannedAt + MINUTE);
+    // Taken twice (the stream read again after a reconnect): held already,
+    // so nothing new (storage is not asked to journal it again).
+    QVERIFY(!b.takeAutomaticBan(fromA[0], arrives + 20));
+    QCOMPARE(b.automaticBans()->size(), std::size_t(1));
+    // A shorter ban from elsewhere does not cut a longer one held here.
+    ListEntry shorter = fromA[0];
+    shorter.expiresAt = first.bannedAt + SECOND;
+    QVERIFY(!b.takeAutomaticBan(shorter, arrives + 30));
+    QCOMPARE(b.automaticBans()->find(cidr("203.0.113.7/32"))->expiresAt, first.bannedAt + MINUTE);
+
+    // Once it has ended, b's own next ban of the client is its second:
+    // twice as long (120 s), announced by b.
+    const Flood second = floodUntilBanned(b, Request(), first.bannedAt + MINUTE + SECOND);
+    QVERIFY(second.bannedAt >= 0);
+    QCOMPARE(fromB.size(), std::size_t(1));
+    QCOMPARE(fromB[0].banCount, 2u);
+    QCOMPARE(fromB[0].expiresAt, second.bannedAt + 2 * MINUTE);
+    QVERIFY2(fromB[0].reason.find("ban #2") != std::string::npos, fromB[0].reason.c_str());
+    // And a, told of it, goes on from there: its next one is the third (240 s).
+    QVERIFY(a.takeAutomaticBan(fromB[0], second.bannedAt + 50));
+    const Flood third = floodUntilBanned(a, Request(), second.bannedAt + 2 * MINUTE + SECOND);
+    QVERIFY(third.bannedAt >= 0);
+    QCOMPARE(fromA.size(), std::size_t(2));
+    QCOMPARE(fromA[1].banCount, 3u);
+    QCOMPARE(fromA[1].expiresAt, third.bannedAt + 4 * MINUTE);
+}
+
+void TestEscalation::anEndedBanFromAnotherNodeStillCounts()
+{
+    // A ban that ended before it arrived (a node cut off for longer) is not
+    // held, but it is the client's history all the same.
+    Engine b(escalating());
+    std::vector<ListEntry> fromB;
+    b.onAutomaticBan([&fromB](const ListEntry& e) { fromB.push_back(e); });
+    ListEntry ended;
+    ended.range = cidr("203.0.113.7/32");
+    ended.source = ListSource::Automatic;
+    ended.createdAt = T0 - 2 * MINUTE;
+    ended.expiresAt = T0 - MINUTE;
+    ended.banCount = 1;
+    QVERIFY(!b.takeAutomaticBan(ended, T0));
+    QVERIFY(b.automaticBans()->empty());
+    QCOMPARE(label(decide(b, Request(), T0).action), label(Action::Allow));
+    const Flood f = floodUntilBanned(b, Request(), T0 + SECOND);
+    QVERIFY(f.bannedAt >= 0);
+    QCOMPARE(fromB.size(), std::size_t(1));
+    QCOMPARE(fromB[0].banCount, 2u);
+    QCOMPARE(fromB[0].expiresAt, f.bannedAt + 2 * MINUTE);
+}
+
+void TestEscalation::aCooldownFromAnotherNodeHolds()
+{
+    // POST /comments cools down for 30 s (the default rules). A success on
+    // a is handed to its hook; b, told of it, refuses the same user.
+    Engine a(escalating());
+    Engine b(escalating());
+    std::vector<SharedCooldown> started;
+    a.onCooldownStarted([&started](const SharedCooldown& c) { started.push_back(c); });
+    const Request post = Request().to("POST", "/comments").header("X-User-Id", "u1");
+    QCOMPARE(label(decide(a, post, T0).action), label(Action::Allow));
+    reportSuccess(a, post, T0);
+    QCOMPARE(started.size(), std::size_t(1));
+    QCOMPARE(started[0].until, T0 + 30 * SECOND);
+    QCOMPARE(a.cooldowns(T0).size(), std::size_t(1));
+    QCOMPARE(a.cooldowns(T0)[0].key, started[0].key);
+
+    QVERIFY(b.takeCooldown(started[0]));
+    Decision d = decide(b, Request(post).from("198.51.100.9"), T0 + SECOND);  // the user, from another address
+    QCOMPARE(label(d.reason), label(Reason::Cooldown));
+    QCOMPARE(d.retryAfterMs, 29 * SECOND);
+    QCOMPARE(label(decide(b, Request().to("POST", "/comments").header("X-User-Id", "u2"), T0 + SECOND).action), label(Action::Allow));
+    // An earlier end from elsewhere does not shorten it.
+    QVERIFY(b.takeCooldown(SharedCooldown{started[0].key, T0 + 2 * SECOND}));
+    QCOMPARE(label(decide(b, post, T0 + 5 * SECOND).reason), label(Reason::Cooldown));
+    // Ended: the same action passes, and it is no longer listed.
+    QCOMPARE(label(decide(b, post, T0 + 30 * SECOND).action), label(Action::Allow));
+    QVERIFY(b.cooldowns(T0 + 30 * SECOND).empty());
+    // Dropped (the cluster does not hold it): gone at once.
+    QVERIFY(b.takeCooldown(SharedCooldown{started[0].key, T0 + HOUR}));
+    QVERIFY(b.dropCooldown(started[0].key));
+    QVERIFY(!b.dropCooldown(started[0].key));
+    QCOMPARE(label(decide(b, post, T0 + 31 * SECOND).action), label(Action::Allow));
+    // Not a key: refused, nothing held.
+    QVERIFY(!b.takeCooldown(SharedCooldown{"u123", T0 + HOUR}));
+    QVERIFY(!b.takeCooldown(SharedCooldown{"x" + started[0].key.substr(1), T0 + HOUR}));
+    QVERIFY(b.cooldowns(T0 + 31 * SECOND).empty());
 }
 
 QTEST_APPLESS_MAIN(TestEscalation)

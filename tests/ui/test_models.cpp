@@ -7,6 +7,7 @@
 
 #ifndef Q_MOC_RUN
 #include "ui/ClientsModel.h"
+#include "ui/ClusterDialog.h"
 #include "ui/ClusterModel.h"
 #include "ui/ClusterText.h"
 #include "ui/ConsoleServices.h"
@@ -524,6 +525,31 @@ private Q_SLOTS:
         // A single node's snapshot: no rows.
         model.apply(*snapshot(T0 + 6000));
         QCOMPARE(model.rowCount(), 0);
+    }
+
+    // Changes that never reached the cluster (ClusterStatus::droppedChanges):
+    // the Cluster window says nothing while there are none, and says how
+    // many and what to do once there are.
+    void theClusterWindowShowsDroppedChangesOnlyWhenThereAreSome()
+    {
+        ClusterDialog dialog;
+        dialog.show();
+        auto none = snapshot(T0);
+        none->cluster = clusterUp(none->now);
+        dialog.apply(*none);
+        QVERIFY(dialog.droppedChanges().isEmpty());
+
+        auto some = snapshot(T0 + 250);
+        some->cluster = clusterUp(some->now);
+        some->cluster->droppedChanges = 1234;
+        dialog.apply(*some);
+        const QString text = dialog.droppedChanges();
+        QVERIFY2(text.startsWith(formatCount(1234) + QStringLiteral(" changes made on this node never reached the other nodes")), qPrintable(text));
+        QVERIFY2(text.contains(QStringLiteral("more than %1 waited").arg(formatCount(100'000))), qPrintable(text));
+        QCOMPARE(ClusterText::droppedChanges(1).left(9), QStringLiteral("1 change "));
+
+        dialog.apply(*none);  // a node restarted: none again
+        QVERIFY(dialog.droppedChanges().isEmpty());
     }
 
     // A client's count here and in the cluster, in the clients table.
