@@ -16,6 +16,9 @@
 #include <fstream>
 #include <sstream>
 
+#include <pwd.h>
+#include <unistd.h>
+
 namespace Floodgate::App {
 
 namespace {
@@ -51,10 +54,14 @@ std::unique_ptr<Storage::Store> openExisting(const Options& o, const Core::Clock
     return openStore(o, clock);
 }
 
+// $USER, or the account's name when the environment has none (cron, sudo -i).
 std::string userName()
 {
-    const char* user = std::getenv("USER");
-    return user && *user ? user : "unknown";
+    if (const char* user = std::getenv("USER"); user && *user)
+        return user;
+    if (const passwd* account = ::getpwuid(::getuid()); account && account->pw_name && *account->pw_name)
+        return account->pw_name;
+    return "unknown";
 }
 
 // Who the audit trail names for a change made here.
@@ -300,6 +307,19 @@ std::string levelsText(const std::vector<Core::Level>& levels)
     return text.empty() ? "-" : text;
 }
 
+// `tiers show --json`, `customers show --json`: the API's collection shape, {"tiers": [...]}.
+template <class T>
+int printCollection(const char* plural, const std::vector<T>& items)
+{
+    Json list = Json::array();
+    for (const T& item : items)
+        list.push(Codec::toJson(item));
+    Json body = Json::object();
+    body.set(plural, std::move(list));
+    std::printf("%s\n", body.dump().c_str());
+    return 0;
+}
+
 int showTiers(const Options& o)
 {
     const Core::SystemClock clock;
@@ -307,15 +327,8 @@ int showTiers(const Options& o)
     if (!store)
         return 4;
     const Core::EngineConfig config = store->config();
-    if (o.args.json) {
-        Json list = Json::array();
-        for (const Core::Tier& t : config.tiers)
-            list.push(Codec::toJson(t));
-        Json body = Json::object();
-        body.set("tiers", std::move(list));
-        std::printf("%s\n", body.dump().c_str());
-        return 0;
-    }
+    if (o.args.json)
+        return printCollection("tiers", config.tiers);
     std::printf("%-20s %s\n", "TIER", "LEVELS (LIMIT/PERIOD)");
     for (const Core::Tier& t : config.tiers)
         std::printf("%-20s %s\n", t.name.c_str(), levelsText(t.levels).c_str());
@@ -358,15 +371,8 @@ int showCustomers(const Options& o)
     if (!store)
         return 4;
     const Core::EngineConfig config = store->config();
-    if (o.args.json) {
-        Json list = Json::array();
-        for (const Core::Customer& c : config.customers)
-            list.push(Codec::toJson(c));
-        Json body = Json::object();
-        body.set("customers", std::move(list));
-        std::printf("%s\n", body.dump().c_str());
-        return 0;
-    }
+    if (o.args.json)
+        return printCollection("customers", config.customers);
     std::printf("%-24s %-24s %-16s %s\n", "CUSTOMER", "NAME", "TIER", "OVERRIDES");
     for (const Core::Customer& c : config.customers)
         std::printf("%-24s %-24s %-16s %s\n", c.id.c_str(), c.name.empty() ? "-" : c.name.c_str(), c.tier.c_str(),

@@ -207,9 +207,8 @@ std::optional<std::string> parseOptions(int argc, char** argv, Options& o)
     };
     const Apply dbTimeout = [&](const std::string& v) { return positiveSeconds("--db-timeout", v, o.dbTimeoutSeconds); };
     auto databaseOptions = [&](CLI::App& a) {
-        CLI::Option* path = valueOption(a, "--db", "PATH", "SQLite database   default $XDG_DATA_HOME/floodgate/floodgate.db", db);
+        valueOption(a, "--db", "PATH", "SQLite database   default $XDG_DATA_HOME/floodgate/floodgate.db", db);
         valueOption(a, "--db-timeout", "SECONDS", "wait this long for another writer's lock   default 5", dbTimeout);
-        return path;
     };
     auto adminAddress = [&](const std::string& v) -> std::optional<std::string> {
         std::string why;
@@ -325,9 +324,16 @@ std::optional<std::string> parseOptions(int argc, char** argv, Options& o)
     flag(app, "--version", o.version, "print the version and exit");
 
     // ---- the commands (docs/CLI.md) ----
+    // Every command, and every group of commands, names its database the same way.
     auto command = [&](CLI::App& parent, const std::string& name, const std::string& help) {
         CLI::App* c = parent.add_subcommand(name, help);
         c->get_formatter()->column_width(30);
+        databaseOptions(*c);
+        return c;
+    };
+    auto fileCommand = [&](CLI::App& parent, const std::string& name, const std::string& help, const std::string& fileHelp) {
+        CLI::App* c = command(parent, name, help);
+        c->add_option("FILE", o.args.file, fileHelp)->required();
         return c;
     };
     auto listCommand = [&](const std::string& name, const char* list, bool add) {
@@ -342,7 +348,6 @@ std::optional<std::string> parseOptions(int argc, char** argv, Options& o)
                 ->type_name("TEXT")
                 ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
         }
-        databaseOptions(*c);
     };
     listCommand("block", "blocklist", true);
     listCommand("safelist", "safelist", true);
@@ -350,43 +355,32 @@ std::optional<std::string> parseOptions(int argc, char** argv, Options& o)
     listCommand("unsafelist", "safelist", false);
 
     CLI::App* lists = command(app, "lists", "the safelist and the blocklist: show, import, export");
-    databaseOptions(*lists);
     {
         CLI::App* show = command(*lists, "show", "the entries in force with the time each has left (both lists, or one)");
         show->add_option("LIST", o.args.target, "blocklist or safelist")->check([](const std::string& v) -> std::string {
             return v == "blocklist" || v == "safelist" ? std::string() : "\"" + v + "\" is not a list: blocklist or safelist";
         });
         flag(*show, "--json", o.args.json, "as JSON, in the shape of GET /api/v1/lists/LIST");
-        databaseOptions(*show);
-        CLI::App* imp = command(*lists, "import", "read a .csv or .json list file: all or nothing; each rejected line is named with why");
-        imp->add_option("FILE", o.args.file, "a .csv or .json file (by its extension)")->required();
-        databaseOptions(*imp);
-        CLI::App* exp = command(*lists, "export", "write both lists to a .csv or .json file (by its extension)");
-        exp->add_option("FILE", o.args.file, "a .csv or .json file (by its extension)")->required();
-        databaseOptions(*exp);
+        fileCommand(*lists, "import", "read a .csv or .json list file: all or nothing; each rejected line is named with why",
+                    "a .csv or .json file (by its extension)");
+        fileCommand(*lists, "export", "write both lists to a .csv or .json file (by its extension)", "a .csv or .json file (by its extension)");
     }
 
-    CLI::App* token = command(app, "token", "print the admin API's bearer token");
-    databaseOptions(*token);
+    command(app, "token", "print the admin API's bearer token");
 
     CLI::App* tiers = command(app, "tiers", "the API customers' tiers: show, set");
-    databaseOptions(*tiers);
     {
         CLI::App* show = command(*tiers, "show", "each tier with its levels");
         flag(*show, "--json", o.args.json, "as JSON, in the shape of GET /api/v1/tiers");
-        databaseOptions(*show);
         CLI::App* set = command(*tiers, "set", "create a tier or replace its levels: floodgate tiers set Pro 100/1m 5000/1h");
         set->add_option("NAME", o.args.target, "the tier's name")->required();
         set->add_option("LEVELS", o.args.levels, "one or more LIMIT/PERIOD: 100/1m, 5000/1h, 20000/1d")->required();
-        databaseOptions(*set);
     }
 
     CLI::App* customers = command(app, "customers", "the API customers: show, set, remove");
-    databaseOptions(*customers);
     {
         CLI::App* show = command(*customers, "show", "each customer with its tier and overrides");
         flag(*show, "--json", o.args.json, "as JSON, in the shape of GET /api/v1/customers");
-        databaseOptions(*show);
         CLI::App* set = command(*customers, "set", "create a customer or change it: floodgate customers set acme --tier Pro");
         set->add_option("ID", o.args.target, "the customer id the client sends")->required();
         set->add_option("--tier", o.args.tier, "the customer's tier (it must exist)")->type_name("NAME")->required()->multi_option_policy(
@@ -400,23 +394,16 @@ std::optional<std::string> parseOptions(int argc, char** argv, Options& o)
                                      ->type_name("LIMIT/PERIOD")
                                      ->allow_extra_args(false);
         flag(*set, "--no-overrides", o.args.noOverrides, "remove the overrides stored")->excludes(overrides);
-        databaseOptions(*set);
         CLI::App* remove = command(*customers, "remove", "remove a customer (its clients are counted as anyone else again)");
         remove->add_option("ID", o.args.target, "the customer id")->required();
-        databaseOptions(*remove);
     }
 
     CLI::App* rules = command(app, "rules", "the rules document (the JSON of GET /api/v1/rules): show, export, import");
-    databaseOptions(*rules);
     {
-        CLI::App* show = command(*rules, "show", "print the rules document");
-        databaseOptions(*show);
-        CLI::App* exp = command(*rules, "export", "write the rules document to FILE");
-        exp->add_option("FILE", o.args.file, "the JSON file to write")->required();
-        databaseOptions(*exp);
-        CLI::App* imp = command(*rules, "import", "apply a rules document: the sections it has replace the stored ones\n(as PUT /api/v1/rules does); all or nothing");
-        imp->add_option("FILE", o.args.file, "a JSON file, e.g. one written by rules export")->required();
-        databaseOptions(*imp);
+        command(*rules, "show", "print the rules document");
+        fileCommand(*rules, "export", "write the rules document to FILE", "the JSON file to write");
+        fileCommand(*rules, "import", "apply a rules document: the sections it has replace the stored ones\n(as PUT /api/v1/rules does); all or nothing",
+                    "a JSON file, e.g. one written by rules export");
     }
 
     CLI::App* explain = command(app, "explain", "ask a running Floodgate about one client: its state, each level's count, limit,\nremaining and reset, the list entries that cover it, its last refusals and why");
@@ -425,11 +412,10 @@ std::optional<std::string> parseOptions(int argc, char** argv, Options& o)
     explain->add_option("--token", o.args.token, "the admin API's bearer token   default: read from the database")
         ->type_name("TOKEN")
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-    databaseOptions(*explain);
 
     CLI::App* replay = command(app, "replay", "run access logs through the rules, as the live listener would decide them (docs/CLI.md)");
     replay->add_option("ACCESS_LOG", o.replay.logs, "one or more access logs, oldest first (.gz read directly)")->required();
-    CLI::Option* replayDb = databaseOptions(*replay);
+    CLI::Option* replayDb = replay->get_option("--db");
     CLI::Option* replayRules = valueOption(*replay, "--rules", "FILE.json", "the rules document to try (the JSON of GET /api/v1/rules)\ninstead of the database's rules",
                                            [&](const std::string& v) -> std::optional<std::string> {
                                                if (v.empty())
