@@ -94,6 +94,24 @@ std::string appliedNote(const Storage::Store& store)
     return "; a running Floodgate on " + store.path() + " applies it within 2 s";
 }
 
+// One operator change: the database opened (made with the defaults when
+// missing), `submit(store, done)` run through the store's writer and waited
+// for; on success `report(outcome, note)` says what was done, the note being
+// that a running instance applies it.
+template <class Submit, class Report>
+int change(const Options& o, Submit submit, Report report)
+{
+    const Core::SystemClock clock;
+    auto store = openStore(o, clock);
+    if (!store)
+        return 4;
+    const Storage::Outcome outcome = write(*store, [&](auto done) { submit(*store, done); });
+    if (!outcome.ok())
+        return refused(outcome);
+    report(outcome, appliedNote(*store));
+    return 0;
+}
+
 bool writeFile(const std::string& file, const std::string& text)
 {
     std::ofstream out(file, std::ios::binary | std::ios::trunc);
@@ -202,18 +220,15 @@ int addToList(const Options& o, ListKind kind)
     entry.expiresAt = in->expiresAt;
     entry.createdAt = now;  // the TTL was counted from here
     entry.source = Core::ListSource::Operator;
-    auto store = openStore(o, clock);
-    if (!store)
-        return 4;
-    const Storage::Outcome outcome = write(*store, [&](auto done) { store->addEntry(kind, entry, actor(), done); });
-    if (!outcome.ok())
-        return refused(outcome);
-    const std::string until = entry.expiresAt == Core::NeverExpires
-                                  ? "permanently"
-                                  : "for " + Codec::humanDuration(entry.expiresAt - now) + " (until " + Codec::formatTime(entry.expiresAt) + ")";
-    std::printf("%s %s on the %s %s%s\n", entry.range.toString().c_str(), outcome.result == Storage::Result::Created ? "put" : "kept",
-                Core::toString(kind), until.c_str(), appliedNote(*store).c_str());
-    return 0;
+    return change(
+        o, [&](Storage::Store& store, auto done) { store.addEntry(kind, entry, actor(), done); },
+        [&](const Storage::Outcome& outcome, const std::string& note) {
+            const std::string until = entry.expiresAt == Core::NeverExpires
+                                          ? "permanently"
+                                          : "for " + Codec::humanDuration(entry.expiresAt - now) + " (until " + Codec::formatTime(entry.expiresAt) + ")";
+            std::printf("%s %s on the %s %s%s\n", entry.range.toString().c_str(), outcome.result == Storage::Result::Created ? "put" : "kept",
+                        Core::toString(kind), until.c_str(), note.c_str());
+        });
 }
 
 int removeFromList(const Options& o, ListKind kind)
@@ -224,15 +239,11 @@ int removeFromList(const Options& o, ListKind kind)
         complain(o.command[0] + " " + o.args.target + ": address: " + why);
         return 2;
     }
-    const Core::SystemClock clock;
-    auto store = openStore(o, clock);
-    if (!store)
-        return 4;
-    const Storage::Outcome outcome = write(*store, [&](auto done) { store->removeEntry(kind, *range, actor(), done); });
-    if (!outcome.ok())
-        return refused(outcome);
-    std::printf("%s taken off the %s%s\n", range->toString().c_str(), Core::toString(kind), appliedNote(*store).c_str());
-    return 0;
+    return change(
+        o, [&](Storage::Store& store, auto done) { store.removeEntry(kind, *range, actor(), done); },
+        [&](const Storage::Outcome&, const std::string& note) {
+            std::printf("%s taken off the %s%s\n", range->toString().c_str(), Core::toString(kind), note.c_str());
+        });
 }
 
 int showLists(const Options& o)
@@ -320,7 +331,8 @@ int printCollection(const char* plural, const std::vector<T>& items)
     return 0;
 }
 
-int showTiers(const Options& o)
+// `tiers show`, `customers show`: from the stored configuration.
+int showConfig(const Options& o, bool tiers)
 {
     const Core::SystemClock clock;
     auto store = openExisting(o, clock);
@@ -328,10 +340,17 @@ int showTiers(const Options& o)
         return 4;
     const Core::EngineConfig config = store->config();
     if (o.args.json)
-        return printCollection("tiers", config.tiers);
-    std::printf("%-20s %s\n", "TIER", "LEVELS (LIMIT/PERIOD)");
-    for (const Core::Tier& t : config.tiers)
-        std::printf("%-20s %s\n", t.name.c_str(), levelsText(t.levels).c_str());
+        return tiers ? printCollection("tiers", config.tiers) : printCollection("customers", config.customers);
+    if (tiers) {
+        std::printf("%-20s %s\n", "TIER", "LEVELS (LIMIT/PERIOD)");
+        for (const Core::Tier& t : config.tiers)
+            std::printf("%-20s %s\n", t.name.c_str(), levelsText(t.levels).c_str());
+        return 0;
+    }
+    std::printf("%-24s %-24s %-16s %s\n", "CUSTOMER", "NAME", "TIER", "OVERRIDES");
+    for (const Core::Customer& c : config.customers)
+        std::printf("%-24s %-24s %-16s %s\n", c.id.c_str(), c.name.empty() ? "-" : c.name.c_str(), c.tier.c_str(),
+                    levelsText(c.overrides).c_str());
     return 0;
 }
 
@@ -352,32 +371,12 @@ int setTier(const Options& o)
         complain("tier " + o.args.target + ": " + why);
         return 2;
     }
-    const Core::SystemClock clock;
-    auto store = openStore(o, clock);
-    if (!store)
-        return 4;
-    const Storage::Outcome outcome = write(*store, [&](auto done) { store->putTier(*tier, actor(), done); });
-    if (!outcome.ok())
-        return refused(outcome);
-    std::printf("tier %s %s: %s%s\n", tier->name.c_str(), outcome.result == Storage::Result::Created ? "created" : "set",
-                levelsText(tier->levels).c_str(), appliedNote(*store).c_str());
-    return 0;
-}
-
-int showCustomers(const Options& o)
-{
-    const Core::SystemClock clock;
-    auto store = openExisting(o, clock);
-    if (!store)
-        return 4;
-    const Core::EngineConfig config = store->config();
-    if (o.args.json)
-        return printCollection("customers", config.customers);
-    std::printf("%-24s %-24s %-16s %s\n", "CUSTOMER", "NAME", "TIER", "OVERRIDES");
-    for (const Core::Customer& c : config.customers)
-        std::printf("%-24s %-24s %-16s %s\n", c.id.c_str(), c.name.empty() ? "-" : c.name.c_str(), c.tier.c_str(),
-                    levelsText(c.overrides).c_str());
-    return 0;
+    return change(
+        o, [&](Storage::Store& store, auto done) { store.putTier(*tier, actor(), done); },
+        [&](const Storage::Outcome& outcome, const std::string& note) {
+            std::printf("tier %s %s: %s%s\n", tier->name.c_str(), outcome.result == Storage::Result::Created ? "created" : "set",
+                        levelsText(tier->levels).c_str(), note.c_str());
+        });
 }
 
 int setCustomer(const Options& o)
@@ -430,15 +429,9 @@ int setCustomer(const Options& o)
 
 int removeCustomer(const Options& o)
 {
-    const Core::SystemClock clock;
-    auto store = openStore(o, clock);
-    if (!store)
-        return 4;
-    const Storage::Outcome outcome = write(*store, [&](auto done) { store->deleteCustomer(o.args.target, actor(), done); });
-    if (!outcome.ok())
-        return refused(outcome);
-    std::printf("customer %s removed%s\n", o.args.target.c_str(), appliedNote(*store).c_str());
-    return 0;
+    return change(
+        o, [&](Storage::Store& store, auto done) { store.deleteCustomer(o.args.target, actor(), done); },
+        [&](const Storage::Outcome&, const std::string& note) { std::printf("customer %s removed%s\n", o.args.target.c_str(), note.c_str()); });
 }
 
 // ---- rules ------------------------------------------------------------------------
@@ -628,11 +621,11 @@ int runCommand(const Options& o)
     if (what == "lists import")
         return importLists(o, o.args.file);
     if (what == "tiers show")
-        return showTiers(o);
+        return showConfig(o, true);
     if (what == "tiers set")
         return setTier(o);
     if (what == "customers show")
-        return showCustomers(o);
+        return showConfig(o, false);
     if (what == "customers set")
         return setCustomer(o);
     if (what == "customers remove")
