@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: MIT
-// The command-line tools that work on the database without serving:
-// `floodgate lists export|import FILE`, `floodgate token`.
+// The commands of docs/CLI.md: the lists, tiers, customers and rules of the
+// database, through the same storage code and audit trail as the console and
+// the admin API ("cli:$USER"); `token`; `explain` asks a running instance's
+// admin API. Read-only commands never create a database.
 #pragma once
 
 #include "app/Options.h"
 
 namespace Floodgate::App {
 
-// Returns the exit code: 0 done, 1 rejected import or unwritable file,
-// 2 bad command line, 4 database unusable.
+// Returns the exit code: 0 done, 1 rejected import, unwritable file, nothing
+// to remove or no admin API answering, 2 bad command line or input (nothing
+// written), 4 database unusable or, for a read-only command, missing.
 int runCommand(const Options& options);
 
 } // namespace Floodgate::App

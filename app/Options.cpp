@@ -4,8 +4,12 @@
 #include "http/ClientIdentity.h"
 #include "storage/Store.h"
 
+#include <CLI/CLI.hpp>
+
 #include <charconv>
 #include <cstdlib>
+#include <functional>
+#include <sstream>
 
 namespace Floodgate::App {
 
@@ -66,160 +70,401 @@ Storage::StoreOptions storeOptions(const Options& o)
     return so;
 }
 
-std::string usageText()
+namespace {
+
+// Checks one value of an option and stores it; returns the one line to print
+// when the value is refused. Thrown as CLI11's ValidationError, which CLI11
+// passes through unchanged, so the message is exactly this line.
+using Apply = std::function<std::optional<std::string>(const std::string&)>;
+
+// An option with one value. Given twice, the last one counts (as it always did).
+CLI::Option* valueOption(CLI::App& app, const std::string& name, const std::string& type, const std::string& help, Apply apply)
 {
-    return "usage: floodgate [OPTIONS]              the console window\n"
-           "       floodgate --headless [OPTIONS]   engine + listener + admin API, no window\n"
-           "\n"
-           "  --listen ADDR:PORT     traffic listener            default 127.0.0.1:8080 (port 0: any free port)\n"
-           "  --upstream URL         reverse-proxy allowed requests to this http:// origin;\n"
-           "                         without it the listener runs in decision mode\n"
-           "  --admin ADDR:PORT|off  admin API + /metrics        default 127.0.0.1:9090\n"
-           "  --db PATH              SQLite database             default $XDG_DATA_HOME/floodgate/floodgate.db\n"
-           "  --log PATH|off         limiter log (CSV)           default limiter.log beside the database\n"
-           "  --trusted-proxy CIDR   repeatable; forwarding headers are believed only from these peers\n"
-           "  --real-ip-header NAME  the one header trusted proxies write the client in: X-Forwarded-For\n"
-           "                         (default), Forwarded (RFC 7239), X-Real-IP or any name; others are ignored\n"
-           "  --redis URL            count together with every node on this Redis (docs/CLUSTER.md):\n"
-           "                         redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] or unix:///PATH[?db=N]\n"
-           "  --node-name NAME       this node's name in the cluster    default: the host name\n"
-           "  --dry-run              decide and log, let everything through (log-only mode)\n"
-           "  --threads N            listener threads            default: number of cores\n"
-           "  --demo                 drive synthetic traffic into the listener (trusts 127.0.0.1 as a proxy\n"
-           "                         so the demo's clients can have their own addresses)\n"
-           "  --db-timeout SECONDS   wait this long for another writer's lock   default 5\n"
-           "  --seconds N            stop by itself after N seconds\n"
-           "  --theme light|dark|system   the console's colours           default system\n"
-           "  --window-size WxH      the console window's size at start\n"
-           "  --screenshots DIR      console: save each view as a PNG in DIR after --screenshot-delay\n"
-           "                         seconds (default 8), then quit\n"
-           "  --version, --help\n"
-           "\n"
-           "       floodgate lists export FILE [--db PATH]   safelist + blocklist to CSV or JSON (by extension)\n"
-           "       floodgate lists import FILE [--db PATH]   all or nothing; reports each rejected line and why\n"
-           "       floodgate token [--db PATH]               the admin API's bearer token\n"
-           "\n"
-           "exit codes: 0 clean stop, 1 rejected import or unwritable file, 2 bad command line,\n"
-           "            3 cannot listen, 4 database unusable (corrupt, locked, newer schema),\n"
-           "            5 --redis refused (wrong password, or not a Redis server)\n";
+    auto* opt = app.add_option_function<std::string>(
+        name,
+        [apply = std::move(apply)](const std::string& v) {
+            if (auto why = apply(v))
+                throw CLI::ValidationError(*why);
+        },
+        help);
+    opt->type_name(type)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    return opt;
 }
+
+// A repeatable option: one value each time it is given.
+CLI::Option* repeatedOption(CLI::App& app, const std::string& name, const std::string& type, const std::string& help, Apply apply)
+{
+    auto* opt = app.add_option_function<std::vector<std::string>>(
+        name,
+        [apply = std::move(apply)](const std::vector<std::string>& values) {
+            for (const std::string& v : values)
+                if (auto why = apply(v))
+                    throw CLI::ValidationError(*why);
+        },
+        help);
+    opt->type_name(type)->allow_extra_args(false);
+    return opt;
+}
+
+CLI::Option* flag(CLI::App& app, const std::string& name, bool& target, const std::string& help)
+{
+    return app.add_flag(name, target, help)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+}
+
+std::optional<std::string> positiveSeconds(const std::string& name, const std::string& v, double& out)
+{
+    char* end = nullptr;
+    const double s = std::strtod(v.c_str(), &end);
+    if (end == v.c_str() || *end != '\0' || !(s > 0) || s > 1e6)
+        return name + " " + v + ": expected a positive number of seconds";
+    out = s;
+    return std::nullopt;
+}
+
+// "floodgate lists show": the command words of the subcommands chosen, outermost first.
+std::vector<const CLI::App*> chosen(const CLI::App& app)
+{
+    std::vector<const CLI::App*> chain;
+    for (const CLI::App* a = &app;;) {
+        const auto subs = a->get_subcommands();
+        if (subs.empty())
+            break;
+        a = subs.front();
+        chain.push_back(a);
+    }
+    return chain;
+}
+
+std::string commandName(const std::vector<const CLI::App*>& chain)
+{
+    std::string name = "floodgate";
+    for (const CLI::App* a : chain)
+        name += " " + a->get_name();
+    return name;
+}
+
+// CLI11's own messages for what it refuses itself, said the way Floodgate
+// says everything else: one line that names the option or the argument.
+std::string describe(const CLI::ParseError& e, const CLI::App& app)
+{
+    const std::string what = e.what();
+    const auto chain = chosen(app);
+    const std::string see = " (see " + commandName(chain) + " --help)";
+    // (CLI11 names some errors after the command, not the error: asked by type.)
+    if (dynamic_cast<const CLI::ExtrasError*>(&e)) {
+        const auto colon = what.find(": ");
+        std::istringstream extras(colon == std::string::npos ? what : what.substr(colon + 2));
+        std::string first, option;
+        for (std::string word; extras >> word;) {
+            if (first.empty())
+                first = word;
+            if (option.empty() && word.starts_with("-"))
+                option = word.substr(0, word.find('='));
+        }
+        if (!option.empty()) {
+            if (!chain.empty() && app.get_option_no_throw(option))
+                return option + " does not apply to " + commandName(chain) + see;
+            return "unknown option " + option + see;
+        }
+        if (chain.empty())
+            return "unknown command \"" + first + "\"" + see;
+        return "unexpected argument \"" + first + "\"" + see;
+    }
+    if (dynamic_cast<const CLI::ArgumentMismatch*>(&e) && what.ends_with(" missing"))
+        return what.substr(0, what.find(':')) + " needs a value";
+    if (dynamic_cast<const CLI::RequiredError*>(&e) || dynamic_cast<const CLI::ExcludesError*>(&e))
+        return commandName(chain) + ": " + what + see;
+    return what;
+}
+
+const char* const FOOTER =
+    "Commands work on the database (--db, or the default) through the same storage code and audit\n"
+    "trail as the console and the admin API; a running Floodgate on that database applies a change\n"
+    "within 2 s. `floodgate COMMAND --help` tells each one's arguments; docs/CLI.md has examples.\n"
+    "\n"
+    "exit codes: 0 clean stop or done, 1 rejected import, unwritable file, nothing to remove or\n"
+    "            no admin API answering explain, 2 bad command line or input (nothing written),\n"
+    "            3 cannot listen, 4 database unusable (corrupt, locked, newer schema) or, for a\n"
+    "            command that only reads, missing, 5 --redis refused (wrong password, or not Redis)";
+
+} // namespace
 
 std::optional<std::string> parseOptions(int argc, char** argv, Options& o)
 {
-    auto needValue = [&](int& i, const char* name) -> std::optional<std::string> {
-        if (i + 1 >= argc)
-            return std::nullopt;
-        (void)name;
-        return std::string(argv[++i]);
+    CLI::App app("floodgate: the console window, or --headless: engine + listener + admin API with no window,\n"
+                 "or one of the commands below.",
+                 "floodgate");
+    app.get_formatter()->column_width(30);
+    app.footer(FOOTER);
+    app.require_subcommand(0, 1);
+
+    // ---- how each option's value is checked: once, for every command that has the option ----
+    const Apply db = [&](const std::string& v) -> std::optional<std::string> {
+        if (v.empty())
+            return "--db needs a path";
+        o.db = v;
+        return std::nullopt;
     };
-    for (int i = 1; i < argc; ++i) {
-        const std::string a = argv[i];
+    const Apply dbTimeout = [&](const std::string& v) { return positiveSeconds("--db-timeout", v, o.dbTimeoutSeconds); };
+    auto databaseOptions = [&](CLI::App& a) {
+        valueOption(a, "--db", "PATH", "SQLite database   default $XDG_DATA_HOME/floodgate/floodgate.db", db);
+        valueOption(a, "--db-timeout", "SECONDS", "wait this long for another writer's lock   default 5", dbTimeout);
+    };
+    auto adminAddress = [&](const std::string& v) -> std::optional<std::string> {
         std::string why;
-        if (a == "--help" || a == "-h") {
-            o.help = true;
-        } else if (a == "--version") {
-            o.version = true;
-        } else if (a == "--headless") {
-            o.headless = true;
-        } else if (a == "--dry-run") {
-            o.dryRun = true;
-        } else if (a == "--demo") {
-            o.demo = true;
-        } else if (a == "--listen" || a == "--admin" || a == "--upstream" || a == "--db" || a == "--log" || a == "--trusted-proxy"
-                   || a == "--real-ip-header" || a == "--threads" || a == "--seconds" || a == "--db-timeout" || a == "--screenshots"
-                   || a == "--screenshot-delay" || a == "--theme" || a == "--window-size" || a == "--redis" || a == "--node-name") {
-            auto v = needValue(i, a.c_str());
-            if (!v)
-                return a + " needs a value";
-            if (a == "--listen") {
-                auto hp = parseHostPort(*v, &why);
-                if (!hp)
-                    return "--listen " + *v + ": " + why;
-                o.listen = *hp;
-            } else if (a == "--admin") {
-                if (*v == "off") {
-                    o.admin.reset();
-                } else {
-                    auto hp = parseHostPort(*v, &why);
-                    if (!hp)
-                        return "--admin " + *v + ": " + why;
-                    o.admin = *hp;
-                }
-            } else if (a == "--upstream") {
-                o.upstream = *v;
-            } else if (a == "--redis") {
-                // The message never quotes the URL: it may hold the password.
-                o.redis = Cluster::RedisUrl::parse(*v, &why);
-                if (!o.redis)
-                    return "--redis: " + why;
-            } else if (a == "--node-name") {
-                if (v->empty() || v->size() > 64 || v->find_first_of("|; \t\r\n") != std::string::npos)
-                    return "--node-name " + *v + ": expected 1-64 characters without spaces, '|' or ';'";
-                o.nodeName = *v;
-            } else if (a == "--screenshots") {
-                o.screenshots = *v;
-            } else if (a == "--theme") {
-                if (*v != "light" && *v != "dark" && *v != "system")
-                    return "--theme " + *v + ": expected light, dark or system";
-                o.theme = *v;
-            } else if (a == "--window-size") {
-                unsigned w = 0, h = 0;
-                const auto x = v->find('x');
-                auto [p1, e1] = std::from_chars(v->data(), v->data() + (x == std::string::npos ? v->size() : x), w);
-                auto [p2, e2] = x == std::string::npos ? std::from_chars_result{nullptr, std::errc::invalid_argument}
-                                                       : std::from_chars(v->data() + x + 1, v->data() + v->size(), h);
-                if (e1 != std::errc() || e2 != std::errc() || p2 != v->data() + v->size() || w < 640 || h < 400 || w > 10000 || h > 10000)
-                    return "--window-size " + *v + ": expected WIDTHxHEIGHT, at least 640x400";
-                o.windowWidth = int(w);
-                o.windowHeight = int(h);
-            } else if (a == "--db") {
-                if (v->empty())
-                    return "--db needs a path";
-                o.db = *v;
-            } else if (a == "--log") {
-                if (v->empty())
-                    return "--log needs a path (or off)";
-                o.log = *v;
-            } else if (a == "--trusted-proxy") {
-                auto c = Core::Cidr::parse(*v, &why);
-                if (!c)
-                    return "--trusted-proxy " + *v + ": " + why;
-                o.trustedProxies.push_back(*c);
-            } else if (a == "--real-ip-header") {
-                if (!Http::isHeaderName(*v))
-                    return "--real-ip-header " + *v + ": expected a header name such as X-Forwarded-For, Forwarded or X-Real-IP";
-                o.realIpHeader = *v;
-            } else if (a == "--threads") {
-                unsigned n = 0;
-                auto [ptr, ec] = std::from_chars(v->data(), v->data() + v->size(), n);
-                if (ec != std::errc() || ptr != v->data() + v->size() || n == 0 || n > 256)
-                    return "--threads " + *v + ": expected a whole number from 1 to 256";
-                o.threads = n;
-            } else {
-                char* end = nullptr;
-                const double s = std::strtod(v->c_str(), &end);
-                if (end == v->c_str() || *end != '\0' || !(s > 0) || s > 1e6)
-                    return a + " " + *v + ": expected a positive number of seconds";
-                (a == "--seconds" ? o.seconds : a == "--db-timeout" ? o.dbTimeoutSeconds : o.screenshotDelaySeconds) = s;
-            }
-        } else if (a.starts_with("-")) {
-            return "unknown option " + a + " (see --help)";
-        } else {
-            o.command.push_back(a);
+        auto hp = parseHostPort(v, &why);
+        if (!hp)
+            return "--admin " + v + ": " + why;
+        o.admin = *hp;
+        return std::nullopt;
+    };
+    auto trustedProxy = [](std::vector<Core::Cidr>& into) {
+        return [&into](const std::string& v) -> std::optional<std::string> {
+            std::string why;
+            auto c = Core::Cidr::parse(v, &why);
+            if (!c)
+                return "--trusted-proxy " + v + ": " + why;
+            into.push_back(*c);
+            return std::nullopt;
+        };
+    };
+
+    // ---- serving: the console and --headless ----
+    flag(app, "--headless", o.headless, "engine + listener + admin API, no window");
+    valueOption(app, "--listen", "ADDR:PORT", "traffic listener   default 127.0.0.1:8080 (port 0: any free port)", [&](const std::string& v) -> std::optional<std::string> {
+        std::string why;
+        auto hp = parseHostPort(v, &why);
+        if (!hp)
+            return "--listen " + v + ": " + why;
+        o.listen = *hp;
+        return std::nullopt;
+    });
+    valueOption(app, "--upstream", "URL", "reverse-proxy allowed requests to this http:// origin;\nwithout it the listener runs in decision mode",
+                [&](const std::string& v) -> std::optional<std::string> {
+                    o.upstream = v;
+                    return std::nullopt;
+                });
+    valueOption(app, "--admin", "ADDR:PORT|off", "admin API + /metrics   default 127.0.0.1:9090", [&](const std::string& v) -> std::optional<std::string> {
+        if (v == "off") {
+            o.admin.reset();
+            return std::nullopt;
         }
-    }
-    if (!o.command.empty()) {
-        const auto& c = o.command;
-        if (c[0] == "lists") {
-            if (c.size() != 3 || (c[1] != "export" && c[1] != "import"))
-                return "usage: floodgate lists export|import FILE [--db PATH]";
-        } else if (c[0] == "token") {
-            if (c.size() != 1)
-                return "usage: floodgate token [--db PATH]";
-        } else {
-            return "unknown command \"" + c[0] + "\" (see --help)";
+        return adminAddress(v);
+    });
+    databaseOptions(app);
+    valueOption(app, "--log", "PATH|off", "limiter log (CSV)   default limiter.log beside the database", [&](const std::string& v) -> std::optional<std::string> {
+        if (v.empty())
+            return "--log needs a path (or off)";
+        o.log = v;
+        return std::nullopt;
+    });
+    repeatedOption(app, "--trusted-proxy", "CIDR", "repeatable; forwarding headers are believed only from these peers",
+                   trustedProxy(o.trustedProxies));
+    valueOption(app, "--real-ip-header", "NAME",
+                "the one header trusted proxies write the client in: X-Forwarded-For\n(default), Forwarded (RFC 7239), X-Real-IP or any name; others are ignored",
+                [&](const std::string& v) -> std::optional<std::string> {
+                    if (!Http::isHeaderName(v))
+                        return "--real-ip-header " + v + ": expected a header name such as X-Forwarded-For, Forwarded or X-Real-IP";
+                    o.realIpHeader = v;
+                    return std::nullopt;
+                });
+    valueOption(app, "--redis", "URL",
+                "count together with every node on this Redis (docs/CLUSTER.md):\nredis://[[USER]:PASSWORD@]HOST[:PORT][/DB] or unix:///PATH[?db=N]",
+                [&](const std::string& v) -> std::optional<std::string> {
+                    // The message never quotes the URL: it may hold the password.
+                    std::string why;
+                    o.redis = Cluster::RedisUrl::parse(v, &why);
+                    if (!o.redis)
+                        return "--redis: " + why;
+                    return std::nullopt;
+                });
+    valueOption(app, "--node-name", "NAME", "this node's name in the cluster   default: the host name", [&](const std::string& v) -> std::optional<std::string> {
+        if (v.empty() || v.size() > 64 || v.find_first_of("|; \t\r\n") != std::string::npos)
+            return "--node-name " + v + ": expected 1-64 characters without spaces, '|' or ';'";
+        o.nodeName = v;
+        return std::nullopt;
+    });
+    flag(app, "--dry-run", o.dryRun, "decide and log, let everything through (log-only mode)");
+    valueOption(app, "--threads", "N", "listener threads   default: number of cores", [&](const std::string& v) -> std::optional<std::string> {
+        unsigned n = 0;
+        auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+        if (ec != std::errc() || ptr != v.data() + v.size() || n == 0 || n > 256)
+            return "--threads " + v + ": expected a whole number from 1 to 256";
+        o.threads = n;
+        return std::nullopt;
+    });
+    flag(app, "--demo", o.demo,
+         "drive synthetic traffic into the listener (trusts 127.0.0.1 as a proxy\nso the demo's clients can have their own addresses)");
+    valueOption(app, "--seconds", "N", "stop by itself after N seconds", [&](const std::string& v) { return positiveSeconds("--seconds", v, o.seconds); });
+    valueOption(app, "--theme", "light|dark|system", "the console's colours   default system", [&](const std::string& v) -> std::optional<std::string> {
+        if (v != "light" && v != "dark" && v != "system")
+            return "--theme " + v + ": expected light, dark or system";
+        o.theme = v;
+        return std::nullopt;
+    });
+    valueOption(app, "--window-size", "WxH", "the console window's size at start", [&](const std::string& v) -> std::optional<std::string> {
+        unsigned w = 0, h = 0;
+        const auto x = v.find('x');
+        auto [p1, e1] = std::from_chars(v.data(), v.data() + (x == std::string::npos ? v.size() : x), w);
+        auto [p2, e2] = x == std::string::npos ? std::from_chars_result{nullptr, std::errc::invalid_argument}
+                                               : std::from_chars(v.data() + x + 1, v.data() + v.size(), h);
+        if (e1 != std::errc() || e2 != std::errc() || p2 != v.data() + v.size() || w < 640 || h < 400 || w > 10000 || h > 10000)
+            return "--window-size " + v + ": expected WIDTHxHEIGHT, at least 640x400";
+        o.windowWidth = int(w);
+        o.windowHeight = int(h);
+        return std::nullopt;
+    });
+    valueOption(app, "--screenshots", "DIR", "console: save each view as a PNG in DIR after --screenshot-delay\nseconds (default 8), then quit",
+                [&](const std::string& v) -> std::optional<std::string> {
+                    o.screenshots = v;
+                    return std::nullopt;
+                });
+    valueOption(app, "--screenshot-delay", "SECONDS", "how long the demo runs before --screenshots",
+                [&](const std::string& v) { return positiveSeconds("--screenshot-delay", v, o.screenshotDelaySeconds); });
+    flag(app, "--version", o.version, "print the version and exit");
+
+    // ---- the commands (docs/CLI.md) ----
+    // Every command, and every group of commands, names its database the same way.
+    auto command = [&](CLI::App& parent, const std::string& name, const std::string& help) {
+        CLI::App* c = parent.add_subcommand(name, help);
+        c->get_formatter()->column_width(30);
+        databaseOptions(*c);
+        return c;
+    };
+    auto fileCommand = [&](CLI::App& parent, const std::string& name, const std::string& help, const std::string& fileHelp) {
+        CLI::App* c = command(parent, name, help);
+        c->add_option("FILE", o.args.file, fileHelp)->required();
+        return c;
+    };
+    auto listCommand = [&](const std::string& name, const char* list, bool add) {
+        CLI::App* c = command(app, name, add ? std::string("put ADDRESS|CIDR on the ") + list + " (replaces an entry for the same range)"
+                                             : std::string("take ADDRESS|CIDR off the ") + list);
+        c->add_option("ADDRESS", o.args.target, "an IPv4 or IPv6 address or a CIDR range: 203.0.113.7, 2001:db8::/48")->required();
+        if (add) {
+            c->add_option("--ttl", o.args.ttl, "how long it applies: 30m, 24h, 7d, 2w, a number of seconds, or permanent\ndefault 7d (as the admin API)")
+                ->type_name("DURATION|permanent")
+                ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+            c->add_option("--reason", o.args.reason, "why, for the audit trail and the console")
+                ->type_name("TEXT")
+                ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
         }
+    };
+    listCommand("block", "blocklist", true);
+    listCommand("safelist", "safelist", true);
+    listCommand("unblock", "blocklist", false);
+    listCommand("unsafelist", "safelist", false);
+
+    CLI::App* lists = command(app, "lists", "the safelist and the blocklist: show, import, export");
+    {
+        CLI::App* show = command(*lists, "show", "the entries in force with the time each has left (both lists, or one)");
+        show->add_option("LIST", o.args.target, "blocklist or safelist")->check([](const std::string& v) -> std::string {
+            return v == "blocklist" || v == "safelist" ? std::string() : "\"" + v + "\" is not a list: blocklist or safelist";
+        });
+        flag(*show, "--json", o.args.json, "as JSON, in the shape of GET /api/v1/lists/LIST");
+        fileCommand(*lists, "import", "read a .csv or .json list file: all or nothing; each rejected line is named with why",
+                    "a .csv or .json file (by its extension)");
+        fileCommand(*lists, "export", "write both lists to a .csv or .json file (by its extension)", "a .csv or .json file (by its extension)");
     }
+
+    command(app, "token", "print the admin API's bearer token");
+
+    CLI::App* tiers = command(app, "tiers", "the API customers' tiers: show, set");
+    {
+        CLI::App* show = command(*tiers, "show", "each tier with its levels");
+        flag(*show, "--json", o.args.json, "as JSON, in the shape of GET /api/v1/tiers");
+        CLI::App* set = command(*tiers, "set", "create a tier or replace its levels: floodgate tiers set Pro 100/1m 5000/1h");
+        set->add_option("NAME", o.args.target, "the tier's name")->required();
+        set->add_option("LEVELS", o.args.levels, "one or more LIMIT/PERIOD: 100/1m, 5000/1h, 20000/1d")->required();
+    }
+
+    CLI::App* customers = command(app, "customers", "the API customers: show, set, remove");
+    {
+        CLI::App* show = command(*customers, "show", "each customer with its tier and overrides");
+        flag(*show, "--json", o.args.json, "as JSON, in the shape of GET /api/v1/customers");
+        CLI::App* set = command(*customers, "set", "create a customer or change it: floodgate customers set acme --tier Pro");
+        set->add_option("ID", o.args.target, "the customer id the client sends")->required();
+        set->add_option("--tier", o.args.tier, "the customer's tier (it must exist)")->type_name("NAME")->required()->multi_option_policy(
+            CLI::MultiOptionPolicy::TakeLast);
+        set->add_option("--name", o.args.name, "a name to show   default: the one stored, if any")
+            ->type_name("TEXT")
+            ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+        CLI::Option* overrides = set->add_option("--override", o.args.overrides,
+                                                 "repeatable; replaces the tier's level of the same period, adds the others\n"
+                                                 "default: the overrides stored, if any")
+                                     ->type_name("LIMIT/PERIOD")
+                                     ->allow_extra_args(false);
+        flag(*set, "--no-overrides", o.args.noOverrides, "remove the overrides stored")->excludes(overrides);
+        CLI::App* remove = command(*customers, "remove", "remove a customer (its clients are counted as anyone else again)");
+        remove->add_option("ID", o.args.target, "the customer id")->required();
+    }
+
+    CLI::App* rules = command(app, "rules", "the rules document (the JSON of GET /api/v1/rules): show, export, import");
+    {
+        command(*rules, "show", "print the rules document");
+        fileCommand(*rules, "export", "write the rules document to FILE", "the JSON file to write");
+        fileCommand(*rules, "import", "apply a rules document: the sections it has replace the stored ones\n(as PUT /api/v1/rules does); all or nothing",
+                    "a JSON file, e.g. one written by rules export");
+    }
+
+    CLI::App* explain = command(app, "explain", "ask a running Floodgate about one client: its state, each level's count, limit,\nremaining and reset, the list entries that cover it, its last refusals and why");
+    explain->add_option("ADDRESS", o.args.target, "the client's IPv4 or IPv6 address")->required();
+    valueOption(*explain, "--admin", "ADDR:PORT", "the running instance's admin API   default 127.0.0.1:9090", adminAddress);
+    explain->add_option("--token", o.args.token, "the admin API's bearer token   default: read from the database")
+        ->type_name("TOKEN")
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+
+    CLI::App* replay = command(app, "replay", "run access logs through the rules, as the live listener would decide them (docs/CLI.md)");
+    replay->add_option("ACCESS_LOG", o.replay.logs, "one or more access logs, oldest first (.gz read directly)")->required();
+    CLI::Option* replayDb = replay->get_option("--db");
+    CLI::Option* replayRules = valueOption(*replay, "--rules", "FILE.json", "the rules document to try (the JSON of GET /api/v1/rules)\ninstead of the database's rules",
+                                           [&](const std::string& v) -> std::optional<std::string> {
+                                               if (v.empty())
+                                                   return "--rules needs a file";
+                                               o.replay.rulesFile = v;
+                                               return std::nullopt;
+                                           });
+    replayRules->excludes(replayDb);
+    valueOption(*replay, "--format", "FORMAT", "auto|combined|common|nginx-json|floodgate-csv   default auto", [&](const std::string& v) -> std::optional<std::string> {
+        if (v != "auto" && v != "combined" && v != "common" && v != "nginx-json" && v != "floodgate-csv")
+            return "--format " + v + ": expected auto, combined, common, nginx-json or floodgate-csv";
+        o.replay.format = v;
+        return std::nullopt;
+    });
+    repeatedOption(*replay, "--trusted-proxy", "CIDR", "repeatable; X-Forwarded-For in the log is believed only from these peers",
+                   trustedProxy(o.replay.trustedProxies));
+    replay->add_option("--from", o.replay.from, "skip the lines before this time")->type_name("TIME")->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    replay->add_option("--to", o.replay.to, "skip the lines after this time")->type_name("TIME")->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    flag(*replay, "--json", o.replay.json, "the report as JSON");
+    replay->add_option("--decisions", o.replay.decisionsOut, "write one CSV row per request to this file")
+        ->type_name("OUT.csv")
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp&) {
+        o.help = true;
+        o.helpText = app.help();
+        return std::nullopt;
+    } catch (const CLI::ParseError& e) {
+        return describe(e, app);
+    }
+
+    const auto chain = chosen(app);
+    if (chain.empty())
+        return std::nullopt;
+    for (const CLI::App* c : chain)
+        o.command.push_back(c->get_name());
+    const CLI::App* last = chain.back();
+    if (const auto subs = last->get_subcommands([](const CLI::App*) { return true; }); !subs.empty()) {
+        std::string names;
+        for (std::size_t i = 0; i < subs.size(); ++i)
+            names += (i == 0 ? "" : i + 1 == subs.size() ? " or " : ", ") + subs[i]->get_name();
+        return commandName(chain) + " needs a command: " + names + " (see " + commandName(chain) + " --help)";
+    }
+    // The serving options mean nothing to a command: said, not ignored.
+    for (const CLI::Option* opt : app.get_options())
+        if (opt->count() > 0 && opt->get_name() != "--db" && opt->get_name() != "--db-timeout")
+            return opt->get_name() + " does not apply to " + commandName(chain) + " (see " + commandName(chain) + " --help)";
     return std::nullopt;
 }
 

@@ -24,6 +24,22 @@ struct HostPort {
     std::uint16_t port = 0;
 };
 
+// What a command (docs/CLI.md) was given, as typed: the commands decode it
+// with the admin API's decoders, so both accept and refuse the same input.
+struct CommandArgs {
+    std::string target;                  // ADDRESS|CIDR, a list's, tier's or customer's name
+    std::string file;                    // lists|rules import|export FILE
+    std::optional<std::string> ttl;      // --ttl 7d|24h|permanent (absent: the default TTL)
+    std::string reason;                  // --reason TEXT
+    bool json = false;                   // --json
+    std::vector<std::string> levels;     // tiers set NAME LIMIT/PERIOD...
+    std::string tier;                    // customers set --tier NAME
+    std::optional<std::string> name;     // customers set --name TEXT (absent: kept)
+    std::vector<std::string> overrides;  // customers set --override LIMIT/PERIOD (none: kept)
+    bool noOverrides = false;            // customers set --no-overrides
+    std::string token;                   // explain --token (empty: read from the database)
+};
+
 struct Options {
     bool help = false;
     bool version = false;
@@ -47,17 +63,19 @@ struct Options {
     double screenshotDelaySeconds = 8; // --screenshot-delay: how long the demo runs first
     std::optional<Cluster::RedisUrl> redis;  // --redis: one node of the cluster that Redis holds (docs/CLUSTER.md)
     std::string nodeName;              // --node-name: default the host name
-    std::vector<std::string> command;  // "lists export FILE" ...
+    std::vector<std::string> command;  // the command's words: {"block"}, {"lists", "show"}, {"replay"} (docs/CLI.md)
+    CommandArgs args;                  // what the command was given
     ReplayOptions replay;              // `floodgate replay ...` (command = {"replay"})
+    std::string helpText;              // with `help`: the help of the command asked about (or of floodgate)
 };
 
-// Fills `out` or returns the message to print (exit 2).
+// Fills `out` or returns the one line to print (exit 2). --help fills
+// out.help and out.helpText.
 std::optional<std::string> parseOptions(int argc, char** argv, Options& out);
 std::optional<HostPort> parseHostPort(std::string_view text, std::string* why);
 // $XDG_DATA_HOME/floodgate/floodgate.db (XDG_DATA_HOME defaults to ~/.local/share).
 std::string defaultDatabasePath();
 // The database the options name (--db or the default) and its --db-timeout.
 Storage::StoreOptions storeOptions(const Options& o);
-std::string usageText();
 
 } // namespace Floodgate::App

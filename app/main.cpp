@@ -20,7 +20,7 @@ int main(int argc, char** argv)
         return 2;
     }
     if (options.help) {
-        std::fputs(usageText().c_str(), stdout);
+        std::fputs(options.helpText.c_str(), stdout);
         return 0;
     }
     if (options.version) {

@@ -126,16 +126,7 @@ std::optional<AdminResponse> AdminApi::rules(const Call& call)
     if (!Codec::rulesFromJson(*body, check, &why))
         return error(400, why);
     const Storage::Actor actor{actorOf(r)};
-    return afterCommit(reply, [&](auto done) {
-        m_store.updateRules(
-            [doc = *body](EngineConfig& c) -> std::optional<std::string> {
-                std::string bad;
-                if (!Codec::rulesFromJson(doc, c, &bad))
-                    return bad;
-                return std::nullopt;
-            },
-            actor, done);
-    });
+    return afterCommit(reply, [&](auto done) { m_store.putRulesDocument(*body, actor, done); });
 }
 
 } // namespace Floodgate::Api

@@ -112,19 +112,6 @@ std::vector<std::string> segments(std::string_view path)
 // Names in paths (tiers, customers): printable UTF-8, no slashes, not too
 // long. A name that is no UTF-8 ("%ff") could be stored but never shown or
 // named again as it is: JSON writes it with U+FFFD.
-bool validName(std::string_view s, std::size_t max)
-{
-    if (s.empty() || s.size() > max)
-        return false;
-    for (std::size_t i = 0; i < s.size();) {
-        const std::size_t length = utf8SequenceLength(s.substr(i));
-        if (length == 0 || (length == 1 && (static_cast<unsigned char>(s[i]) < 0x20 || s[i] == 0x7f || s[i] == '/')))
-            return false;
-        i += length;
-    }
-    return true;
-}
-
 std::optional<Json> parseBody(const AdminRequest& r, AdminResponse& failure)
 {
     std::string why;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "http/AdminServer.h"
+#include "wire/Codec.h"
 #include "wire/Json.h"
 #include "core/Target.h"
 
@@ -51,7 +52,7 @@ bool queryNumber(const Http::AdminRequest& r, std::string_view name, std::int64_
 // "/api/v1/lists/blocklist" -> {"api", "v1", "lists", "blocklist"}
 std::vector<std::string> segments(std::string_view path);
 // Names in paths (tiers, customers): printable UTF-8, no slashes, not too long.
-bool validName(std::string_view s, std::size_t max);
+using Wire::Codec::validName;
 // The body as JSON, or `failure` set to the 400 that says why not.
 std::optional<Wire::Json> parseBody(const Http::AdminRequest& r, Http::AdminResponse& failure);
 // The audit trail's actor for a request: "api:<peer address>".

@@ -163,6 +163,11 @@ public:
     // Changes the rules inside the writer's transaction: `change` gets the
     // configuration as committed and edits it, or returns why not (400).
     void updateRules(std::function<std::optional<std::string>(Core::EngineConfig&)> change, Actor actor, Done done);
+    // A rules document (the JSON of GET /api/v1/rules): the sections it has
+    // replace the stored ones, decoded onto the rules as committed (the admin
+    // API's PUT, `floodgate rules import`). Invalid with the reason when it
+    // does not decode or validate.
+    void putRulesDocument(Wire::Json document, Actor actor, Done done);
     // Publishes the stored configuration again (after the command-line
     // overrides changed), in order with every write.
     void republish(Done done = {});

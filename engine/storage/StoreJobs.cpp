@@ -215,6 +215,18 @@ void Store::updateRules(std::function<std::optional<std::string>(EngineConfig&)>
     }, std::move(done));
 }
 
+void Store::putRulesDocument(Json document, Actor actor, Done done)
+{
+    updateRules(
+        [document = std::move(document)](EngineConfig& config) -> std::optional<std::string> {
+            std::string why;
+            if (!Codec::rulesFromJson(document, config, &why))
+                return why;
+            return std::nullopt;
+        },
+        std::move(actor), std::move(done));
+}
+
 void Store::republish(Done done)
 {
     submit("publish the configuration", [](Connection&, Effects& fx) {

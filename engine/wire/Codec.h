@@ -68,6 +68,16 @@ std::optional<EntryInput> entryFromJson(const Json& body, Millis now, Millis def
 
 // ---- tiers, customers, rules ----------------------------------------------
 Json toJson(const Level& level);
+// A level as an operator types it: "LIMIT/PERIOD" (100/1m, 5000/1h, 10/2.5s),
+// as the JSON a level decodes from ({"limit": 100, "period": 60}); the
+// tier and customer decoders below check the rest.
+std::optional<Json> levelFromText(std::string_view text, std::string* why);
+// The other way: "100/1m" (the period as Core::formatPeriod writes it);
+// levels that are not sliding say so: "6/3s lockout 3s".
+std::string levelText(const Level& level);
+// Names of tiers and customers (they appear in API paths): 1-max bytes of
+// printable UTF-8 without '/'.
+bool validName(std::string_view s, std::size_t max);
 Json toJson(const Tier& tier);
 Json toJson(const Customer& customer);
 std::optional<Tier> tierFromJson(const Json& body, std::string_view name, std::string* why);

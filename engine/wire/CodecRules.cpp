@@ -4,6 +4,7 @@
 #include "wire/Codec.h"
 #include "wire/JsonReader.h"
 #include "core/SettingTable.h"
+#include "core/Utf8.h"
 
 #include <algorithm>
 #include <charconv>
@@ -236,6 +237,50 @@ Json toJson(const Level& l)
     if (l.countRefused)
         j.set("count_refused", true);
     return j;
+}
+
+std::optional<Json> levelFromText(std::string_view text, std::string* why)
+{
+    const auto slash = text.find('/');
+    std::uint64_t limit = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + (slash == std::string_view::npos ? 0 : slash), limit);
+    if (slash == std::string_view::npos || slash == 0 || ec != std::errc() || end != text.data() + slash) {
+        fail(why, "\"" + std::string(text) + "\" is not LIMIT/PERIOD (a whole number of requests per a duration: 100/1m, 5000/1h)");
+        return std::nullopt;
+    }
+    std::string durationWhy;
+    const auto period = parseDuration(Json(std::string(text.substr(slash + 1))), &durationWhy);
+    if (!period) {
+        fail(why, "\"" + std::string(text) + "\": the period " + durationWhy);
+        return std::nullopt;
+    }
+    Json j = Json::object();
+    j.set("limit", limit);
+    j.set("period", seconds(*period));
+    return j;
+}
+
+std::string levelText(const Level& l)
+{
+    std::string text = std::to_string(l.limit) + "/" + formatPeriod(l.periodMs);
+    if (l.algorithm == Algorithm::FixedWindow)
+        text += " fixed";
+    else if (l.algorithm == Algorithm::Lockout)
+        text += " lockout " + formatPeriod(l.lockoutMs > 0 ? l.lockoutMs : l.periodMs);
+    return text;
+}
+
+bool validName(std::string_view s, std::size_t max)
+{
+    if (s.empty() || s.size() > max)
+        return false;
+    for (std::size_t i = 0; i < s.size();) {
+        const std::size_t length = utf8SequenceLength(s.substr(i));
+        if (length == 0 || (length == 1 && (static_cast<unsigned char>(s[i]) < 0x20 || s[i] == 0x7f || s[i] == '/')))
+            return false;
+        i += length;
+    }
+    return true;
 }
 
 namespace {

@@ -74,10 +74,11 @@ struct Child {
 };
 
 // Runs to the end; returns the exit code, stderr in *err, stdout in *out.
-inline int runToEnd(const QStringList& args, QString* err, QString* out = nullptr, int timeoutMs = 15000)
+inline int runToEnd(const QStringList& args, QString* err, QString* out = nullptr, int timeoutMs = 15000,
+                    const QProcessEnvironment& env = childEnvironment())
 {
     QProcess p;
-    p.setProcessEnvironment(childEnvironment());
+    p.setProcessEnvironment(env);
     p.start(QStringLiteral(FLOODGATE_BINARY), args);
     p.waitForFinished(timeoutMs);
     if (err)

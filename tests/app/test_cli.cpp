@@ -1,0 +1,382 @@
+// SPDX-License-Identifier: MIT
+// The operator's commands through the built binary on a real SQLite file:
+// a running `floodgate --headless` applies `floodgate block` within 2 s (403)
+// and `unblock` the same way; the audit trail names the command line's user;
+// lists show has each entry's time left; tiers, customers and rules are set,
+// shown, exported, imported and removed; bad input is exit 2 with one line
+// and changes nothing; read-only commands on a missing database exit 4 and
+// create nothing; explain asks a running instance about a flooding client.
+#include <QtTest>
+
+#ifndef Q_MOC_RUN
+#include "ChildProcess.h"
+#include "HttpTestClient.h"
+
+#include <sqlite3.h>
+#endif
+
+using namespace FloodgateTest;
+
+namespace {
+
+const QString USER_NAME = QStringLiteral("cli-test-operator");
+
+QProcessEnvironment userEnvironment()
+{
+    QProcessEnvironment env = childEnvironment();
+    env.insert(QStringLiteral("USER"), USER_NAME);
+    return env;
+}
+
+struct Run {
+    int code = -1;
+    QString out;
+    QString err;
+};
+
+// `floodgate ARGS` as the test's operator.
+Run floodgate(const QStringList& args)
+{
+    Run r;
+    r.code = runToEnd(args, &r.err, &r.out, 15000, userEnvironment());
+    return r;
+}
+
+QStringList split(const QString& text)
+{
+    return text.split(QLatin1Char(' '), Qt::SkipEmptyParts);
+}
+
+QStringList serveArgs(const QString& db)
+{
+    return {QStringLiteral("--headless"), QStringLiteral("--listen"), QStringLiteral("127.0.0.1:0"), QStringLiteral("--admin"),
+            QStringLiteral("127.0.0.1:0"),  QStringLiteral("--db"),     db,                           QStringLiteral("--threads"),
+            QStringLiteral("1")};
+}
+
+// One SQL answer from the database, read as a separate process would.
+QString query(const QString& db, const char* sql)
+{
+    sqlite3* h = nullptr;
+    QString result;
+    if (sqlite3_open_v2(db.toLocal8Bit().constData(), &h, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+        sqlite3_stmt* st = nullptr;
+        if (sqlite3_prepare_v2(h, sql, -1, &st, nullptr) == SQLITE_OK) {
+            while (sqlite3_step(st) == SQLITE_ROW) {
+                for (int c = 0; c < sqlite3_column_count(st); ++c)
+                    result += QString::fromUtf8(reinterpret_cast<const char*>(sqlite3_column_text(st, c))) + QLatin1Char('|');
+                result += QLatin1Char('\n');
+            }
+        }
+        sqlite3_finalize(st);
+    }
+    sqlite3_close(h);
+    return result;
+}
+
+// Everything a command could change: the lists, tiers, customers, rules and the audit trail.
+QString everything(const QString& db)
+{
+    return query(db, "SELECT * FROM list_entries ORDER BY id") + query(db, "SELECT * FROM tiers") + query(db, "SELECT * FROM tier_levels")
+        + query(db, "SELECT * FROM customers") + query(db, "SELECT * FROM customer_overrides") + query(db, "SELECT * FROM rules")
+        + query(db, "SELECT * FROM rule_levels") + query(db, "SELECT id, actor, action, subject FROM audit ORDER BY id");
+}
+
+// Asks as `client` every 200 ms until the answer is `status`: how many ms
+// that took, or -1 when it did not come within `withinMs`. Slow enough that
+// the polling itself never trips the default burst level (6 per 3 s).
+int msUntil(std::uint16_t port, const char* client, int status, int withinMs = 2000)
+{
+    QElapsedTimer clock;
+    clock.start();
+    while (clock.elapsed() <= withinMs) {
+        if (fetch(port, get("/"), 3000, client).value_or(Response{}).status == status)
+            return int(clock.elapsed());
+        QTest::qWait(200);
+    }
+    return -1;
+}
+
+} // namespace
+
+class TestCli : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void aRunningInstanceAppliesBlockAndUnblockWithinTwoSeconds()
+    {
+        QTemporaryDir dir;
+        const QString db = dir.filePath(QStringLiteral("floodgate.db"));
+        Child c;
+        QVERIFY(c.start(serveArgs(db)));
+        QCOMPARE(fetch(c.port, get("/"), 3000, "127.0.0.9")->status, 200);
+
+        const Run block = floodgate({QStringLiteral("block"), QStringLiteral("127.0.0.9"), QStringLiteral("--ttl"), QStringLiteral("24h"),
+                                     QStringLiteral("--reason"), QStringLiteral("scraper"), QStringLiteral("--db"), db});
+        QVERIFY2(block.code == 0, qPrintable(block.err));
+        QVERIFY2(block.out.startsWith(QStringLiteral("127.0.0.9/32 put on the blocklist for 1 d (until ")), qPrintable(block.out));
+        const int blockedAfter = msUntil(c.port, "127.0.0.9", 403);
+        QVERIFY2(blockedAfter >= 0, "not blocked within 2 s");
+        QCOMPARE(fetch(c.port, get("/"), 3000, "127.0.0.10")->status, 200);  // only that client
+
+        // The audit trail, read through the running instance's API, names the command line's user.
+        const std::string token = adminToken(db);
+        const std::string audit = fetch(c.adminPort, get("/api/v1/audit", bearer(token)))->body;
+        QVERIFY2(audit.find("\"actor\":\"cli:" + USER_NAME.toStdString() + "\",\"action\":\"list.add\",\"subject\":\"blocklist 127.0.0.9/32\"")
+                     != std::string::npos,
+                 audit.c_str());
+
+        const Run unblock = floodgate({QStringLiteral("unblock"), QStringLiteral("127.0.0.9"), QStringLiteral("--db=") + db});
+        QVERIFY2(unblock.code == 0, qPrintable(unblock.err));
+        QVERIFY2(msUntil(c.port, "127.0.0.9", 200) >= 0, "still blocked 2 s after unblock");
+        // Nothing left to take off: said, exit 1.
+        const Run again = floodgate({QStringLiteral("unblock"), QStringLiteral("127.0.0.9"), QStringLiteral("--db"), db});
+        QCOMPARE(again.code, 1);
+        QCOMPARE(again.err.count(QLatin1Char('\n')), 1);
+        QCOMPARE(c.stop(), 0);
+    }
+
+    void listsShowHasTheTimeLeftOnEachEntry()
+    {
+        QTemporaryDir dir;
+        const QString db = dir.filePath(QStringLiteral("floodgate.db"));
+        QCOMPARE(floodgate(split(QStringLiteral("block 203.0.113.0/24 --ttl 2h --reason scrapers --db ") + db)).code, 0);
+        QCOMPARE(floodgate(split(QStringLiteral("safelist 2001:db8::/48 --ttl=permanent --reason office --db ") + db)).code, 0);
+        QCOMPARE(floodgate(split(QStringLiteral("block 198.51.100.7 --db ") + db)).code, 0);  // the default TTL: 7 days
+
+        const Run text = floodgate(split(QStringLiteral("lists show --db ") + db));
+        QCOMPARE(text.code, 0);
+        const QString who = QStringLiteral("cli:") + USER_NAME;
+        QVERIFY2(text.out.contains(QStringLiteral("blocklist: 2 entries")), qPrintable(text.out));
+        QVERIFY2(QRegularExpression(QStringLiteral("203\\.0\\.113\\.0/24 +2 h +operator +") + who + QStringLiteral(" +scrapers")).match(text.out).hasMatch(),
+                 qPrintable(text.out));
+        QVERIFY2(QRegularExpression(QStringLiteral("198\\.51\\.100\\.7/32 +7 d +operator")).match(text.out).hasMatch(), qPrintable(text.out));
+        QVERIFY2(text.out.contains(QStringLiteral("safelist: 1 entry")), qPrintable(text.out));
+        QVERIFY2(QRegularExpression(QStringLiteral("2001:db8::/48 +permanent +operator +") + who + QStringLiteral(" +office")).match(text.out).hasMatch(),
+                 qPrintable(text.out));
+
+        const Run json = floodgate(split(QStringLiteral("lists show safelist --json --db ") + db));
+        QCOMPARE(json.code, 0);
+        QVERIFY2(json.out.startsWith(QStringLiteral("{\"list\":\"safelist\",\"count\":1,\"entries\":[{\"address\":\"2001:db8::/48\"")), qPrintable(json.out));
+        QVERIFY(json.out.contains(QStringLiteral("\"expires_in\":null")));
+        const Run blocked = floodgate(split(QStringLiteral("lists show blocklist --json --db ") + db));
+        const auto left = QRegularExpression(QStringLiteral("\"address\":\"203.0.113.0/24\".*?\"expires_in\":(\\d+)")).match(blocked.out);
+        QVERIFY2(left.hasMatch(), qPrintable(blocked.out));
+        QVERIFY(left.captured(1).toInt() > 7100 && left.captured(1).toInt() <= 7200);
+    }
+
+    void tiersAndCustomers()
+    {
+        QTemporaryDir dir;
+        const QString db = dir.filePath(QStringLiteral("floodgate.db"));
+        const Run set = floodgate(split(QStringLiteral("tiers set Gold 100/1m 5000/1h --db ") + db));
+        QVERIFY2(set.code == 0, qPrintable(set.err));
+        QVERIFY2(set.out.startsWith(QStringLiteral("tier Gold created: 100/1m  5000/1h")), qPrintable(set.out));
+        const Run tiers = floodgate(split(QStringLiteral("tiers show --db ") + db));
+        QVERIFY2(QRegularExpression(QStringLiteral("\nGold +100/1m  5000/1h\n")).match(tiers.out).hasMatch(), qPrintable(tiers.out));
+        QVERIFY2(QRegularExpression(QStringLiteral("\nPro +100/1m  5000/1h\n")).match(tiers.out).hasMatch(), qPrintable(tiers.out));  // a default tier
+        QVERIFY(floodgate(split(QStringLiteral("tiers show --json --db ") + db))
+                    .out.contains(QStringLiteral("{\"name\":\"Gold\",\"levels\":[{\"limit\":100,\"period\":60},{\"limit\":5000,\"period\":3600}]}")));
+
+        QCOMPARE(floodgate({QStringLiteral("customers"), QStringLiteral("set"), QStringLiteral("acme"), QStringLiteral("--tier"), QStringLiteral("Gold"),
+                            QStringLiteral("--name"), QStringLiteral("Acme Inc."), QStringLiteral("--override"), QStringLiteral("200/1m"),
+                            QStringLiteral("--db"), db})
+                     .code,
+                 0);
+        QString shown = floodgate(split(QStringLiteral("customers show --db ") + db)).out;
+        QVERIFY2(QRegularExpression(QStringLiteral("\nacme +Acme Inc\\. +Gold +200/1m\n")).match(shown).hasMatch(), qPrintable(shown));
+        // What is not given stays; --no-overrides clears them.
+        QCOMPARE(floodgate(split(QStringLiteral("customers set acme --tier=Pro --db ") + db)).code, 0);
+        shown = floodgate(split(QStringLiteral("customers show --db ") + db)).out;
+        QVERIFY2(QRegularExpression(QStringLiteral("\nacme +Acme Inc\\. +Pro +200/1m\n")).match(shown).hasMatch(), qPrintable(shown));
+        QCOMPARE(floodgate(split(QStringLiteral("customers set acme --tier Pro --no-overrides --db ") + db)).code, 0);
+        const Run json = floodgate(split(QStringLiteral("customers show --json --db ") + db));
+        QVERIFY2(json.out.contains(QStringLiteral("{\"id\":\"acme\",\"name\":\"Acme Inc.\",\"tier\":\"Pro\",\"overrides\":[]}")), qPrintable(json.out));
+
+        // A tier a customer uses is not removed under it; the customer is.
+        QCOMPARE(floodgate(split(QStringLiteral("customers remove acme --db ") + db)).code, 0);
+        QVERIFY(!floodgate(split(QStringLiteral("customers show --db ") + db)).out.contains(QStringLiteral("acme")));
+        const Run gone = floodgate(split(QStringLiteral("customers remove acme --db ") + db));
+        QCOMPARE(gone.code, 1);
+        QVERIFY2(gone.err.contains(QStringLiteral("acme")), qPrintable(gone.err));
+
+        const QString audit = query(db, "SELECT actor, action, subject FROM audit ORDER BY id");
+        const QString who = QStringLiteral("cli:") + USER_NAME;
+        for (const char* line : {"|tier.add|tier Gold|", "|customer.add|customer acme|", "|customer.replace|customer acme|", "|customer.delete|customer acme|"})
+            QVERIFY2(audit.contains(who + QString::fromUtf8(line)), qPrintable(audit));
+    }
+
+    void rulesShowExportImport()
+    {
+        QTemporaryDir dir;
+        const QString db = dir.filePath(QStringLiteral("floodgate.db"));
+        QCOMPARE(floodgate(split(QStringLiteral("token --db ") + db)).code, 0);  // a new database with the default rules
+        const Run shown = floodgate(split(QStringLiteral("rules show --db ") + db));
+        QCOMPARE(shown.code, 0);
+        const QString file = dir.filePath(QStringLiteral("rules.json"));
+        QCOMPARE(floodgate(split(QStringLiteral("rules export ") + file + QStringLiteral(" --db ") + db)).code, 0);
+        QFile f(file);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QByteArray exported = f.readAll();
+        f.close();
+        QCOMPARE(QString::fromUtf8(exported), shown.out);
+        QVERIFY(exported.contains("{\"name\":\"ip\",\"key\":\"address\""));
+        QVERIFY(exported.contains("\"limit\":6,\"period\":3,\"algorithm\":\"lockout\""));
+
+        // The same document with the burst level at 8: imported, audited, shown.
+        QByteArray edited = exported;
+        edited.replace("\"limit\":6,\"period\":3,", "\"limit\":8,\"period\":3,");
+        const QString editedFile = dir.filePath(QStringLiteral("edited.json"));
+        QFile e(editedFile);
+        QVERIFY(e.open(QIODevice::WriteOnly));
+        e.write(edited);
+        e.close();
+        const Run imported = floodgate(split(QStringLiteral("rules import ") + editedFile + QStringLiteral(" --db ") + db));
+        QVERIFY2(imported.code == 0, qPrintable(imported.err));
+        QCOMPARE(floodgate(split(QStringLiteral("rules show --db ") + db)).out.toUtf8(), edited);
+        QVERIFY(query(db, "SELECT actor, action FROM audit").contains(QStringLiteral("cli:") + USER_NAME + QStringLiteral("|rules.replace|")));
+
+        // A document that does not decode: exit 1, named, nothing changed.
+        const QString badFile = dir.filePath(QStringLiteral("bad.json"));
+        QFile b(badFile);
+        QVERIFY(b.open(QIODevice::WriteOnly));
+        b.write("{\"rules\":[{\"name\":\"ip\",\"levels\":[{\"limit\":0,\"period\":3}]}]}");
+        b.close();
+        const QString before = everything(db);
+        const Run bad = floodgate(split(QStringLiteral("rules import ") + badFile + QStringLiteral(" --db ") + db));
+        QCOMPARE(bad.code, 1);
+        QVERIFY2(bad.err.startsWith(QStringLiteral("floodgate: ") + badFile + QStringLiteral(": rules")) && bad.err.contains(QStringLiteral("nothing was imported")),
+                 qPrintable(bad.err));
+        QCOMPARE(bad.err.count(QLatin1Char('\n')), 1);
+        QCOMPARE(everything(db), before);
+    }
+
+    void badInputIsExit2AndChangesNothing_data()
+    {
+        QTest::addColumn<QString>("args");
+        QTest::addColumn<QString>("named");  // what the one line must name
+        QTest::newRow("unparseable address") << "block 203.0.113.300" << "203.0.113.300";
+        QTest::newRow("prefix out of range") << "block 203.0.113.0/33" << "/33";
+        QTest::newRow("v6 prefix out of range") << "safelist 2001:db8::/129" << "/129";
+        QTest::newRow("negative ttl") << "block 203.0.113.7 --ttl -1d" << "ttl must be > 0";
+        QTest::newRow("negative ttl =") << "block 203.0.113.7 --ttl=-5m" << "ttl must be > 0";
+        QTest::newRow("unparseable ttl") << "safelist 203.0.113.7 --ttl soon" << "ttl must be a number";
+        QTest::newRow("unknown ttl unit") << "block 203.0.113.7 --ttl 7y" << "unknown unit \"y\"";
+        QTest::newRow("unblock bad address") << "unblock 203.0.113.x" << "203.0.113.x";
+        QTest::newRow("malformed level") << "tiers set Gold 100-1m" << "\"100-1m\" is not LIMIT/PERIOD";
+        QTest::newRow("level without limit") << "tiers set Gold /1m" << "\"/1m\" is not LIMIT/PERIOD";
+        QTest::newRow("level zero period") << "tiers set Gold 100/0s" << "the period must be > 0";
+        QTest::newRow("level zero limit") << "tiers set Gold 0/1m" << "limit";
+        QTest::newRow("same period twice") << "tiers set Gold 100/1m 200/60s" << "levels";
+        QTest::newRow("tier name with /") << "tiers set a/b 100/1m" << "tier name \"a/b\"";
+        QTest::newRow("unknown tier") << "customers set acme --tier Platinum" << "Platinum";
+        QTest::newRow("malformed override") << "customers set acme --tier Pro --override 100" << "\"100\" is not LIMIT/PERIOD";
+        QTest::newRow("unknown option") << "block 203.0.113.7 --until tomorrow" << "--until";
+        QTest::newRow("explain bad address") << "explain 203.0.113.0/24 --token x" << "203.0.113.0/24";
+    }
+    void badInputIsExit2AndChangesNothing()
+    {
+        QFETCH(QString, args);
+        QFETCH(QString, named);
+        QTemporaryDir dir;
+        const QString db = dir.filePath(QStringLiteral("floodgate.db"));
+        QCOMPARE(floodgate(split(QStringLiteral("block 192.0.2.1 --reason existing --db ") + db)).code, 0);
+        QCOMPARE(floodgate(split(QStringLiteral("customers set acme --tier Free --db ") + db)).code, 0);
+        const QString before = everything(db);
+        QVERIFY(before.contains(QStringLiteral("192.0.2.1")));
+
+        const Run r = floodgate(split(args) << QStringLiteral("--db") << db);
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.startsWith(QStringLiteral("floodgate: ")), qPrintable(r.err));
+        QVERIFY2(r.err.contains(named), qPrintable(r.err));
+        QCOMPARE(r.err.count(QLatin1Char('\n')), 1);
+        QVERIFY(r.out.isEmpty());
+        QCOMPARE(everything(db), before);
+
+        // On no database at all, none is made.
+        const QString none = dir.filePath(QStringLiteral("none.db"));
+        QCOMPARE(floodgate(split(args) << QStringLiteral("--db") << none).code, 2);
+        QVERIFY(!QFile::exists(none) || args.startsWith(QLatin1String("customers set acme --tier Platinum")));
+    }
+
+    void readOnlyCommandsNeverCreateADatabase_data()
+    {
+        QTest::addColumn<QString>("args");
+        QTest::newRow("lists show") << "lists show";
+        QTest::newRow("lists show --json") << "lists show blocklist --json";
+        QTest::newRow("lists export") << "lists export OUT/lists.csv";
+        QTest::newRow("tiers show") << "tiers show";
+        QTest::newRow("customers show") << "customers show --json";
+        QTest::newRow("rules show") << "rules show";
+        QTest::newRow("rules export") << "rules export OUT/rules.json";
+        QTest::newRow("explain") << "explain 127.0.0.1";
+    }
+    void readOnlyCommandsNeverCreateADatabase()
+    {
+        QFETCH(QString, args);
+        QTemporaryDir dir;
+        const QString folder = dir.filePath(QStringLiteral("data"));
+        const QString db = folder + QStringLiteral("/floodgate.db");
+        const Run r = floodgate(split(args.replace(QStringLiteral("OUT"), dir.path())) << QStringLiteral("--db") << db);
+        QCOMPARE(r.code, 4);
+        QCOMPARE(r.err, QStringLiteral("floodgate: there is no database at %1 (this command creates none: name one with --db)\n").arg(db));
+        QVERIFY(!QFile::exists(folder));
+        QCOMPARE(QDir(dir.path()).entryList(QDir::NoDotAndDotDot | QDir::AllEntries), QStringList());
+    }
+
+    void explainAsksARunningInstance()
+    {
+        QTemporaryDir dir;
+        const QString db = dir.filePath(QStringLiteral("floodgate.db"));
+        Child c;
+        QVERIFY(c.start(serveArgs(db)));
+        // 127.0.0.5 floods past the default burst level (6 per 3 s, lockout).
+        int status = 0;
+        for (int i = 0; i < 12 && status != 429; ++i)
+            status = fetch(c.port, get("/flood"), 3000, "127.0.0.5").value_or(Response{}).status;
+        QCOMPARE(status, 429);
+        QCOMPARE(floodgate({QStringLiteral("block"), QStringLiteral("127.0.0.0/29"), QStringLiteral("--ttl"), QStringLiteral("1h"),
+                            QStringLiteral("--reason"), QStringLiteral("the test range"), QStringLiteral("--db"), db})
+                     .code,
+                 0);
+        QTRY_COMPARE_WITH_TIMEOUT(fetch(c.port, get("/"), 3000, "127.0.0.6").value_or(Response{}).status, 403, 2000);
+
+        const QString admin = QStringLiteral("127.0.0.1:%1").arg(c.adminPort);
+        const Run r = floodgate({QStringLiteral("explain"), QStringLiteral("127.0.0.5"), QStringLiteral("--admin"), admin, QStringLiteral("--db"), db});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY2(r.out.startsWith(QStringLiteral("127.0.0.5: ")), qPrintable(r.out));
+        QVERIFY2(QRegularExpression(QStringLiteral("\n  ip-3s +3s +\\d+ +6 +\\d+ +\\d+ s(  refusing)?\n")).match(r.out).hasMatch(), qPrintable(r.out));
+        QVERIFY2(QRegularExpression(QStringLiteral("\n  ip-5m +5m +\\d+ +300 +\\d+ +\\d+ s\n")).match(r.out).hasMatch(), qPrintable(r.out));
+        QVERIFY2(r.out.contains(QStringLiteral("blocklist 127.0.0.0/29, 1 h left, by cli:") + USER_NAME + QStringLiteral(": the test range")),
+                 qPrintable(r.out));
+        // The last refusals with the why the events API gives for them.
+        const std::string events = fetch(c.adminPort, get("/api/v1/events", bearer(adminToken(db))))->body;
+        const auto why = QRegularExpression(QStringLiteral("\"ip\":\"127\\.0\\.0\\.5\".*?\"why\":\"([^\"]+)\"")).match(QString::fromStdString(events));
+        QVERIFY2(why.hasMatch(), events.c_str());
+        QVERIFY2(r.out.contains(QStringLiteral("last refusals (")), qPrintable(r.out));
+        QVERIFY2(r.out.contains(QStringLiteral(" GET /flood throttle: ") + why.captured(1)), qPrintable(r.out));
+
+        // A client it never saw; a wrong token; an address where nothing answers.
+        const Run unseen = floodgate({QStringLiteral("explain"), QStringLiteral("198.51.100.1"), QStringLiteral("--admin=") + admin, QStringLiteral("--db"), db});
+        QCOMPARE(unseen.code, 0);
+        QVERIFY2(unseen.out.startsWith(QStringLiteral("198.51.100.1: not tracked")) && unseen.out.contains(QStringLiteral("on no list")), qPrintable(unseen.out));
+        const Run wrong = floodgate({QStringLiteral("explain"), QStringLiteral("127.0.0.5"), QStringLiteral("--admin"), admin, QStringLiteral("--token"), QStringLiteral("nope")});
+        QCOMPARE(wrong.code, 1);
+        QVERIFY2(wrong.err.contains(QStringLiteral("refused the token")), qPrintable(wrong.err));
+        QCOMPARE(c.stop(), 0);
+        const Run stopped = floodgate({QStringLiteral("explain"), QStringLiteral("127.0.0.5"), QStringLiteral("--admin"), admin, QStringLiteral("--db"), db});
+        QCOMPARE(stopped.code, 1);
+        QVERIFY2(stopped.err.startsWith(QStringLiteral("floodgate: no admin API answers on ") + admin), qPrintable(stopped.err));
+        QCOMPARE(stopped.err.count(QLatin1Char('\n')), 1);
+    }
+
+    void replayIsDeclaredButNotBuiltIn()
+    {
+        const Run r = floodgate(split(QStringLiteral("replay access.log --format combined")));
+        QCOMPARE(r.code, 2);
+        QCOMPARE(r.err, QStringLiteral("floodgate: replay is not built into this binary\n"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "test_cli.moc"
