@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <initializer_list>
 
 namespace Floodgate::Cluster {
 
@@ -45,45 +46,27 @@ std::string encodeReport(const Core::SyncReport& r)
     out.reserve(32 + r.levels.size() * 48);
     stored.reserve(r.levels.size() * 32);
     appendNumber(out, r.held);
+    // Numbers separated by commas, after `lead` (';' between levels).
+    auto list = [](std::string& to, char lead, std::initializer_list<std::int64_t> numbers) {
+        for (const std::int64_t v : numbers) {
+            if (lead)
+                to += lead;
+            appendNumber(to, v);
+            lead = ',';
+        }
+    };
     for (const Core::SharedLevel& l : r.levels) {
         std::uint64_t total = 0;
         for (const std::uint32_t c : l.counts)
             total += c;
-        out += ';';
-        appendNumber(out, std::int64_t(l.algorithm));
-        out += ',';
-        appendNumber(out, l.limit);
-        out += ',';
-        appendNumber(out, l.periodMs);
-        out += ',';
-        appendNumber(out, l.bucketMs);
-        out += ',';
-        appendNumber(out, l.stamp);
-        out += ',';
-        appendNumber(out, l.lockedUntil);
-        out += ',';
-        appendNumber(out, std::int64_t(total));
-        out += ',';
-        appendNumber(out, std::int64_t(l.counts.size()));
-
-        if (!stored.empty())
-            stored += ';';
-        appendNumber(stored, l.stamp);
-        stored += ',';
-        appendNumber(stored, l.lockedUntil);
-        stored += ',';
-        appendNumber(stored, std::int64_t(total));
-        stored += ',';
-        appendNumber(stored, std::int64_t(l.counts.size()));
+        const auto size = std::int64_t(l.counts.size());
+        list(out, ';', {std::int64_t(l.algorithm), l.limit, l.periodMs, l.bucketMs, l.stamp, l.lockedUntil, std::int64_t(total), size});
+        list(stored, stored.empty() ? '\0' : ';', {l.stamp, l.lockedUntil, std::int64_t(total), size});
         // Only a sliding window's buckets are read back one by one.
         if (l.algorithm == Core::Algorithm::SlidingWindow)
             for (std::size_t k = 0; k < l.counts.size(); ++k)
-                if (l.counts[k] != 0) {
-                    stored += ',';
-                    appendNumber(stored, std::int64_t(k + 1));
-                    stored += ',';
-                    appendNumber(stored, l.counts[k]);
-                }
+                if (l.counts[k] != 0)
+                    list(stored, ',', {std::int64_t(k + 1), l.counts[k]});
     }
     out += '#';
     out += stored;
