@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "app/Commands.h"
 
+#include "app/Replay.h"
+
 #include "wire/ListFile.h"
 #include "storage/Store.h"
 #include "core/Tuning.h"
@@ -109,6 +111,8 @@ int importLists(const Options& o, const std::string& file)
 int runCommand(const Options& o)
 {
     const auto& c = o.command;
+    if (c[0] == "replay")
+        return runReplay(o);
     if (c[0] == "token") {
         const Core::SystemClock clock;
         auto store = openStore(o, clock);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The command-line tools that work on the database without serving:
-// `floodgate lists export|import FILE`, `floodgate token`.
+// `floodgate lists export|import FILE`, `floodgate token`, `floodgate replay` (app/Replay.h).
 #pragma once
 
 #include "app/Options.h"

@@ -98,14 +98,83 @@ std::string usageText()
            "       floodgate lists export FILE [--db PATH]   safelist + blocklist to CSV or JSON (by extension)\n"
            "       floodgate lists import FILE [--db PATH]   all or nothing; reports each rejected line and why\n"
            "       floodgate token [--db PATH]               the admin API's bearer token\n"
+           "       floodgate replay ACCESS_LOG... [--db PATH | --rules FILE.json] [--format auto|combined|common|nginx-json|floodgate-csv]\n"
+           "                        [--trusted-proxy CIDR]... [--from TIME] [--to TIME] [--json] [--decisions OUT.csv]\n"
+           "                                                 what the rules would have done to these logs (docs/CLI.md)\n"
            "\n"
            "exit codes: 0 clean stop, 1 rejected import or unwritable file, 2 bad command line,\n"
            "            3 cannot listen, 4 database unusable (corrupt, locked, newer schema),\n"
            "            5 --redis refused (wrong password, or not a Redis server)\n";
 }
 
+// `floodgate replay ACCESS_LOG... [OPTIONS]` (docs/CLI.md): its own small
+// parser, kept in this one block so it moves whole to the subcommand parser.
+std::optional<std::string> parseReplayOptions(int argc, char** argv, Options& o)
+{
+    o.command = {"replay"};
+    ReplayOptions& r = o.replay;
+    const char* const usage = "usage: floodgate replay ACCESS_LOG... [--db PATH | --rules FILE.json] [--format FORMAT] "
+                              "[--trusted-proxy CIDR]... [--from TIME] [--to TIME] [--json] [--decisions OUT.csv]";
+    for (int i = 2; i < argc; ++i) {
+        std::string a = argv[i];
+        std::optional<std::string> inlineValue;
+        if (a.starts_with("--") && a.find('=') != std::string::npos) {
+            inlineValue = a.substr(a.find('=') + 1);
+            a = a.substr(0, a.find('='));
+        }
+        if (a == "--help" || a == "-h") {
+            o.help = true;
+        } else if (a == "--json") {
+            r.json = true;
+        } else if (a == "--db" || a == "--rules" || a == "--format" || a == "--trusted-proxy" || a == "--from" || a == "--to"
+                   || a == "--decisions" || a == "--db-timeout") {
+            if (!inlineValue && i + 1 >= argc)
+                return a + " needs a value";
+            const std::string v = inlineValue ? *inlineValue : std::string(argv[++i]);
+            std::string why;
+            if (v.empty())
+                return a + " needs a value";
+            if (a == "--db") {
+                o.db = v;
+            } else if (a == "--rules") {
+                r.rulesFile = v;
+            } else if (a == "--format") {
+                if (v != "auto" && v != "combined" && v != "common" && v != "nginx-json" && v != "floodgate-csv")
+                    return "--format " + v + ": expected auto, combined, common, nginx-json or floodgate-csv";
+                r.format = v;
+            } else if (a == "--trusted-proxy") {
+                auto c = Core::Cidr::parse(v, &why);
+                if (!c)
+                    return "--trusted-proxy " + v + ": " + why;
+                r.trustedProxies.push_back(*c);
+            } else if (a == "--from") {
+                r.from = v;
+            } else if (a == "--to") {
+                r.to = v;
+            } else if (a == "--decisions") {
+                r.decisionsOut = v;
+            } else {
+                char* end = nullptr;
+                const double s = std::strtod(v.c_str(), &end);
+                if (end == v.c_str() || *end != '\0' || !(s > 0) || s > 1e6)
+                    return a + " " + v + ": expected a positive number of seconds";
+                o.dbTimeoutSeconds = s;
+            }
+        } else if (a.starts_with("-")) {
+            return "replay: unknown option " + a + " (see floodgate replay --help)";
+        } else {
+            r.logs.push_back(argv[i]);
+        }
+    }
+    if (r.logs.empty() && !o.help)
+        return std::string(usage);
+    return std::nullopt;
+}
+
 std::optional<std::string> parseOptions(int argc, char** argv, Options& o)
 {
+    if (argc > 1 && std::string_view(argv[1]) == "replay")
+        return parseReplayOptions(argc, argv, o);
     auto needValue = [&](int& i, const char* name) -> std::optional<std::string> {
         if (i + 1 >= argc)
             return std::nullopt;
