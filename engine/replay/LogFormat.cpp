@@ -80,14 +80,23 @@ std::optional<std::string_view> quoted(std::string_view s, std::size_t& pos)
 {
     if (pos >= s.size() || s[pos] != '"')
         return std::nullopt;
-    std::size_t i = pos + 1;
-    while (i < s.size() && s[i] != '"')
-        i += s[i] == '\\' ? 2 : 1;
-    if (i >= s.size())
-        return std::nullopt;
-    const std::string_view v = s.substr(pos + 1, i - pos - 1);
-    pos = i + 1;
-    return v;
+    std::size_t from = pos + 1;
+    for (;;) {
+        // memchr: most fields hold no quote at all, so this is one scan.
+        const void* q = from < s.size() ? std::memchr(s.data() + from, '"', s.size() - from) : nullptr;
+        if (!q)
+            return std::nullopt;
+        const std::size_t i = std::size_t(static_cast<const char*>(q) - s.data());
+        std::size_t backslashes = 0;
+        while (i - backslashes > pos + 1 && s[i - backslashes - 1] == '\\')
+            ++backslashes;
+        if (backslashes % 2 == 0) {
+            const std::string_view v = s.substr(pos + 1, i - pos - 1);
+            pos = i + 1;
+            return v;
+        }
+        from = i + 1;  // an escaped quote
+    }
 }
 
 bool isTokenChar(char c)

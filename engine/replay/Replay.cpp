@@ -312,7 +312,7 @@ private:
     {
         m_reached = t;
         // What the server received, as header fields (the ones a log keeps).
-        Core::HeaderField fields[4];
+        Core::HeaderField fields[5];
         std::size_t n = 0;
         if (!r.userAgent.empty())
             fields[n++] = {"User-Agent", r.userAgent};
@@ -322,6 +322,10 @@ private:
             fields[n++] = {"Cookie", r.cookie};
         if (!r.forwardedFor.empty())
             fields[n++] = {"X-Forwarded-For", r.forwardedFor};
+        // A log keeps no Range header; a 206 (Partial Content) answer says
+        // the request had one (a download in parts, a PDF read in chunks).
+        if (r.status == 206)
+            fields[n++] = {"Range", "bytes=0-"};
         // The server decided on its request line (proxy mode): the log has no X-Original-URI.
         const Http::RequestHead head{r.peer, r.method, r.target, std::span<const Core::HeaderField>(fields, n), false};
         bool counted = false;
@@ -342,7 +346,7 @@ private:
                 m_facts.customerId = r.customer;
             if (t >= run.nextPurge) {
                 run.engine->purge(t);
-                run.nextPurge = t + Core::SECOND;
+                run.nextPurge = t + PurgeEveryMs;
             }
             const Core::Decision d = run.engine->decide(m_facts, t);
             if (!d.refused() && (r.status == 0 || (r.status >= 200 && r.status < 300)))

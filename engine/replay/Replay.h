@@ -19,7 +19,9 @@
 // the function the listener uses, with the configuration's trusted proxies
 // (settings.trusted_proxies plus the extra ranges given) and the log's
 // X-Forwarded-For. Cooldowns start on an allowed request the server
-// answered 2xx (or whose status the log does not give).
+// answered 2xx (or whose status the log does not give). A log keeps no
+// Range header: a 206 (Partial Content) answer is taken as a request that
+// carried one, so Range continuations are not counted, as live.
 //
 // Memory: the files are streamed; what grows is the engine's table (bounded
 // by settings.max_tracked_keys), the reorder window, and a per-client
@@ -45,6 +47,12 @@ namespace Floodgate::Replay {
 inline constexpr Core::Millis ReorderSeconds = 10;
 // At most this many lines are held for reordering, whatever the time they span.
 inline constexpr std::size_t ReorderMaxLines = 200'000;
+// The engine forgets idle clients (Engine::purge) this often in log time.
+// A running Floodgate does it every second of wall time; a replay goes
+// through hours a second, and a purge walks the whole table. What a purge
+// drops no longer counts, so how often it runs changes no decision, only
+// how many idle entries wait (the table's capacity still bounds them).
+inline constexpr Core::Millis PurgeEveryMs = 60 * Core::SECOND;
 // Lines that did not parse: how many are kept to show (all are counted).
 inline constexpr std::size_t BadLinesKept = 10;
 
