@@ -21,18 +21,6 @@ LineKind bad(std::string* why, const char* reason)
     return LineKind::Bad;
 }
 
-// Days since 1970-01-01 of a civil date (Howard Hinnant's days_from_civil):
-// no time zone database, no locale, a few integer operations per line.
-std::int64_t daysFromCivil(std::int64_t y, unsigned m, unsigned d)
-{
-    y -= m <= 2;
-    const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
-    const unsigned yoe = unsigned(y - era * 400);
-    const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + std::int64_t(doe) - 719468;
-}
-
 bool digits(std::string_view s, std::size_t at, std::size_t n, int& out)
 {
     if (at + n > s.size())
@@ -70,7 +58,7 @@ std::optional<Core::Millis> parseClfTime(std::string_view t)
     if (day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60 || oh > 23 || om > 59)
         return std::nullopt;
     const std::int64_t offset = (t[21] == '-' ? -1 : 1) * (std::int64_t(oh) * 3600 + std::int64_t(om) * 60);
-    const std::int64_t s = daysFromCivil(year, unsigned(month), unsigned(day)) * 86400 + hour * 3600 + minute * 60 + second - offset;
+    const std::int64_t s = Wire::Codec::daysFromCivil(year, unsigned(month), unsigned(day)) * 86400 + hour * 3600 + minute * 60 + second - offset;
     return s * Core::SECOND;
 }
 

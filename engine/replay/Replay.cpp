@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <memory>
 #include <stdexcept>
-#include <unordered_map>
 
 namespace Floodgate::Replay {
 
@@ -45,21 +44,79 @@ struct Bucket {
     std::vector<Held> lines;
 };
 
-struct AddressHash {
-    std::size_t operator()(const Core::IpAddress& a) const { return std::size_t(Core::hashAddress(a)); }
-};
-
 struct ClientStat {
     std::uint64_t requests = 0;
     std::uint64_t refusals = 0;
     std::int64_t refused = -1;  // index into Run::refused once refused
 };
 
+// Clients by counting key: open addressing in one array (linear probing,
+// at most half full), because a node per client costs a cache miss per
+// line and this lookup runs for every line of every configuration.
+class ClientTable {
+public:
+    struct Slot {
+        Core::IpAddress key;
+        bool used = false;
+        ClientStat stat;
+    };
+
+    std::size_t size() const { return m_size; }
+
+    // The client's stats; null when it is new and `mayAdd` is false.
+    ClientStat* find(const Core::IpAddress& key, bool mayAdd)
+    {
+        if (m_slots.empty())
+            m_slots.resize(1024);
+        std::size_t i = std::size_t(Core::hashAddress(key)) & (m_slots.size() - 1);
+        for (;; i = (i + 1) & (m_slots.size() - 1)) {
+            Slot& s = m_slots[i];
+            if (s.used && s.key == key)
+                return &s.stat;
+            if (!s.used)
+                break;
+        }
+        if (!mayAdd)
+            return nullptr;
+        if ((m_size + 1) * 2 > m_slots.size()) {
+            grow();
+            return find(key, true);
+        }
+        Slot& s = m_slots[i];
+        s.used = true;
+        s.key = key;
+        ++m_size;
+        return &s.stat;
+    }
+
+    template <class Fn>
+    void forEach(Fn&& fn) const
+    {
+        for (const Slot& s : m_slots)
+            if (s.used)
+                fn(s.key, s.stat);
+    }
+
+private:
+    void grow()
+    {
+        std::vector<Slot> old = std::move(m_slots);
+        m_slots.assign(old.size() * 2, Slot{});
+        m_size = 0;
+        for (const Slot& s : old)
+            if (s.used)
+                *find(s.key, true) = s.stat;
+    }
+
+    std::vector<Slot> m_slots;
+    std::size_t m_size = 0;
+};
+
 struct Run {
     std::unique_ptr<Core::Engine> engine;
     Http::TrustedProxies proxies;
     Core::Settings settings;
-    std::unordered_map<Core::IpAddress, ClientStat, AddressHash> clients;
+    ClientTable clients;
     std::vector<RefusedClient> refused;
     std::size_t capacity = 0;
     Core::Millis nextPurge = 0;
@@ -371,17 +428,14 @@ private:
         if (refused)
             ++run.out.refusalsByRule[std::string(d.rule.view())];
         const Core::IpAddress key = Core::countingKey(m_facts.client, run.settings.ipv6PrefixBits, run.settings.ipv4PrefixBits);
-        auto it = run.clients.find(key);
-        if (it == run.clients.end()) {
-            if (run.clients.size() >= run.capacity) {
-                ++run.out.untrackedRequests;
-                if (refused)
-                    ++run.out.untrackedRefusals;
-                return;
-            }
-            it = run.clients.emplace(key, ClientStat{}).first;
+        ClientStat* found = run.clients.find(key, run.clients.size() < run.capacity);
+        if (!found) {
+            ++run.out.untrackedRequests;
+            if (refused)
+                ++run.out.untrackedRefusals;
+            return;
         }
-        ClientStat& s = it->second;
+        ClientStat& s = *found;
         ++s.requests;
         if (!refused)
             return;
@@ -419,13 +473,13 @@ private:
         for (auto& runPtr : m_runs) {
             Run& run = *runPtr;
             run.out.clientsSeen = run.clients.size();
-            for (const auto& [key, s] : run.clients) {
+            run.clients.forEach([&](const Core::IpAddress&, const ClientStat& s) {
                 if (s.refused < 0)
-                    continue;
+                    return;
                 RefusedClient& c = run.refused[std::size_t(s.refused)];
                 c.requests = s.requests;
                 c.refusals = s.refusals;
-            }
+            });
             std::sort(run.refused.begin(), run.refused.end(), [](const RefusedClient& a, const RefusedClient& b) {
                 return a.refusals != b.refusals ? a.refusals > b.refusals : a.key < b.key;
             });

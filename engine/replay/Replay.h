@@ -52,7 +52,7 @@ inline constexpr std::size_t ReorderMaxLines = 200'000;
 // through hours a second, and a purge walks the whole table. What a purge
 // drops no longer counts, so how often it runs changes no decision, only
 // how many idle entries wait (the table's capacity still bounds them).
-inline constexpr Core::Millis PurgeEveryMs = 60 * Core::SECOND;
+inline constexpr Core::Millis PurgeEveryMs = 5 * Core::MINUTE;
 // Lines that did not parse: how many are kept to show (all are counted).
 inline constexpr std::size_t BadLinesKept = 10;
 
