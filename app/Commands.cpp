@@ -2,6 +2,7 @@
 #include "app/Commands.h"
 
 #include "app/AdminClient.h"
+#include "app/Replay.h"
 #include "wire/Codec.h"
 #include "wire/ListFile.h"
 #include "storage/Store.h"
@@ -639,9 +640,7 @@ int runCommand(const Options& o)
     if (what == "explain")
         return explain(o);
     if (what == "replay") {
-        // REPLAY: the lead replaces these two lines with `return runReplay(o);` (app/Replay.h) at the merge.
-        complain("replay is not built into this binary");
-        return 2;
+        return runReplay(o);
     }
     complain("unknown command \"" + what + "\" (see --help)");
     return 2;

@@ -2,7 +2,8 @@
 // The commands of docs/CLI.md: the lists, tiers, customers and rules of the
 // database, through the same storage code and audit trail as the console and
 // the admin API ("cli:$USER"); `token`; `explain` asks a running instance's
-// admin API. Read-only commands never create a database.
+// admin API; `replay` runs logs through the engine (app/Replay.h).
+// Read-only commands never create a database.
 #pragma once
 
 #include "app/Options.h"

@@ -190,14 +190,9 @@ std::optional<Core::Problem> LimiterLog::lastProblem() const
     return m_problem;
 }
 
-void LimiterLog::push(std::size_t producer, const Core::Decision& d, const Core::RequestFacts& f, std::string_view customer,
-                      std::string_view forwardedFor, Core::Millis now)
+void fillLogRecord(LogRecord& r, const Core::Decision& d, const Core::RequestFacts& f, std::string_view customer, std::string_view forwardedFor,
+                   Core::Millis now)
 {
-    SpscRing<LogRecord>& ring = *m_rings[producer % m_rings.size()];
-    LogRecord* slot = ring.reserve();
-    if (!slot)
-        return;  // full: the request never waits for the disk
-    LogRecord& r = *slot;
     r.time = now;
     r.action = d.action;
     r.wouldBe = d.wouldBe;
@@ -217,6 +212,16 @@ void LimiterLog::push(std::size_t producer, const Core::Decision& d, const Core:
     copyTruncated(r.query, sizeof r.query, f.query);
     copyTruncated(r.userAgent, sizeof r.userAgent, f.userAgent);
     copyTruncated(r.customer, sizeof r.customer, customer);
+}
+
+void LimiterLog::push(std::size_t producer, const Core::Decision& d, const Core::RequestFacts& f, std::string_view customer,
+                      std::string_view forwardedFor, Core::Millis now)
+{
+    SpscRing<LogRecord>& ring = *m_rings[producer % m_rings.size()];
+    LogRecord* slot = ring.reserve();
+    if (!slot)
+        return;  // full: the request never waits for the disk
+    fillLogRecord(*slot, d, f, customer, forwardedFor, now);
     ring.commit();
     // No notification: the writer polls every few milliseconds, so producers
     // share no cache line with it or with each other.

@@ -56,6 +56,11 @@ struct Event {
     LogRecord record;
 };
 
+// The record of decision `d` on request `f` at `now` (strings cut to their
+// fields' sizes): what the log writes and what `floodgate replay` explains.
+void fillLogRecord(LogRecord& r, const Core::Decision& d, const Core::RequestFacts& f, std::string_view customer, std::string_view forwardedFor,
+                   Core::Millis now);
+
 // RFC 4180 line for a record (with CRLF), times in RFC 3339 UTC with
 // milliseconds ("2026-11-22T05:00:00.123Z", Wire::Codec::formatTime).
 std::string formatLogLine(const LogRecord& r);

@@ -8,30 +8,13 @@
 #include "http/LimiterLog.h"
 #include "http/Metrics.h"
 #include "http/Peer.h"
+#include "http/RequestHead.h"
 #include "http/RequestSamples.h"
 #include "http/Responses.h"
 
 #include <algorithm>
 
 namespace Floodgate::Http {
-
-namespace {
-
-std::size_t countCookies(const RequestData& d)
-{
-    std::size_t n = 0;
-    for (const auto& [name, value] : d.fields) {
-        if (!Core::equalsIgnoreCase(d.view(name), "cookie"))
-            continue;
-        const std::string_view v = d.view(value);
-        if (trimView(v).empty())
-            continue;
-        n += 1 + std::size_t(std::count(v.begin(), v.end(), ';'));
-    }
-    return n;
-}
-
-} // namespace
 
 Session::Session(Listener::Impl& listener, ThreadContext& thread, tcp::socket socket)
     : m_listener(listener)
@@ -189,48 +172,21 @@ bool Session::decideAtHeader(Millis now)
     m_data.buildViews();
     const RequestData& d = m_data;
     Core::RequestFacts& f = m_facts;
-    f = Core::RequestFacts{};
-    f.peer = m_peer;
     // One proxy list for the whole request, even if it is replaced meanwhile.
     const TrustedProxies& proxies = trusted();
     m_exchange.trustedPeer = proxies.contains(m_peer);
-    const bool trustedPeer = m_exchange.trustedPeer;
-    std::string_view target = d.view(d.target);
-    std::string_view method = d.view(d.method);
-    if (trustedPeer && !opts().upstream) {
-        // nginx auth_request / Traefik ForwardAuth carry the original
-        // request in headers. (Proxy mode forwards the request line, so
-        // it is what is decided on.)
-        if (auto uri = d.header("X-Original-URI"); !uri.empty())
-            target = uri;
-        else if (auto fwdUri = d.header("X-Forwarded-Uri"); !fwdUri.empty())
-            target = fwdUri;
-        if (auto m = d.header("X-Original-Method"); !m.empty())
-            method = m;
-        else if (auto fm = d.header("X-Forwarded-Method"); !fm.empty())
-            method = fm;
-    }
-    // One spelling per resource before anything matches it (and proxy
-    // mode forwards exactly this).
-    if (!Core::normaliseTarget(target, m_target)) {
+    // The facts exactly as `floodgate replay` builds them from a log line (RequestHead.h).
+    const RequestHead head{m_peer, d.view(d.method), d.view(d.target), d.views, !opts().upstream};
+    ClientIdentity id;
+    if (!describeRequest(head, proxies, m_target, id, &m_forwarded, f)) {
         fail(400, m_target.reason);
         return false;
     }
-    if (m_target.absoluteForm)
+    if (m_target.absoluteForm) {
         useTargetAuthorityAsHost();
-    // Only the header the operator named (--real-ip-header), never another one.
-    std::string trustedValue = trustedPeer ? d.joined(proxies.header()) : std::string();
-    // A trusted Forwarded chain is carried on in proxy mode's Forwarded header.
-    m_forwarded = proxies.forwardedSyntax() ? trustedValue : std::string();
-    ClientIdentity id = resolveClient(m_peer, std::move(trustedValue), proxies);
-    f.client = id.client;
+        f.headers = d.views;  // the Host may have been added
+    }
     m_xff = std::move(id.chain);
-    f.path = m_target.matchPath;
-    f.query = m_target.query();
-    f.method = method;
-    f.userAgent = d.header("User-Agent");
-    f.cookieCount = std::uint32_t(countCookies(d));
-    f.headers = d.views;
     return decideNow(now);
 }
 

@@ -37,6 +37,9 @@ using Core::Tier;
 // "2026-11-22T05:00:00Z"; with milliseconds ("…:00.123Z") when they are not
 // zero or when `alwaysMillis`.
 std::string formatTime(Millis ms, bool alwaysMillis = false);
+// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's
+// days_from_civil): no time zone database, no locale (log timestamps too).
+std::int64_t daysFromCivil(std::int64_t year, unsigned month, unsigned day);
 // RFC 3339: "2026-11-22T05:00:00Z", "…T05:00:00.5+01:00"; nullopt + reason otherwise.
 std::optional<Millis> parseTime(std::string_view text, std::string* why);
 

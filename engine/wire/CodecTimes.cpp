@@ -17,16 +17,6 @@ namespace {
 
 // Howard Hinnant's days_from_civil / civil_from_days: exact for the
 // proleptic Gregorian calendar, no time zone database, no locale.
-std::int64_t daysFromCivil(std::int64_t y, unsigned m, unsigned d)
-{
-    y -= m <= 2;
-    const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
-    const unsigned yoe = unsigned(y - era * 400);
-    const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + std::int64_t(doe) - 719468;
-}
-
 void civilFromDays(std::int64_t z, std::int64_t& y, unsigned& m, unsigned& d)
 {
     z += 719468;
@@ -55,6 +45,17 @@ bool digits(std::string_view s, std::size_t pos, std::size_t n, int& out)
 }
 
 } // namespace
+
+std::int64_t daysFromCivil(std::int64_t y, unsigned m, unsigned d)
+{
+    y -= m <= 2;
+    const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
+    const unsigned yoe = unsigned(y - era * 400);
+    const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + std::int64_t(doe) - 719468;
+}
+
 
 std::string formatTime(Millis ms, bool alwaysMillis)
 {

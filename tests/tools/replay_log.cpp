@@ -16,6 +16,7 @@
 // client) with its user agent, its request count, its busiest 3 seconds (all
 // requests, and the ones the rules counted) and minute, and what refused it.
 #include "core/Engine.h"
+#include "replay/LogFormat.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -42,76 +43,20 @@ struct Line {
     std::string agent;
 };
 
-int monthOf(std::string_view m)
-{
-    static const char* const names[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
-    for (int i = 0; i < 12; ++i)
-        if (m == names[i])
-            return i;
-    return -1;
-}
-
-// "17/May/2015:10:05:03 +0000" -> Unix seconds.
-std::optional<std::int64_t> parseTime(std::string_view t)
-{
-    if (t.size() < 26)
-        return std::nullopt;
-    std::tm tm{};
-    tm.tm_mday = std::atoi(std::string(t.substr(0, 2)).c_str());
-    tm.tm_mon = monthOf(t.substr(3, 3));
-    tm.tm_year = std::atoi(std::string(t.substr(7, 4)).c_str()) - 1900;
-    tm.tm_hour = std::atoi(std::string(t.substr(12, 2)).c_str());
-    tm.tm_min = std::atoi(std::string(t.substr(15, 2)).c_str());
-    tm.tm_sec = std::atoi(std::string(t.substr(18, 2)).c_str());
-    if (tm.tm_mon < 0)
-        return std::nullopt;
-    const int sign = t[21] == '-' ? -1 : 1;
-    const int offset = sign * (std::atoi(std::string(t.substr(22, 2)).c_str()) * 3600 + std::atoi(std::string(t.substr(24, 2)).c_str()) * 60);
-    return std::int64_t(timegm(&tm)) - offset;
-}
-
-// The next "quoted" field from `pos` (backslash escapes kept as they are).
-std::optional<std::string> quoted(const std::string& s, std::size_t& pos)
-{
-    const auto open = s.find('"', pos);
-    if (open == std::string::npos)
-        return std::nullopt;
-    std::size_t i = open + 1;
-    while (i < s.size() && s[i] != '"')
-        i += s[i] == '\\' ? 2 : 1;
-    if (i >= s.size())
-        return std::nullopt;
-    pos = i + 1;
-    return s.substr(open + 1, i - open - 1);
-}
-
+// One combined line, read by floodgate replay's parser (engine/replay).
 std::optional<Line> parse(const std::string& s)
 {
+    static Floodgate::Replay::ParseScratch scratch;
+    Floodgate::Replay::LogRequest r;
+    if (Floodgate::Replay::parseLine(s, Floodgate::Replay::LogFormat::Combined, r, scratch, nullptr) != Floodgate::Replay::LineKind::Request)
+        return std::nullopt;
     Line l;
-    const auto sp = s.find(' ');
-    const auto lb = s.find('[');
-    const auto rb = s.find(']', lb == std::string::npos ? 0 : lb);
-    if (sp == std::string::npos || lb == std::string::npos || rb == std::string::npos)
-        return std::nullopt;
-    l.client = s.substr(0, sp);
-    const auto t = parseTime(std::string_view(s).substr(lb + 1, rb - lb - 1));
-    if (!t)
-        return std::nullopt;
-    l.second = *t;
-    std::size_t pos = rb + 1;
-    const auto request = quoted(s, pos);
-    if (!request)
-        return std::nullopt;
-    const auto m = request->find(' ');
-    if (m == std::string::npos)
-        return std::nullopt;
-    l.method = request->substr(0, m);
-    const auto e = request->find(' ', m + 1);
-    l.target = request->substr(m + 1, e == std::string::npos ? std::string::npos : e - m - 1);
-    l.status = std::atoi(s.c_str() + pos);
-    if (quoted(s, pos))  // referer
-        if (const auto agent = quoted(s, pos))
-            l.agent = *agent;
+    l.client = r.peer.toString();
+    l.second = r.time / 1000;
+    l.method = std::string(r.method);
+    l.target = std::string(r.target);
+    l.status = r.status;
+    l.agent = std::string(r.userAgent);
     return l;
 }
 
