@@ -130,7 +130,7 @@ private Q_SLOTS:
             QString says;
         };
         const QList<Case> cases = {
-            {{}, QStringLiteral("usage: floodgate replay")},
+            {{}, QStringLiteral("floodgate replay: ACCESS_LOG is required")},
             {{log, QStringLiteral("--bogus")}, QStringLiteral("unknown option --bogus")},
             {{log, QStringLiteral("--format"), QStringLiteral("apache")}, QStringLiteral("--format apache")},
             {{log, QStringLiteral("--trusted-proxy"), QStringLiteral("10.0.0.0/33")}, QStringLiteral("--trusted-proxy 10.0.0.0/33")},
