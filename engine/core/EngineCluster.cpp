@@ -123,10 +123,6 @@ bool ClusterGate::admit()
             if (!waited) {
                 waiting = true;
                 urgent();
-                if (!(s[2] & SyncCells::Queued)) {
-                    s[2] |= SyncCells::Queued;
-                    impl->enqueue(entry);
-                }
                 return false;
             }
             impl->cluster.overdrafts.fetch_add(1, std::memory_order_relaxed);
@@ -158,24 +154,22 @@ void ClusterGate::giveBack()
 
 void ClusterGate::refresh()
 {
-    if (state != ClusterState::Up)
-        return;
-    urgent();
-    if (!(sync[2] & SyncCells::Queued)) {
-        sync[2] |= SyncCells::Queued;
-        impl->enqueue(entry);
-    }
+    if (state == ClusterState::Up)
+        urgent();
 }
 
 void ClusterGate::urgent()
 {
-    if (!(sync[2] & SyncCells::Urgent)) {
-        sync[2] |= SyncCells::Urgent;
-        wake = true;
-        // Queued but waiting for its time: look at it now. (A report in
-        // flight is queued again by its acknowledgement.)
-        if ((sync[2] & SyncCells::Queued) && !(sync[2] & SyncCells::InFlight))
-            impl->enqueue(entry);
+    if (sync[2] & SyncCells::Urgent)
+        return;  // already in the queue to look at now (Urgent implies Queued)
+    sync[2] |= SyncCells::Urgent;
+    wake = true;
+    // Into the queue to look at now, whether it was not queued yet or is
+    // queued but waiting for its time. A report in flight is queued again
+    // by its acknowledgement.
+    if (!(sync[2] & SyncCells::InFlight)) {
+        sync[2] |= SyncCells::Queued;
+        impl->enqueue(entry);
     }
 }
 

@@ -205,7 +205,7 @@ struct ClusterGate {
     void refresh();
 
 private:
-    void urgent();  // report at once (the sync thread is woken after the locks are released)
+    void urgent();  // report at once: queued to be looked at now (the sync thread is woken after the locks are released)
 };
 
 // Everything a deciding thread reads, published as one immutable set: an
