@@ -401,6 +401,19 @@ int setCustomer(const Options& o)
         complain("customer " + id + ": " + why);
         return 2;
     }
+    // A database that is not there yet would be made with the default tiers:
+    // a tier missing from those is refused before anything is created.
+    std::error_code ec;
+    if (!std::filesystem::exists(storeOptions(o).path, ec)) {
+        const auto tiers = Core::defaultConfig().tiers;
+        if (std::none_of(tiers.begin(), tiers.end(), [&](const Core::Tier& t) { return t.name == o.args.tier; })) {
+            std::string names;
+            for (const Core::Tier& t : tiers)
+                names += (names.empty() ? "" : ", ") + t.name;
+            complain("customer " + id + ": tier \"" + o.args.tier + "\" is not a known tier (a new database has " + names + ")");
+            return 2;
+        }
+    }
     const Core::SystemClock clock;
     auto store = openStore(o, clock);
     if (!store)

@@ -296,7 +296,7 @@ private Q_SLOTS:
         // On no database at all, none is made.
         const QString none = dir.filePath(QStringLiteral("none.db"));
         QCOMPARE(floodgate(split(args) << QStringLiteral("--db") << none).code, 2);
-        QVERIFY(!QFile::exists(none) || args.startsWith(QLatin1String("customers set acme --tier Platinum")));
+        QVERIFY(!QFile::exists(none));
     }
 
     void readOnlyCommandsNeverCreateADatabase_data()
