@@ -214,7 +214,7 @@ std::optional<std::string> parseOptions(int argc, char** argv, Options& o)
     };
     const Apply dbTimeout = [&](const std::string& v) { return positiveSeconds("--db-timeout", v, o.dbTimeoutSeconds); };
     auto databaseOptions = [&](CLI::App& a) {
-        valueOption(a, "--db", "PATH", "SQLite database   default $STATE_DIRECTORY/floodgate.db under systemd, else $XDG_DATA_HOME/floodgate/floodgate.db", db);
+        valueOption(a, "--db", "PATH", "SQLite database   default $XDG_DATA_HOME/floodgate/floodgate.db\n(under systemd: $STATE_DIRECTORY/floodgate.db)", db);
         valueOption(a, "--db-timeout", "SECONDS", "wait this long for another writer's lock   default 5", dbTimeout);
     };
     auto adminAddress = [&](const std::string& v) -> std::optional<std::string> {
