@@ -226,7 +226,9 @@ private Q_SLOTS:
     void theManPageRendersAndNamesEveryOptionAndCommand()
     {
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        env.insert(QStringLiteral("MANWIDTH"), QStringLiteral("200"));
+        // Wide and unhyphenated, so no option is broken across lines.
+        env.insert(QStringLiteral("MANWIDTH"), QStringLiteral("250"));
+        env.insert(QStringLiteral("MANROFFOPT"), QStringLiteral("-rHY=0"));
         env.insert(QStringLiteral("LC_ALL"), QStringLiteral("C.UTF-8"));
         const Run man = run(QStringLiteral("man"), {QStringLiteral("-l"), extracted(QStringLiteral("/usr/share/man/man1/floodgate.1.gz"))}, env);
         QVERIFY2(man.code == 0 && man.err.isEmpty(), qPrintable(man.err));
