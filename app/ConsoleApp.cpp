@@ -14,6 +14,7 @@
 #include "http/RequestSamples.h"
 #include "app/Runtime.h"
 #include "storage/Store.h"
+#include "floodgate/Version.h"
 
 #include <QApplication>
 #include <QDir>
@@ -259,7 +260,9 @@ int runConsole(const Options& o, int argc, char** argv)
     QApplication app(argc, argv);
     QApplication::setOrganizationName(QStringLiteral("Floodgate"));
     QApplication::setApplicationName(QStringLiteral("Floodgate"));
-    QApplication::setApplicationDisplayName(QStringLiteral("Floodgate"));
+    QApplication::setApplicationVersion(QLatin1String(Version));
+    // The window's title is "Floodgate VERSION"; the same display name keeps Qt from appending " — Floodgate" to it.
+    QApplication::setApplicationDisplayName(QStringLiteral("Floodgate %1").arg(QLatin1String(Version)));
     QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/floodgate.svg")));
     QApplication::setDesktopFileName(QStringLiteral("floodgate"));
     applyTheme(o.theme);

@@ -52,6 +52,13 @@ std::optional<HostPort> parseHostPort(std::string_view text, std::string* why)
 
 std::string defaultDatabasePath()
 {
+    // Under systemd (floodgate.service's StateDirectory=floodgate) the state
+    // lives in /var/lib/floodgate; the service user has no home to speak of.
+    // systemd separates several state directories with ':'; ours is the first.
+    if (const char* state = std::getenv("STATE_DIRECTORY"); state && *state) {
+        const std::string_view dirs(state);
+        return std::string(dirs.substr(0, dirs.find(':'))) + "/floodgate.db";
+    }
     std::string base;
     if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg)
         base = xdg;
@@ -207,7 +214,7 @@ std::optional<std::string> parseOptions(int argc, char** argv, Options& o)
     };
     const Apply dbTimeout = [&](const std::string& v) { return positiveSeconds("--db-timeout", v, o.dbTimeoutSeconds); };
     auto databaseOptions = [&](CLI::App& a) {
-        valueOption(a, "--db", "PATH", "SQLite database   default $XDG_DATA_HOME/floodgate/floodgate.db", db);
+        valueOption(a, "--db", "PATH", "SQLite database   default $XDG_DATA_HOME/floodgate/floodgate.db\n(under systemd: $STATE_DIRECTORY/floodgate.db)", db);
         valueOption(a, "--db-timeout", "SECONDS", "wait this long for another writer's lock   default 5", dbTimeout);
     };
     auto adminAddress = [&](const std::string& v) -> std::optional<std::string> {

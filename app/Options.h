@@ -73,6 +73,7 @@ struct Options {
 // out.help and out.helpText.
 std::optional<std::string> parseOptions(int argc, char** argv, Options& out);
 std::optional<HostPort> parseHostPort(std::string_view text, std::string* why);
+// $STATE_DIRECTORY/floodgate.db when systemd set it (the service), else
 // $XDG_DATA_HOME/floodgate/floodgate.db (XDG_DATA_HOME defaults to ~/.local/share).
 std::string defaultDatabasePath();
 // The database the options name (--db or the default) and its --db-timeout.

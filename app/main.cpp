@@ -4,12 +4,9 @@
 #include "app/ConsoleApp.h"
 #include "app/Headless.h"
 #include "app/Options.h"
+#include "floodgate/Version.h"
 
 #include <cstdio>
-
-namespace {
-constexpr const char* VERSION = "0.3.0";
-}
 
 int main(int argc, char** argv)
 {
@@ -24,7 +21,7 @@ int main(int argc, char** argv)
         return 0;
     }
     if (options.version) {
-        std::printf("floodgate %s\n", VERSION);
+        std::printf("floodgate %s\n", Floodgate::Version);
         return 0;
     }
     if (!options.command.empty())

@@ -7,6 +7,9 @@ target_compile_options(fg_common INTERFACE -Wall -Wextra -Wpedantic)
 # "ui/MainWindow.h", "app/Runtime.h" (under the root), so a reader sees at
 # once where a header comes from.
 target_include_directories(fg_common INTERFACE ${PROJECT_SOURCE_DIR}/engine ${PROJECT_SOURCE_DIR})
+# "floodgate/Version.h": the project's version, generated from project(VERSION).
+configure_file(${PROJECT_SOURCE_DIR}/cmake/Version.h.in ${PROJECT_BINARY_DIR}/generated/floodgate/Version.h @ONLY)
+target_include_directories(fg_common INTERFACE ${PROJECT_BINARY_DIR}/generated)
 target_compile_definitions(fg_common INTERFACE
   QT_NO_CAST_FROM_ASCII
   QT_NO_CONTEXTLESS_CONNECT

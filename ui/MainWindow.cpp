@@ -20,6 +20,7 @@
 #include "ui/ToolBar.h"
 #include "ui/TrafficView.h"
 #include "ui/WindowActions.h"
+#include "floodgate/Version.h"
 
 #include <QAction>
 #include <QApplication>
@@ -28,6 +29,7 @@
 #include <QElapsedTimer>
 #include <QHBoxLayout>
 #include <QListWidget>
+#include <QMessageBox>
 #include <QSettings>
 #include <QStackedWidget>
 #include <QVBoxLayout>
@@ -42,7 +44,7 @@ MainWindow::MainWindow(Console& console, QWidget* parent)
     , m_console(console)
 {
     Theme::initResources();
-    setWindowTitle(tr("Floodgate"));
+    setWindowTitle(tr("Floodgate %1").arg(QLatin1String(Version)));
     setWindowIcon(QIcon(QStringLiteral(":/icons/floodgate.svg")));
 
     auto* central = new QWidget;
@@ -201,6 +203,7 @@ void MainWindow::connectActions()
     });
     connect(a.find, &QAction::triggered, this, [this] { m_toolBar->focusFind(); });
     connect(a.settings, &QAction::triggered, this, [this] { SettingsDialog(m_console, this).exec(); });
+    connect(a.about, &QAction::triggered, this, &MainWindow::showAbout);
     addAction(a.find);
     // Ctrl+C copies addresses in the clients table only; elsewhere tables copy as tables do.
     auto* copyShortcut = new QAction(this);
@@ -355,6 +358,18 @@ void MainWindow::showCluster()
     m_clusterDialog->show();
     m_clusterDialog->raise();
     m_clusterDialog->activateWindow();
+}
+
+void MainWindow::showAbout()
+{
+    QMessageBox::about(this, tr("About Floodgate"),
+                       tr("<h3>Floodgate %1</h3>"
+                          "<p>An HTTP request throttle: rate limits per client, customer tiers, "
+                          "a blocklist and a safelist, and this console to watch and steer it.</p>"
+                          "<p>Licensed under the GNU General Public License, version 3 or (at your option) any later version "
+                          "(GPL-3.0-or-later). It comes with ABSOLUTELY NO WARRANTY.</p>"
+                          "<p>Built with Qt %2.</p>")
+                           .arg(QLatin1String(Version), QLatin1String(QT_VERSION_STR)));
 }
 
 void MainWindow::closeEvent(QCloseEvent* event)

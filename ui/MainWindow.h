@@ -69,6 +69,8 @@ public Q_SLOTS:
     void find(const QString& address);
     // Opens the Cluster window (the status bar's indicator does).
     void showCluster();
+    // The version and the license (the toolbar's About).
+    void showAbout();
 
 protected:
     void closeEvent(QCloseEvent* event) override;

@@ -51,6 +51,7 @@ ToolBar::ToolBar(const WindowActions& actions, const ConsoleServices& services, 
     m_find->addAction(Theme::icon(QStringLiteral("find")), QLineEdit::LeadingPosition);
     addWidget(m_find);
     addAction(actions.settings);
+    addAction(actions.about);
     connect(m_find, &QLineEdit::returnPressed, this, [this] { Q_EMIT findRequested(m_find->text()); });
 }
 

@@ -42,6 +42,7 @@ WindowActions::WindowActions(QObject* owner)
                 tr("Drive synthetic traffic into the listener: browsers, a good bot, a scraper flood, API customers"), {}, true))
     , find(make(owner, "find", "find", tr("Find address"), tr("Find a client by address (Ctrl+F)"), QKeySequence::Find))
     , settings(make(owner, "settings", "settings", tr("Settings"), tr("Database, admin API and its token")))
+    , about(make(owner, "about", "floodgate", tr("About"), tr("Floodgate's version and license")))
 {
 }
 

@@ -39,6 +39,7 @@ public:
     QAction* const demo;      // checkable
     QAction* const find;
     QAction* const settings;
+    QAction* const about;     // the version and the license
 
 private:
     int m_listenerShown = -1;  // the listener action shows: 1 stop, 0 start, -1 not yet

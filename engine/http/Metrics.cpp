@@ -4,6 +4,7 @@
 #include "wire/Decimal.h"
 #include "core/Engine.h"
 #include "http/LimiterLog.h"
+#include "floodgate/Version.h"
 
 #include <map>
 #include <string_view>
@@ -110,6 +111,11 @@ std::string ListenerMetrics::render(const Core::Engine& engine, const LimiterLog
         out += std::to_string(value);
         out += '\n';
     };
+
+    // Constant 1, the version in its label: dashboards join on it to show what runs where.
+    line("# HELP floodgate_build_info The running Floodgate's version (always 1).");
+    line("# TYPE floodgate_build_info gauge");
+    metric("floodgate_build_info", std::string("version=\"") + Version + "\"", 1);
 
     line("# HELP floodgate_requests_total Requests decided, by action.");
     line("# TYPE floodgate_requests_total counter");

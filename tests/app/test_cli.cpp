@@ -324,6 +324,34 @@ private Q_SLOTS:
         QCOMPARE(QDir(dir.path()).entryList(QDir::NoDotAndDotDot | QDir::AllEntries), QStringList());
     }
 
+    // The version is CMake's project(VERSION), given to this test by CMake
+    // itself, so a version written anywhere else cannot pass.
+    void versionIsTheProjectsVersion()
+    {
+        const Run r = floodgate({QStringLiteral("--version")});
+        QCOMPARE(r.code, 0);
+        QCOMPARE(r.out, QStringLiteral("floodgate " FLOODGATE_VERSION "\n"));
+        QVERIFY(r.err.isEmpty());
+    }
+
+    // Under systemd (StateDirectory=floodgate) the default database is in
+    // $STATE_DIRECTORY, not in a home directory the service user lacks.
+    void theDefaultDatabaseIsInTheStateDirectoryUnderSystemd()
+    {
+        QTemporaryDir state;
+        QTemporaryDir xdg;
+        QProcessEnvironment env = userEnvironment();
+        env.insert(QStringLiteral("STATE_DIRECTORY"), state.path() + QStringLiteral(":/nonexistent/second"));
+        env.insert(QStringLiteral("XDG_DATA_HOME"), xdg.path());
+        QString err;
+        QCOMPARE(runToEnd({QStringLiteral("block"), QStringLiteral("192.0.2.9")}, &err, nullptr, 15000, env), 0);
+        QVERIFY2(QFile::exists(state.filePath(QStringLiteral("floodgate.db"))), qPrintable(err));
+        QCOMPARE(QDir(xdg.path()).entryList(QDir::NoDotAndDotDot | QDir::AllEntries), QStringList());
+        QString out;
+        QCOMPARE(runToEnd({QStringLiteral("lists"), QStringLiteral("show")}, &err, &out, 15000, env), 0);
+        QVERIFY2(out.contains(QStringLiteral("192.0.2.9")), qPrintable(out + err));
+    }
+
     void explainAsksARunningInstance()
     {
         QTemporaryDir dir;

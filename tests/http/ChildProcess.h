@@ -3,7 +3,8 @@
 // print the same start-up lines): started with arguments, its start-up
 // lines read for the real ports, stopped with a signal. Every child
 // gets its own XDG_DATA_HOME so nothing lands in the developer's real data
-// folder when a test does not name --db.
+// folder when a test does not name --db (and no STATE_DIRECTORY, which
+// would win over it, from a test run started by systemd).
 #pragma once
 
 #include <QProcess>
@@ -21,6 +22,7 @@ inline QProcessEnvironment childEnvironment()
     static QTemporaryDir dataHome;
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     env.insert(QStringLiteral("XDG_DATA_HOME"), dataHome.path());
+    env.remove(QStringLiteral("STATE_DIRECTORY"));
     return env;
 }
 

@@ -48,6 +48,9 @@ private Q_SLOTS:
         QVERIFY2(m.contains(QStringLiteral("floodgate_refusals_total{action=\"throttle\",rule=\"ip-3s\"} 1\n")), qPrintable(m));
         QVERIFY(m.contains(QStringLiteral("floodgate_tracked_keys 1\n")));
         QVERIFY(m.contains(QStringLiteral("# TYPE floodgate_decision_seconds histogram")));
+        // The version CMake's project() names, as a label (FLOODGATE_VERSION comes from CMake).
+        QVERIFY2(m.contains(QStringLiteral("\nfloodgate_build_info{version=\"" FLOODGATE_VERSION "\"} 1\n")), qPrintable(m));
+        QVERIFY(m.contains(QStringLiteral("# TYPE floodgate_build_info gauge\n")));
 
         QCOMPARE(c.stop(), 0);
         // The limiter log beside the database holds the refusal.

@@ -6,6 +6,7 @@
 // bad input; charts stay bounded; the real binary opens and closes cleanly
 // with the demo running.
 #include <QtTest>
+#include <QMessageBox>
 
 #ifndef Q_MOC_RUN
 #include "ui/AddressDialog.h"
@@ -574,6 +575,23 @@ private Q_SLOTS:
         QCOMPARE(w.problem()->text(), QStringLiteral("Select a client first."));
         QTest::qWait(200);
         QVERIFY(rowsOnDisk(s.dbPath).empty());
+    }
+
+    // The About box and the title carry CMake's project(VERSION) (given to
+    // this test by CMake) and the license.
+    void theAboutBoxAndTitleNameTheVersionAndLicense()
+    {
+        ConsoleStack s;
+        Ui::MainWindow& w = *s.mainWindow;
+        QCOMPARE(w.windowTitle(), QStringLiteral("Floodgate " FLOODGATE_VERSION));
+        QString text;
+        whenDialogOpens<QMessageBox>([&text](QMessageBox* box) {
+            text = box->text();
+            box->accept();
+        });
+        w.actions().about->trigger();
+        QVERIFY2(text.contains(QStringLiteral("Floodgate " FLOODGATE_VERSION "<")), qPrintable(text));
+        QVERIFY2(text.contains(QStringLiteral("GPL-3.0-or-later")), qPrintable(text));
     }
 
     void findAClientAndItsBuckets()
