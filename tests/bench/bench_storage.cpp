@@ -68,6 +68,25 @@ Core::ListEntry entry(std::uint32_t v4, int prefix128)
     return e;
 }
 
+// `edits` single "block this address" jobs through the store, one after
+// the other, each timed from submit to its outcome (ms); exits on a failure.
+std::vector<double> timedAdds(Storage::Store& store, int edits, std::uint32_t& nextAddress, const Core::Clock& clock)
+{
+    std::vector<double> ms;
+    for (int i = 0; i < edits; ++i) {
+        Core::ListEntry e = entry(nextAddress++, 128);
+        e.expiresAt = clock.now() + 3'600'000;
+        const auto t = Clock::now();
+        const auto o = store.wait([&](auto done) { store.addEntry(Core::ListKind::Blocklist, e, Storage::Actor{"bench"}, done); });
+        ms.push_back(msSince(t));
+        if (o.result != Storage::Result::Created) {
+            std::fprintf(stderr, "bench_storage: add: %s %s\n", Storage::toString(o.result), o.error.c_str());
+            std::exit(1);
+        }
+    }
+    return ms;
+}
+
 // One commit of one row, `runs` times, at the given synchronous level: the
 // median in ms.
 double commitMs(const std::string& path, const char* synchronous, int runs)
@@ -99,10 +118,12 @@ struct Decider {
     {
         thread = std::thread([this] { run(); });
     }
-    ~Decider()
+    ~Decider() { finish(); }
+    void finish()
     {
         stop = true;
-        thread.join();
+        if (thread.joinable())
+            thread.join();
     }
     void run()
     {
@@ -175,18 +196,7 @@ int main(int argc, char** argv)
         }
         std::printf("import of %zu entries in one transaction: %.0f ms\n", entries + 1000, msSince(t));
         // The store's own part of an edit: the job, its audit row, COMMIT.
-        std::vector<double> commitOnly;
-        for (int i = 0; i < edits; ++i) {
-            Core::ListEntry e = entry(nextAddress++, 128);
-            e.expiresAt = clock.now() + 3'600'000;
-            const auto t0 = Clock::now();
-            const auto added = store->wait([&](auto done) { store->addEntry(Core::ListKind::Blocklist, e, Storage::Actor{"bench"}, done); });
-            commitOnly.push_back(msSince(t0));
-            if (added.result != Storage::Result::Created) {
-                std::fprintf(stderr, "bench_storage: add: %s %s\n", Storage::toString(added.result), added.error.c_str());
-                return 1;
-            }
-        }
+        const std::vector<double> commitOnly = timedAdds(*store, edits, nextAddress, clock);
         std::printf("one blocklist add, committed with no engine to publish into (median of %d): %.2f ms\n", edits, median(commitOnly));
     }
     std::printf("database: %.1f MiB\n", double(std::filesystem::file_size(path)) / (1 << 20));
@@ -214,18 +224,7 @@ int main(int argc, char** argv)
 
         // The last run stays up for the edits.
         store->start(&engine);
-        std::vector<double> editMs;
-        for (int i = 0; i < edits; ++i) {
-            Core::ListEntry e = entry(nextAddress++, 128);
-            e.expiresAt = clock.now() + 3'600'000;
-            const auto t = Clock::now();
-            const auto o = store->wait([&](auto done) { store->addEntry(Core::ListKind::Blocklist, e, Storage::Actor{"bench"}, done); });
-            editMs.push_back(msSince(t));
-            if (o.result != Storage::Result::Created) {
-                std::fprintf(stderr, "bench_storage: add: %s %s\n", Storage::toString(o.result), o.error.c_str());
-                return 1;
-            }
-        }
+        const std::vector<double> editMs = timedAdds(*store, edits, nextAddress, clock);
         std::printf("one blocklist add with %zu entries loaded (commit + publish, median of %d): %.2f ms\n", entries + 1000, edits,
                     median(editMs));
 
@@ -267,6 +266,7 @@ int main(int argc, char** argv)
             postMs.push_back(post());
         const double seconds = msSince(t) / 1000;
         const auto streaming = decider.read();
+        decider.finish();
         admin.stop();
         store->stop();
         std::printf("admin API, one POST /api/v1/lists/blocklist to its 201 with %zu entries loaded: %.2f ms\n", entries + 1000, first);
@@ -278,7 +278,16 @@ int main(int argc, char** argv)
         std::printf("decide() on one thread: %.0f ns per call with no edits, %.0f ns while the POSTs stream in (%.2fx)\n", quietNs,
                     streamingNs, quietNs > 0 ? streamingNs / quietNs : 0.0);
 
-        // The engine's part alone: publishing one edit, and folding the edits.
+        // The engine's part alone: publishing one edit, folding the edits,
+        // and decide() with none and with 1,000 pending (no edits streaming).
+        auto quietDecide = [&engine] {
+            Decider d(engine);
+            std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+            const auto [n, ns] = d.read();
+            return n ? double(ns) / double(n) : 0.0;
+        };
+        engine.compactLists();
+        const double nonePending = quietDecide();
         std::vector<double> publishUs;
         for (int i = 0; i < posts; ++i) {
             Core::ListEntry e = entry(nextAddress++, 128);
@@ -287,11 +296,16 @@ int main(int argc, char** argv)
             engine.editList(Core::ListKind::Blocklist, {e}, {});
             publishUs.push_back(msSince(t0) * 1000);
         }
-        const auto t1 = Clock::now();
+        const std::size_t pending = engine.list(Core::ListKind::Blocklist)->pendingEdits();
+        const double somePending = quietDecide();
+        const auto foldStart = Clock::now();
         engine.compactLists();
+        const double foldMs = msSince(foldStart);
         std::printf("engine alone, %d single-entry edits published in a row: median %.1f us, p99 %.1f us; a fold of the edits pending "
                     "into the list (%zu entries): %.1f ms\n",
-                    posts, median(publishUs), quantile(publishUs, 0.99), engine.list(Core::ListKind::Blocklist)->size(), msSince(t1));
+                    posts, median(publishUs), quantile(publishUs, 0.99), engine.list(Core::ListKind::Blocklist)->size(), foldMs);
+        std::printf("decide() on one thread, no edits streaming: %.0f ns per call with no edit pending, %.0f ns with %zu pending (%.2fx)\n",
+                    nonePending, somePending, pending, nonePending > 0 ? somePending / nonePending : 0.0);
     }
     std::printf("start with %zu entries (median of %d): open + integrity check %.0f ms, load %.0f ms, build and publish %.0f ms; "
                 "total %.0f ms\n",
