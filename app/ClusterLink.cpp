@@ -174,9 +174,10 @@ Cluster::SharedItems read(Storage::Store& store, Core::Engine& engine, Core::Mil
 {
     Cluster::SharedItems items;
     if (collection == BANS) {
-        for (const Core::ListEntry& e : engine.automaticBans()->entries())
+        engine.automaticBans()->forEach([&](const Core::ListEntry& e) {
             if (e.activeAt(now))
                 items.emplace(e.range.toString(), Cluster::encodeEntry(e));
+        });
         return items;
     }
     if (collection == HISTORY) {
@@ -191,9 +192,10 @@ Cluster::SharedItems read(Storage::Store& store, Core::Engine& engine, Core::Mil
     }
     if (collection == SAFELIST || collection == BLOCKLIST) {
         // Not what has ended and waits for the purge: Redis forgets it at its end.
-        for (const Core::ListEntry& e : engine.list(collection == SAFELIST ? Core::ListKind::Safelist : Core::ListKind::Blocklist)->entries())
+        engine.list(collection == SAFELIST ? Core::ListKind::Safelist : Core::ListKind::Blocklist)->forEach([&](const Core::ListEntry& e) {
             if (e.activeAt(now))
                 items.emplace(e.range.toString(), Cluster::encodeEntry(e));
+        });
         return items;
     }
     const Core::EngineConfig config = store.config();  // as stored: without the command line's overrides

@@ -88,14 +88,14 @@ void SnapshotWorker::diffLists(ConsoleSnapshot& s)
         for (const Core::AddressList* l : {list.get(), automatic.get()}) {
             if (!l)
                 continue;
-            for (const Core::ListEntry& e : l->entries()) {
+            l->forEach([&](const Core::ListEntry& e) {
                 if (!e.activeAt(s.now))
-                    continue;
+                    return;
                 auto old = st.shown.find(e.range);
                 if (d.reset || old == st.shown.end() || !same(old->second, e))
                     d.upserts.push_back(e);
                 next.insert_or_assign(e.range, e);
-            }
+            });
         }
         if (!d.reset)
             for (const auto& [range, e] : st.shown)

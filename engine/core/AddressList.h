@@ -1,14 +1,23 @@
 // SPDX-License-Identifier: MIT
 // A safelist or blocklist: CIDR entries with an absolute expiry, immutable
-// once built (edits build a new list and publish it). Lookup finds the longest
-// prefix that covers an address and has not expired: one hash probe per
-// distinct prefix length present, longest first — no scan over entries.
+// once built (an edit makes a new list that is published in its place).
+// Lookup finds the longest prefix that covers an address and has not
+// expired: one hash probe per distinct prefix length present, longest first
+// — no scan over entries.
+//
+// An edit must not copy 100,000 entries to change one, so a list is a base
+// (the entries as last built, shared by every list made from it) and the
+// edits made since: one record per range changed, with a table of its own.
+// An edit copies the edits (pointers, not entries), never the base; when
+// they grow, compacted() folds them into a new base, which the engine does
+// in the background (Engine::compactLists).
 #pragma once
 
 #include "core/Address.h"
 #include "core/Time.h"
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -71,24 +80,64 @@ public:
     // The entry for exactly this range, expired or not.
     const ListEntry* find(const Cidr& range) const;
 
-    std::size_t size() const { return m_entries.size(); }
-    bool empty() const { return m_entries.empty(); }
+    std::size_t size() const { return m_size; }
+    bool empty() const { return m_size == 0; }
     std::size_t activeCount(Millis now) const;
-    const std::vector<ListEntry>& entries() const { return m_entries; }
+    // Every entry, in order: as built, then the ranges added since (an entry
+    // replaced by with() keeps its place, one put by edited() goes last).
+    // With edits pending, the vector is made on the first call and kept with
+    // this list; forEach() visits the same entries without making it.
+    const std::vector<ListEntry>& entries() const;
+    void forEach(const std::function<void(const ListEntry&)>& visit) const;
 
-    // A copy with `entry` added (or replacing the same range) / without `range`.
+    // A copy with `entry` added (or replacing the same range in its place) /
+    // without `range`. Each costs the edits pending, not the list's size.
     AddressList with(const ListEntry& entry) const;
+    AddressList with(const std::vector<ListEntry>& entries) const;  // each in turn
     AddressList without(const Cidr& range) const;
-    // A copy without the entries that expired at or before `now`.
+    // A copy with the ranges of `removals` taken off, then each of `puts` put
+    // (one already there is replaced and goes last), as storage commits a
+    // batch of operator edits.
+    AddressList edited(const std::vector<ListEntry>& puts, const std::vector<Cidr>& removals) const;
+    // A copy without the entries that expired at or before `now` (this list
+    // itself, shared, when none has).
     AddressList withoutExpired(Millis now) const;
 
-private:
-    struct Bucket;  // one prefix length: an open-addressing table of entry indices
-    void build();
+    // ---- folding the edits into the base -------------------------------------
+    std::size_t pendingEdits() const;
+    // Enough edits pending that lookups and edits gain from a compaction.
+    bool wantsCompaction() const;
+    // The same entries, in the same order, as one base with no edits pending.
+    AddressList compacted() const;
+    // `merged` is `earlier.compacted()`, made while this list (a later edit
+    // of `earlier`) was published: this list's entries on merged's base, the
+    // edits made after `earlier` still pending. Null when this list does not
+    // descend from `earlier` (it was replaced as a whole meanwhile).
+    std::shared_ptr<const AddressList> rebased(const AddressList& earlier, const AddressList& merged) const;
 
-    std::vector<ListEntry> m_entries;
-    // Prefix lengths present, longest first, each with its table.
-    std::vector<std::shared_ptr<const Bucket>> m_byPrefix;
+private:
+    struct Bucket;  // one prefix length of the base: an open-addressing table of entry indices
+    struct Base;    // the entries as built, with a bucket per prefix length
+    struct Edit;    // one range changed since the base was built: its entry, or its removal
+    struct Edits;   // the edits, one per range, with a table over them
+    struct Editor;  // makes the next list from this one
+    struct Materialized;
+    // One prefix length present in the base or the edits, longest first.
+    struct Level {
+        int prefix = 0;
+        std::uint64_t hiMask = 0;
+        std::uint64_t loMask = 0;
+        const Bucket* base = nullptr;  // null: no base entry of this length
+        bool edited = false;           // some edit is of this length
+    };
+    void setLevels();
+
+    std::shared_ptr<const Base> m_base;    // null: empty
+    std::shared_ptr<const Edits> m_edits;  // null: none pending
+    std::vector<Level> m_levels;
+    std::size_t m_size = 0;
+    Millis m_earliestExpiry = NeverExpires;  // no entry expires before it (may be earlier than the real first)
+    std::shared_ptr<Materialized> m_materialized;  // entries() with edits pending, made once
 };
 
 // The lists one decision reads, taken together from one publication: the

@@ -28,7 +28,10 @@ Engine::Engine(EngineConfig config)
     m->published = std::move(p);
 }
 
-Engine::~Engine() = default;
+Engine::~Engine()
+{
+    m->stopCompactor();
+}
 
 std::optional<std::string> Engine::setConfig(EngineConfig config)
 {
@@ -59,6 +62,85 @@ void Engine::setList(ListKind kind, std::shared_ptr<const AddressList> list)
     if (!list)
         list = std::make_shared<const AddressList>();
     m->publish([&](Published& p) { (kind == ListKind::Safelist ? p.lists.safelist : p.lists.blocklist) = std::move(list); });
+}
+
+void Engine::editList(ListKind kind, const std::vector<ListEntry>& puts, const std::vector<Cidr>& removals)
+{
+    if (puts.empty() && removals.empty())
+        return;
+    auto slot = [kind](ListSet& l) -> std::shared_ptr<const AddressList>& { return kind == ListKind::Safelist ? l.safelist : l.blocklist; };
+    // Made outside the publication lock, which deciding threads take to pick
+    // up a new set; made again under it when another edit came first.
+    ListSet now = m->snapshot()->lists;
+    const std::shared_ptr<const AddressList> before = slot(now);
+    auto next = std::make_shared<const AddressList>(before->edited(puts, removals));
+    m->publish([&](Published& p) {
+        std::shared_ptr<const AddressList>& list = slot(p.lists);
+        if (list != before)
+            next = std::make_shared<const AddressList>(list->edited(puts, removals));
+        list = next;
+    });
+    m->compactLater(*next);
+}
+
+bool Engine::compactLists()
+{
+    return m->compactLists();
+}
+
+bool Engine::Impl::compactLists()
+{
+    bool any = false;
+    for (auto slot : {&ListSet::safelist, &ListSet::blocklist, &ListSet::automatic}) {
+        const std::shared_ptr<const AddressList> before = snapshot()->lists.*slot;
+        if (before->pendingEdits() == 0)
+            continue;
+        any = true;
+        // The whole list is built here, outside every lock; only the edits
+        // made meanwhile are carried over under the publication lock.
+        const AddressList merged = before->compacted();
+        publish([&](Published& p) {
+            if (auto rebased = (p.lists.*slot)->rebased(*before, merged))
+                p.lists.*slot = std::move(rebased);
+        });
+    }
+    return any;
+}
+
+void Engine::Impl::compactLater(const AddressList& list)
+{
+    if (!list.wantsCompaction())
+        return;
+    std::lock_guard lock(compactor.mutex);
+    if (compactor.stop || compactor.due)
+        return;
+    compactor.due = true;
+    if (!compactor.thread.joinable()) {
+        compactor.thread = std::thread([this] {
+            std::unique_lock lock(compactor.mutex);
+            while (true) {
+                compactor.wake.wait(lock, [this] { return compactor.due || compactor.stop; });
+                if (compactor.stop)
+                    return;
+                compactor.due = false;
+                lock.unlock();
+                compactLists();
+                lock.lock();
+            }
+        });
+    }
+    compactor.wake.notify_one();
+}
+
+void Engine::Impl::stopCompactor()
+{
+    {
+        std::lock_guard lock(compactor.mutex);
+        compactor.stop = true;
+    }
+    compactor.wake.notify_one();
+    if (compactor.thread.joinable())
+        compactor.thread.join();
 }
 
 std::shared_ptr<const AddressList> Engine::list(ListKind kind) const

@@ -12,7 +12,9 @@
 //
 // Configuration and lists are immutable sets published atomically: an edit
 // builds a new set and swaps it in; deciding threads pick it up on their next
-// request without taking a lock on the common path.
+// request without taking a lock on the common path. A list edit shares the
+// list's entries with the set before it (AddressList); a thread of the
+// engine's own folds the edits in once they grow.
 #pragma once
 
 #include "core/AddressList.h"
@@ -46,6 +48,15 @@ public:
 
     // The operator's lists (stored before they are published here).
     void setList(ListKind kind, std::shared_ptr<const AddressList> list);
+    // One batch of edits to a list (AddressList::edited: the removals, then
+    // the puts, each put last), published at a cost that grows with the
+    // edits pending, not with the list: the edits are folded into the list
+    // in the background once they grow (compactLists).
+    void editList(ListKind kind, const std::vector<ListEntry>& puts, const std::vector<Cidr>& removals);
+    // Folds the edits pending on every list (the automatic bans included)
+    // into their bases now; what the background does once they grow. The
+    // lists read the same before and after. True when any list had edits.
+    bool compactLists();
     std::shared_ptr<const AddressList> list(ListKind kind) const;
     // Every list at once, from one publication: what readers use to find the
     // entry for a range or every entry of a list (the blocklist with the

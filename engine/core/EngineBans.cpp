@@ -42,9 +42,12 @@ bool Engine::Impl::escalate(const Compiled& c, const IpAddress& key, Millis now)
     entry.createdBy = "floodgate";
     entry.expiresAt = now + *banFor;
     entry.banCount = banNumber;
+    std::shared_ptr<const AddressList> bans;
     publish([&](Published& p) {
-        p.lists.automatic = std::make_shared<const AddressList>(p.lists.automatic->withoutExpired(now).with(entry));
+        bans = std::make_shared<const AddressList>(p.lists.automatic->withoutExpired(now).with(entry));
+        p.lists.automatic = bans;
     });
+    compactLater(*bans);
     autoBans.fetch_add(1, std::memory_order_relaxed);
     if (onAutomaticBan)
         onAutomaticBan(entry);  // outside every engine lock
@@ -58,12 +61,19 @@ std::shared_ptr<const AddressList> Engine::automaticBans() const
 
 bool Engine::removeAutomaticBan(const Cidr& range)
 {
+    // Most operator edits are of a range the engine never banned: they
+    // publish nothing here.
+    if (!m->snapshot()->lists.automatic->find(range))
+        return false;
     bool found = false;
+    std::shared_ptr<const AddressList> bans;
     m->publish([&](Published& p) {
         found = p.lists.automatic->find(range) != nullptr;
         if (found)
             p.lists.automatic = std::make_shared<const AddressList>(p.lists.automatic->without(range));
+        bans = p.lists.automatic;
     });
+    m->compactLater(*bans);
     return found;
 }
 
@@ -96,21 +106,24 @@ void Engine::automaticBansStored(const std::vector<ListEntry>& written)
     std::map<Cidr, const ListEntry*> byRange;
     for (const ListEntry& e : written)
         byRange[e.range] = &e;
+    std::shared_ptr<const AddressList> bans;
     m->publish([&](Published& p) {
         // Only the ban that was written becomes stored: one lifted meanwhile
-        // stays lifted, a newer ban for the same range stays unstored.
-        std::vector<ListEntry> all = p.lists.automatic->entries();
-        bool changed = false;
-        for (ListEntry& held : all) {
-            const auto it = byRange.find(held.range);
-            if (it != byRange.end() && !held.stored() && held.expiresAt == it->second->expiresAt) {
-                held.id = it->second->id;
-                changed = true;
+        // stays lifted, a newer ban for the same range stays unstored. Each
+        // keeps its place in the list.
+        std::vector<ListEntry> stored;
+        for (const auto& [range, row] : byRange) {
+            const ListEntry* held = p.lists.automatic->find(range);
+            if (held && !held->stored() && held->expiresAt == row->expiresAt) {
+                stored.push_back(*held);
+                stored.back().id = row->id;
             }
         }
-        if (changed)
-            p.lists.automatic = std::make_shared<const AddressList>(std::move(all));
+        if (!stored.empty())
+            p.lists.automatic = std::make_shared<const AddressList>(p.lists.automatic->with(stored));
+        bans = p.lists.automatic;
     });
+    m->compactLater(*bans);
 }
 
 void Engine::restoreOffenders(const std::vector<OffenderRecord>& offenders)
@@ -153,6 +166,8 @@ bool Engine::takeAutomaticBan(const ListEntry& ban, Millis now)
         p.lists.automatic = std::make_shared<const AddressList>(p.lists.automatic->withoutExpired(now).with(entry));
         taken = true;
     });
+    if (taken)
+        m->compactLater(*automaticBans());
     return taken;
 }
 

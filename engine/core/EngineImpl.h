@@ -25,12 +25,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <queue>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -324,6 +326,21 @@ struct Engine::Impl {
         published = std::move(next);
         version.fetch_add(1, std::memory_order_acq_rel);
     }
+
+    // ---- folding list edits (Engine.cpp) ----
+    // A thread started on the first list that wants a compaction; it folds
+    // the lists' edits while the deciding threads read the lists as they were.
+    struct Compactor {
+        std::mutex mutex;
+        std::condition_variable wake;
+        bool due = false;
+        bool stop = false;
+        std::thread thread;
+    } compactor;
+    // Called after a publication that left `list` with edits pending.
+    void compactLater(const AddressList& list);
+    bool compactLists();
+    void stopCompactor();
 
     // ---- the request path (EngineDecide.cpp) ----
     Decision finish(Decision& d, const Compiled& c, std::size_t slot, Millis now);

@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
 #include <type_traits>
 
 namespace Floodgate::Storage {
@@ -41,8 +40,8 @@ void Store::publish(const Effects& fx)
         publishConfig(Tables::readConfig(*m_writer));
     std::vector<ListEntry> written;  // automatic bans whose rows this batch wrote
     for (ListKind kind : {ListKind::Safelist, ListKind::Blocklist}) {
-        std::set<Cidr> touched;
         std::vector<ListEntry> added;
+        std::vector<Cidr> removed;
         for (const auto& [k, e] : fx.upserts) {
             if (k != kind)
                 continue;
@@ -51,7 +50,6 @@ void Store::publish(const Effects& fx)
                 written.push_back(e);
                 continue;
             }
-            touched.insert(e.range);
             added.push_back(e);
             if (kind == ListKind::Blocklist)
                 m_engine->removeAutomaticBan(e.range);  // the operator's entry replaces it
@@ -59,21 +57,13 @@ void Store::publish(const Effects& fx)
         for (const auto& [k, range] : fx.removals) {
             if (k != kind)
                 continue;
-            touched.insert(range);
+            removed.push_back(range);
             if (kind == ListKind::Blocklist)
                 m_engine->removeAutomaticBan(range);
         }
-        if (touched.empty())
-            continue;  // an automatic ban is not on the operator's list
-        std::vector<ListEntry> next;
-        const auto current = m_engine->list(kind);
-        next.reserve(current->size() + added.size());
-        for (const ListEntry& e : current->entries())
-            if (!touched.count(e.range))
-                next.push_back(e);
-        for (ListEntry& e : added)
-            next.push_back(std::move(e));
-        m_engine->setList(kind, std::make_shared<const AddressList>(std::move(next)));
+        // The batch's removals, then its entries, each put last: the list
+        // is edited, not rebuilt (an automatic ban is not on the operator's list).
+        m_engine->editList(kind, added, removed);
     }
     m_engine->automaticBansStored(written);
     tellChanges(fx);

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: MIT
 // Safelist / blocklist lookup: longest active prefix, expiry to the
 // millisecond, IPv4-mapped clients, immutable edits, and a list large enough
-// that a scan would show.
+// that a scan would show. Edits kept beside the base (the list is not
+// rebuilt for one) and folded into it read exactly as a list built afresh
+// with the same entries.
 #include <QtTest>
 
 #include "core/AddressList.h"
 #include "TestSupport.h"
 
+#include <algorithm>
 #include <random>
 #include <unordered_set>
 
@@ -33,6 +36,19 @@ private Q_SLOTS:
     void names_data();
     void names();
     void largeList();
+
+    // Edits pending beside the base, and their compaction.
+    void editsDoNotTouchTheListTheyCameFrom();
+    void removingABaseEntry();
+    void aPendingEntryExpires();
+    void overlapAcrossBaseAndEdits();
+    void replacedEntriesKeepOrMoveTheirPlace();
+    void compactionKeepsEverything();
+    void rebaseCarriesTheEditsMadeMeanwhile();
+    void rebaseRefusesAListThatDoesNotDescend();
+    void manyEditsAtOnceBuildTheList();
+    void safelistAgainstPendingBlocklistEdits();
+    void randomEditsReadAsAFreshList();
 };
 
 void TestAddressList::emptyList()
@@ -362,6 +378,385 @@ void TestAddressList::largeList()
     QCOMPARE(smaller.size(), std::size_t(100'020));
     QVERIFY(!smaller.match(IpAddress::fromV4(hosts[12345]), 0));
     QVERIFY(smaller.match(IpAddress::fromV4(hosts[12346]), 0));
+}
+
+
+// ---- edits pending beside the base -----------------------------------------
+
+namespace {
+
+// What a list holds, in order, as "range reason expiry" lines: equal for two
+// lists only when every entry and its place are.
+QStringList described(const AddressList& list)
+{
+    QStringList out;
+    for (const ListEntry& e : list.entries())
+        out << QStringLiteral("%1 %2 %3").arg(qs(e.range.toString()), qs(e.reason)).arg(e.expiresAt);
+    QStringList visited;
+    list.forEach([&](const ListEntry& e) { visited << QStringLiteral("%1 %2 %3").arg(qs(e.range.toString()), qs(e.reason)).arg(e.expiresAt); });
+    if (visited != out)
+        return {QStringLiteral("forEach and entries() differ")};
+    return out;
+}
+
+QString reasonAt(const AddressList& list, std::string_view address, Millis now)
+{
+    const ListEntry* e = list.match(ip(address), now);
+    return e ? qs(e->reason) : QStringLiteral("-");
+}
+
+} // namespace
+
+void TestAddressList::editsDoNotTouchTheListTheyCameFrom()
+{
+    // A reader holding a list while edits are made from it (the engine
+    // publishes the edited list; deciding threads still hold the one before)
+    // reads it unchanged, before and after the edits are compacted.
+    const AddressList base({listEntry("10.0.0.0/8", "a"), listEntry("192.0.2.7", "b")});
+    const AddressList held = base.with(listEntry("198.51.100.1", "c"));
+    const QStringList before = described(held);
+    const ListEntry* c = held.match(ip("198.51.100.1"), 0);
+    QVERIFY(c);
+
+    AddressList next = held.without(cidr("192.0.2.7/32")).with(listEntry("10.0.0.0/8", "a2")).with(listEntry("198.51.100.2", "d"));
+    next = next.compacted();
+    QCOMPARE(next.pendingEdits(), std::size_t(0));
+    QCOMPARE(described(held), before);
+    QCOMPARE(held.match(ip("198.51.100.1"), 0), c);  // the very same entry, still alive
+    QCOMPARE(reasonAt(held, "192.0.2.7", 0), QStringLiteral("b"));
+    QCOMPARE(reasonAt(held, "10.1.1.1", 0), QStringLiteral("a"));
+    QCOMPARE(held.pendingEdits(), std::size_t(1));
+    QCOMPARE(reasonAt(next, "192.0.2.7", 0), QStringLiteral("-"));
+    QCOMPARE(reasonAt(next, "10.1.1.1", 0), QStringLiteral("a2"));
+    QCOMPARE(reasonAt(next, "198.51.100.2", 0), QStringLiteral("d"));
+}
+
+void TestAddressList::removingABaseEntry()
+{
+    const AddressList base({listEntry("10.0.0.0/8", "wide"), listEntry("10.1.0.0/16", "narrow"), listEntry("192.0.2.7", "host")});
+    const AddressList removed = base.without(cidr("10.1.0.0/16"));
+    QCOMPARE(removed.pendingEdits(), std::size_t(1));
+    QCOMPARE(removed.size(), std::size_t(2));
+    QVERIFY(!removed.find(cidr("10.1.0.0/16")));
+    QCOMPARE(reasonAt(removed, "10.1.2.3", 0), QStringLiteral("wide"));  // the shorter prefix applies again
+    QCOMPARE(described(removed), QStringList({QStringLiteral("10.0.0.0/8 wide %1").arg(NeverExpires),
+                                              QStringLiteral("192.0.2.7/32 host %1").arg(NeverExpires)}));
+    QCOMPARE(removed.activeCount(0), std::size_t(2));
+    // Removed twice: nothing more changes; added back: it applies again, last.
+    QCOMPARE(removed.without(cidr("10.1.0.0/16")).size(), std::size_t(2));
+    const AddressList back = removed.with(listEntry("10.1.0.0/16", "again"));
+    QCOMPARE(back.size(), std::size_t(3));
+    QCOMPARE(reasonAt(back, "10.1.2.3", 0), QStringLiteral("again"));
+    QCOMPARE(described(back).last(), QStringLiteral("10.1.0.0/16 again %1").arg(NeverExpires));
+    // Compacted, the removal stays a removal.
+    const AddressList folded = removed.compacted();
+    QCOMPARE(folded.size(), std::size_t(2));
+    QVERIFY(!folded.find(cidr("10.1.0.0/16")));
+    QCOMPARE(reasonAt(folded, "10.1.2.3", 0), QStringLiteral("wide"));
+    // The base entry a removal hides, removed from a list where it was
+    // replaced first.
+    const AddressList replacedThenRemoved = base.with(listEntry("192.0.2.7", "host2")).without(cidr("192.0.2.7/32"));
+    QVERIFY(!replacedThenRemoved.match(ip("192.0.2.7"), 0));
+    QCOMPARE(replacedThenRemoved.size(), std::size_t(2));
+}
+
+void TestAddressList::aPendingEntryExpires()
+{
+    const AddressList base({listEntry("10.0.0.0/8", "base, forever"), listEntry("10.2.0.0/16", "base /16, ends 500", 500)});
+    const AddressList edited = base.with(listEntry("10.1.0.0/16", "pending, ends 1000", 1000))
+                                   .with(listEntry("10.2.0.0/16", "pending replaces the /16, ends 3000", 3000));
+    QCOMPARE(reasonAt(edited, "10.1.2.3", 999), QStringLiteral("pending, ends 1000"));
+    QCOMPARE(reasonAt(edited, "10.1.2.3", 1000), QStringLiteral("base, forever"));  // to the millisecond, then the shorter prefix
+    // The pending replacement decides for its range: the base's /16 ending at
+    // 500 is not what applies after 500.
+    QCOMPARE(reasonAt(edited, "10.2.0.1", 600), QStringLiteral("pending replaces the /16, ends 3000"));
+    QCOMPARE(reasonAt(edited, "10.2.0.1", 3000), QStringLiteral("base, forever"));
+    QCOMPARE(edited.activeCount(999), std::size_t(3));
+    QCOMPARE(edited.activeCount(1000), std::size_t(2));
+    QCOMPARE(edited.activeCount(3000), std::size_t(1));
+    QVERIFY(edited.find(cidr("10.1.0.0/16")));  // find() ignores expiry
+
+    const AddressList pruned = edited.withoutExpired(1000);
+    QCOMPARE(pruned.size(), std::size_t(2));
+    QVERIFY(!pruned.find(cidr("10.1.0.0/16")));
+    QCOMPARE(pruned.find(cidr("10.2.0.0/16"))->expiresAt, Millis(3000));
+    QCOMPARE(pruned.pendingEdits(), std::size_t(0));
+    // Nothing expired yet: the same list, edits still pending.
+    const AddressList same = edited.withoutExpired(400);
+    QCOMPARE(same.pendingEdits(), edited.pendingEdits());
+    QCOMPARE(described(same), described(edited));
+    // The edited() path (storage's) expires the same way.
+    const AddressList viaStore = base.edited({listEntry("10.1.0.0/16", "stored, ends 1000", 1000)}, {});
+    QCOMPARE(reasonAt(viaStore, "10.1.0.1", 999), QStringLiteral("stored, ends 1000"));
+    QCOMPARE(reasonAt(viaStore, "10.1.0.1", 1000), QStringLiteral("base, forever"));
+}
+
+void TestAddressList::overlapAcrossBaseAndEdits()
+{
+    const AddressList base({listEntry("10.1.0.0/16", "base /16"), listEntry("2001:db8::/32", "base v6 /32")});
+    // Longer prefixes added beside a shorter base entry, and a shorter one
+    // around it.
+    const AddressList edited = base.with(listEntry("10.1.2.0/24", "pending /24"))
+                                   .with(listEntry("10.1.2.3", "pending /32"))
+                                   .with(listEntry("10.0.0.0/8", "pending /8"))
+                                   .with(listEntry("2001:db8:1::/48", "pending v6 /48"));
+    QCOMPARE(reasonAt(edited, "10.1.2.3", 0), QStringLiteral("pending /32"));
+    QCOMPARE(reasonAt(edited, "10.1.2.4", 0), QStringLiteral("pending /24"));
+    QCOMPARE(reasonAt(edited, "10.1.3.1", 0), QStringLiteral("base /16"));
+    QCOMPARE(reasonAt(edited, "10.2.0.1", 0), QStringLiteral("pending /8"));
+    QCOMPARE(reasonAt(edited, "2001:db8:1::5", 0), QStringLiteral("pending v6 /48"));
+    QCOMPARE(reasonAt(edited, "2001:db8:2::5", 0), QStringLiteral("base v6 /32"));
+    QCOMPARE(reasonAt(edited, "::ffff:10.1.2.3", 0), QStringLiteral("pending /32"));  // IPv4-mapped
+    QCOMPARE(reasonAt(edited, "11.0.0.1", 0), QStringLiteral("-"));
+    // A pending /24 that ended lets the base /16 apply, not the /8.
+    const AddressList ended = edited.with(listEntry("10.1.2.0/24", "pending /24, ends 10", 10));
+    QCOMPARE(reasonAt(ended, "10.1.2.4", 10), QStringLiteral("base /16"));
+    // The base /16 removed by an edit: the pending /8 covers it.
+    const AddressList removed = edited.without(cidr("10.1.0.0/16"));
+    QCOMPARE(reasonAt(removed, "10.1.3.1", 0), QStringLiteral("pending /8"));
+    QCOMPARE(reasonAt(removed, "10.1.2.4", 0), QStringLiteral("pending /24"));
+    // Compacted, every answer is the same.
+    for (const AddressList* l : {&edited, &ended, &removed}) {
+        const AddressList folded = l->compacted();
+        for (const char* a : {"10.1.2.3", "10.1.2.4", "10.1.3.1", "10.2.0.1", "2001:db8:1::5", "2001:db8:2::5", "11.0.0.1"})
+            for (Millis t : {Millis(0), Millis(10)})
+                QCOMPARE(reasonAt(folded, a, t), reasonAt(*l, a, t));
+    }
+}
+
+void TestAddressList::replacedEntriesKeepOrMoveTheirPlace()
+{
+    // As before the edits were kept beside the base: with() replaces in
+    // place (as a list built with both keeps the first one's place),
+    // edited() puts last (storage's "remove what the batch touched, add what
+    // it put").
+    const AddressList base({listEntry("192.0.2.1", "one"), listEntry("192.0.2.2", "two"), listEntry("192.0.2.3", "three")});
+    QCOMPARE(described(base.with(listEntry("192.0.2.1", "one again"))),
+             described(AddressList({listEntry("192.0.2.1", "one again"), listEntry("192.0.2.2", "two"), listEntry("192.0.2.3", "three")})));
+    QCOMPARE(described(base.edited({listEntry("192.0.2.1", "one again")}, {})),
+             described(AddressList({listEntry("192.0.2.2", "two"), listEntry("192.0.2.3", "three"), listEntry("192.0.2.1", "one again")})));
+    // A range put last and then replaced in place stays last.
+    const AddressList twice = base.edited({listEntry("192.0.2.2", "two, moved")}, {}).with(listEntry("192.0.2.2", "two, replaced"));
+    QCOMPARE(described(twice),
+             described(AddressList({listEntry("192.0.2.1", "one"), listEntry("192.0.2.3", "three"), listEntry("192.0.2.2", "two, replaced")})));
+    // A batch: its removals, then its puts; a range both removed and put is on the list.
+    const AddressList batch = base.edited({listEntry("192.0.2.9", "nine"), listEntry("192.0.2.3", "three, put")},
+                                          {cidr("192.0.2.1/32"), cidr("192.0.2.3/32")});
+    QCOMPARE(described(batch),
+             described(AddressList({listEntry("192.0.2.2", "two"), listEntry("192.0.2.9", "nine"), listEntry("192.0.2.3", "three, put")})));
+}
+
+void TestAddressList::compactionKeepsEverything()
+{
+    std::vector<ListEntry> start;
+    for (int i = 0; i < 200; ++i)
+        start.push_back(listEntry("10.0." + std::to_string(i) + ".0/24", "net " + std::to_string(i), i % 2 ? NeverExpires : Millis(1000 + i)));
+    AddressList list(std::move(start));
+    for (int i = 0; i < 100; ++i) {
+        list = list.with(listEntry("10.0." + std::to_string(i) + ".7", "host " + std::to_string(i)));
+        if (i % 3 == 0)
+            list = list.without(cidr("10.0." + std::to_string(i + 100) + ".0/24"));
+        if (i % 5 == 0)
+            list = list.edited({listEntry("10.0." + std::to_string(i) + ".0/24", "net moved " + std::to_string(i), 5000)}, {});
+    }
+    QVERIFY(list.pendingEdits() > 0);
+    QVERIFY(list.wantsCompaction());  // 100 + 34 + 20 edits on 200 entries
+    const AddressList folded = list.compacted();
+    QCOMPARE(folded.pendingEdits(), std::size_t(0));
+    QVERIFY(!folded.wantsCompaction());
+    QCOMPARE(folded.size(), list.size());
+    QCOMPARE(described(folded), described(list));
+    for (int i = 0; i < 256; ++i)
+        for (const std::string host : {".7", ".8"})
+            for (Millis t : {Millis(0), Millis(1100), Millis(5000)}) {
+                const std::string a = "10.0." + std::to_string(i) + host;
+                QCOMPARE(reasonAt(folded, a, t), reasonAt(list, a, t));
+            }
+    for (Millis t : {Millis(0), Millis(1100), Millis(5000)})
+        QCOMPARE(folded.activeCount(t), list.activeCount(t));
+}
+
+void TestAddressList::rebaseCarriesTheEditsMadeMeanwhile()
+{
+    const AddressList base({listEntry("192.0.2.1", "one"), listEntry("192.0.2.2", "two"), listEntry("192.0.2.3", "three")});
+    // Edits pending when the compaction starts...
+    const AddressList earlier = base.with(listEntry("192.0.2.2", "two, in place")).with(listEntry("192.0.2.4", "four"))
+                                    .without(cidr("192.0.2.3/32"));
+    const AddressList merged = earlier.compacted();
+    // ...and the ones published while it ran: an entry of the merged base
+    // replaced in place, one put last, one removed, one added and removed,
+    // one new.
+    const AddressList later = earlier.with(listEntry("192.0.2.4", "four, in place"))
+                                  .edited({listEntry("192.0.2.1", "one, moved")}, {})
+                                  .without(cidr("192.0.2.2/32"))
+                                  .with(listEntry("192.0.2.5", "five"))
+                                  .without(cidr("192.0.2.5/32"))
+                                  .with(listEntry("192.0.2.6", "six"))
+                                  .with(listEntry("192.0.2.3", "three, back"));
+    const auto rebased = later.rebased(earlier, merged);
+    QVERIFY(rebased);
+    QCOMPARE(described(*rebased), described(later));
+    QCOMPARE(rebased->size(), later.size());
+    QVERIFY(rebased->pendingEdits() < later.pendingEdits());  // what earlier had pending is in the base now
+    for (const char* a : {"192.0.2.1", "192.0.2.2", "192.0.2.3", "192.0.2.4", "192.0.2.5", "192.0.2.6"})
+        QCOMPARE(reasonAt(*rebased, a, 0), reasonAt(later, a, 0));
+    // Edited further and compacted again, still the same as the edits alone.
+    const AddressList further = rebased->with(listEntry("192.0.2.1", "one, again")).without(cidr("192.0.2.4/32"));
+    const AddressList expected = later.with(listEntry("192.0.2.1", "one, again")).without(cidr("192.0.2.4/32"));
+    QCOMPARE(described(further), described(expected));
+    QCOMPARE(described(further.compacted()), described(expected));
+    // Nothing published meanwhile: the merged list itself.
+    const auto unchanged = earlier.rebased(earlier, merged);
+    QVERIFY(unchanged);
+    QCOMPARE(unchanged->pendingEdits(), std::size_t(0));
+    QCOMPARE(described(*unchanged), described(earlier));
+}
+
+void TestAddressList::rebaseRefusesAListThatDoesNotDescend()
+{
+    const AddressList base({listEntry("192.0.2.1", "one")});
+    const AddressList earlier = base.with(listEntry("192.0.2.2", "two"));
+    const AddressList merged = earlier.compacted();
+    // Replaced as a whole meanwhile (a reload): another base.
+    QVERIFY(!AddressList({listEntry("192.0.2.9", "nine")}).rebased(earlier, merged));
+    // The same base, but another line of edits (it never held earlier's).
+    QVERIFY(!base.with(listEntry("192.0.2.3", "three")).rebased(earlier, merged));
+    QVERIFY(!base.rebased(earlier, merged));
+}
+
+void TestAddressList::manyEditsAtOnceBuildTheList()
+{
+    // An import's worth of entries in one batch builds a new base rather
+    // than as many pending edits; it reads the same.
+    std::vector<ListEntry> puts;
+    for (std::uint32_t i = 0; i < 5000; ++i) {
+        ListEntry e;
+        e.range = Cidr(IpAddress::fromV4(0x0b000000u + i), 128);
+        e.reason = "import";
+        puts.push_back(e);
+    }
+    const AddressList base({listEntry("11.0.0.0/8", "wide"), listEntry("11.0.0.5", "old five")});
+    const AddressList imported = base.edited(puts, {cidr("11.0.0.0/8")});
+    QCOMPARE(imported.pendingEdits(), std::size_t(0));
+    QCOMPARE(imported.size(), std::size_t(5000));
+    QCOMPARE(reasonAt(imported, "11.0.0.5", 0), QStringLiteral("import"));
+    QCOMPARE(reasonAt(imported, "11.0.200.0", 0), QStringLiteral("-"));
+    const AddressList withMany = base.with(puts);
+    QCOMPARE(withMany.size(), std::size_t(5001));
+    QCOMPARE(qs(withMany.entries()[1].reason), QStringLiteral("import"));  // replaced in its place
+    QCOMPARE(reasonAt(withMany, "11.0.200.0", 0), QStringLiteral("wide"));
+}
+
+void TestAddressList::safelistAgainstPendingBlocklistEdits()
+{
+    ListSet lists;
+    lists.safelist = std::make_shared<const AddressList>(AddressList({listEntry("10.1.0.0/16", "safe /16")}).with(listEntry("10.1.2.3", "safe host")));
+    lists.blocklist = std::make_shared<const AddressList>(AddressList({listEntry("10.1.2.0/24", "block /24")}).with(listEntry("10.1.0.0/16", "block /16")));
+    ListKind kind = ListKind::Safelist;
+    // The longest active prefix across the lists; on a tie the blocklist.
+    QCOMPARE(qs(lists.match(ip("10.1.2.3"), 0, &kind)->reason), QStringLiteral("safe host"));
+    QCOMPARE(label(kind), label(ListKind::Safelist));
+    QCOMPARE(qs(lists.match(ip("10.1.2.4"), 0, &kind)->reason), QStringLiteral("block /24"));
+    QCOMPARE(label(kind), label(ListKind::Blocklist));
+    QCOMPARE(qs(lists.match(ip("10.1.9.9"), 0, &kind)->reason), QStringLiteral("block /16"));
+    QCOMPARE(label(kind), label(ListKind::Blocklist));
+    // The blocklist's /16 removed by an edit: the safelist's /16 decides.
+    lists.blocklist = std::make_shared<const AddressList>(lists.blocklist->without(cidr("10.1.0.0/16")));
+    QCOMPARE(qs(lists.match(ip("10.1.9.9"), 0, &kind)->reason), QStringLiteral("safe /16"));
+    QCOMPARE(label(kind), label(ListKind::Safelist));
+    QCOMPARE(lists.active(ListKind::Blocklist, 0).size(), std::size_t(1));
+    QCOMPARE(lists.active(ListKind::Safelist, 0).size(), std::size_t(2));
+}
+
+void TestAddressList::randomEditsReadAsAFreshList()
+{
+    // Random edits, compactions and rebases against a plain vector edited
+    // the way the list was before edits were kept beside the base: after
+    // each step the list reads exactly as one built afresh from the vector
+    // (same entries in the same order, same answers at several times).
+    std::mt19937 rng(20261124);
+    auto pick = [&](int n) { return int(rng() % std::uint32_t(n)); };
+    auto randomRange = [&] {
+        static const int prefixes[] = {8, 16, 24, 28, 32};
+        const int p = prefixes[pick(5)];
+        const std::string text = "10." + std::to_string(pick(2)) + "." + std::to_string(pick(4)) + "." + std::to_string(pick(8)) + "/"
+            + std::to_string(p);
+        return cidr(text);
+    };
+    auto randomEntry = [&](int serial) {
+        ListEntry e;
+        e.range = randomRange();
+        e.reason = "r" + std::to_string(serial);
+        e.expiresAt = pick(3) == 0 ? Millis(100 + pick(200)) : NeverExpires;
+        return e;
+    };
+    std::vector<ListEntry> model;
+    auto eraseRange = [&](const Cidr& r) { std::erase_if(model, [&](const ListEntry& e) { return e.range == r; }); };
+    AddressList list;
+    std::optional<AddressList> compactionStart;  // a compaction "running" since this list
+    int serial = 0;
+    for (int step = 0; step < 3000; ++step) {
+        const int op = pick(100);
+        if (op < 35) {
+            const ListEntry e = randomEntry(++serial);
+            const auto it = std::find_if(model.begin(), model.end(), [&](const ListEntry& m) { return m.range == e.range; });
+            if (it != model.end())
+                *it = e;
+            else
+                model.push_back(e);
+            list = list.with(e);
+        } else if (op < 55) {
+            const Cidr r = randomRange();
+            eraseRange(r);
+            list = list.without(r);
+        } else if (op < 85) {
+            std::vector<ListEntry> puts;
+            std::vector<Cidr> removals;
+            for (int k = pick(3); k > 0; --k)
+                removals.push_back(randomRange());
+            for (int k = pick(3); k > 0; --k)
+                puts.push_back(randomEntry(++serial));
+            for (const Cidr& r : removals)
+                eraseRange(r);
+            for (const ListEntry& e : puts) {
+                eraseRange(e.range);
+                model.push_back(e);
+            }
+            list = list.edited(puts, removals);
+        } else if (op < 90) {
+            const Millis now = 100 + pick(200);
+            std::erase_if(model, [&](const ListEntry& e) { return !e.activeAt(now); });
+            list = list.withoutExpired(now);
+            compactionStart.reset();  // a new base: a running compaction would be refused
+        } else if (op < 95) {
+            if (!compactionStart) {
+                compactionStart = list;
+            } else {
+                const auto rebased = list.rebased(*compactionStart, compactionStart->compacted());
+                QVERIFY(rebased);
+                list = *rebased;
+                compactionStart.reset();
+            }
+        } else {
+            list = list.compacted();
+            compactionStart.reset();
+        }
+        const AddressList fresh(model);
+        QCOMPARE(list.size(), fresh.size());
+        if (step % 10 == 0 || step > 2950) {
+            QCOMPARE(described(list), described(fresh));
+            for (int i = 0; i < 64; ++i) {
+                const std::string a = "10." + std::to_string(pick(2)) + "." + std::to_string(pick(4)) + "." + std::to_string(pick(8));
+                for (Millis t : {Millis(0), Millis(150), Millis(400)}) {
+                    const ListEntry* x = list.match(ip(a), t);
+                    const ListEntry* y = fresh.match(ip(a), t);
+                    QCOMPARE(x ? qs(x->reason) : QString(), y ? qs(y->reason) : QString());
+                }
+            }
+            for (Millis t : {Millis(0), Millis(150), Millis(400)})
+                QCOMPARE(list.activeCount(t), fresh.activeCount(t));
+        }
+    }
 }
 
 QTEST_APPLESS_MAIN(TestAddressList)

@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: MIT
 // Many listener threads deciding at once: a level never admits more than its
 // limit, no decision is lost from the counters, and configuration, lists and
-// snapshots may change or be read while traffic flows.
+// snapshots may change or be read while traffic flows; a list edited entry
+// by entry and folded in the background never answers wrong for a client
+// the edits do not touch.
 #include <QtTest>
 
 #include "core/Engine.h"
 #include "TestSupport.h"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <thread>
 
 using namespace Floodgate::Core;
@@ -37,6 +41,7 @@ private Q_SLOTS:
     void oneClientManyThreads();
     void distinctKeysTwoThreads();
     void editsAndSnapshotsDuringTraffic();
+    void listEditsAndCompactionsDuringTraffic();
 };
 
 void TestConcurrency::oneClientManyThreads_data()
@@ -173,6 +178,81 @@ void TestConcurrency::editsAndSnapshotsDuringTraffic()
     for (auto n : c.decisions)
         decisions += n;
     QCOMPARE(decisions, std::uint64_t(CALLS));
+}
+
+void TestConcurrency::listEditsAndCompactionsDuringTraffic()
+{
+    // A blocklist of 2,000 /32s and a /16, a safelist /32 inside the /16.
+    // While a thread decides for clients the edits never touch, another
+    // edits the blocklist one entry at a time (adds, removals of base
+    // entries, TTLs) past the point where the engine folds the edits in the
+    // background, and folds them itself now and then: every decision for
+    // the untouched clients is the one the lists give them throughout.
+    // Escalation is off: the blocklist is the operator's alone.
+    EngineConfig config = defaultConfig();
+    config.escalation.enabled = false;
+    Engine engine(config);
+    std::vector<ListEntry> base;
+    for (int i = 0; i < 2000; ++i)
+        base.push_back(listEntry("10.3." + std::to_string(i / 250) + "." + std::to_string(i % 250), "base"));
+    base.push_back(listEntry("10.9.0.0/16", "base /16"));
+    engine.setList(ListKind::Blocklist, makeList(std::move(base)));
+    engine.setList(ListKind::Safelist, makeList({listEntry("10.9.1.1", "safe")}));
+
+    constexpr int CALLS = 30'000;
+    constexpr int EDITS = 3'000;
+    std::atomic<bool> editing{true};
+    std::atomic<int> wrong{0};
+    std::thread traffic([&] {
+        const Facts blocked(Request().from("10.3.0.5"));   // a base /32 no edit touches
+        const Facts covered(Request().from("10.9.7.7"));   // inside the base /16
+        const Facts safe(Request().from("10.9.1.1"));      // safelisted inside it
+        const Facts clean(Request().from("192.0.2.55"));   // on no list
+        for (int i = 0; i < CALLS || editing.load(); ++i) {
+            const Millis now = T0 + i / 64;
+            if (engine.decide(blocked.get(), now).action != Action::Block || engine.decide(covered.get(), now).action != Action::Block
+                || engine.decide(safe.get(), now).reason != Reason::Safelisted || engine.decide(clean.get(), now).reason == Reason::Blocklisted)
+                wrong.fetch_add(1);
+        }
+    });
+    for (int i = 0; i < EDITS; ++i) {
+        // Each edit: a new /32 in 10.4/16 (half of them ending at T0 + 500),
+        // and every third a base /32 of 10.3.4.0 on taken off.
+        std::vector<ListEntry> puts{listEntry("10.4." + std::to_string(i / 250) + "." + std::to_string(i % 250), "edit",
+                                              i % 2 ? NeverExpires : T0 + 500)};
+        std::vector<Cidr> removals;
+        if (i % 3 == 0 && i / 3 < 1000)
+            removals.push_back(cidr("10.3." + std::to_string(4 + i / 3 / 250) + "." + std::to_string(i / 3 % 250)));
+        engine.editList(ListKind::Blocklist, puts, removals);
+        if (i % 1000 == 999)
+            engine.compactLists();
+    }
+    editing.store(false);
+    traffic.join();
+    QCOMPARE(wrong.load(), 0);
+
+    // The background folds without being asked: wait (bounded) for it.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (engine.list(ListKind::Blocklist)->wantsCompaction() && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::yield();
+    QVERIFY(!engine.list(ListKind::Blocklist)->wantsCompaction());
+
+    const auto list = engine.list(ListKind::Blocklist);
+    QCOMPARE(list->size(), std::size_t(2001 + EDITS - 1000));
+    QCOMPARE(list->activeCount(T0 + 500), std::size_t(2001 + EDITS / 2 - 1000));
+    QVERIFY(!list->find(cidr("10.3.4.0/32")));
+    QVERIFY(list->find(cidr("10.3.3.249/32")));
+    COMPARE_ACTION(decide(engine, Request().from("10.4.0.1"), T0 + 500), Action::Block);
+    COMPARE_ACTION(decide(engine, Request().from("10.4.0.0"), T0 + 499), Action::Block);
+    QVERIFY(decide(engine, Request().from("10.4.0.0"), T0 + 500).reason != Reason::Blocklisted);  // its TTL ended
+    // The order an operator reads: the base as built, less what was taken
+    // off, then the edits in the order they were made.
+    const std::vector<ListEntry> active = engine.lists().active(ListKind::Blocklist, T0);
+    QCOMPARE(active.size(), list->size());
+    QCOMPARE(qs(active[999].range.toString()), QStringLiteral("10.3.3.249/32"));
+    QCOMPARE(qs(active[1000].range.toString()), QStringLiteral("10.9.0.0/16"));
+    QCOMPARE(qs(active[1001].range.toString()), QStringLiteral("10.4.0.0/32"));
+    QCOMPARE(qs(active.back().range.toString()), QStringLiteral("10.4.11.249/32"));
 }
 
 QTEST_APPLESS_MAIN(TestConcurrency)

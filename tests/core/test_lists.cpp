@@ -3,7 +3,8 @@
 // safelisted client skips every throttle, a blocklisted one is refused
 // without spending counters and before any exclusion, the longest prefix
 // wins, IPv4-mapped clients match IPv4 entries, an entry ends at its TTL.
-// Time is injected.
+// A list edited entry by entry (Engine::editList) and folded
+// (Engine::compactLists) decides the same. Time is injected.
 //
 // Escalation stays at its default (100 refusals within a minute) unless a
 // case says otherwise; no case here refuses that often.
@@ -26,6 +27,8 @@ private Q_SLOTS:
     void listsLongestPrefixWins_data();
     void listsLongestPrefixWins();
     void listEntryExpiresExactlyAtItsTtl();
+    void editsApplyOnTheNextDecision();
+    void compactionChangesNoDecision();
 };
 
 // ---- lists -----------------------------------------------------------------------
@@ -164,6 +167,72 @@ void TestLists::listEntryExpiresExactlyAtItsTtl()
     QCOMPARE(label(d.reason), label(Reason::Safelisted));
     d = decide(engine, Request().from("198.51.100.9"), T0 + 5000);
     QCOMPARE(label(d.reason), label(Reason::Counted));
+}
+
+void TestLists::editsApplyOnTheNextDecision()
+{
+    Engine engine;
+    std::vector<ListEntry> block;
+    for (int i = 0; i < 1000; ++i)
+        block.push_back(listEntry("198.18." + std::to_string(i / 200) + "." + std::to_string(i % 200), "base"));
+    block.push_back(listEntry("203.0.113.0/24", "base /24"));
+    engine.setList(ListKind::Blocklist, makeList(std::move(block)));
+    const auto before = engine.list(ListKind::Blocklist);
+
+    // An entry added: the next decision blocks.
+    engine.editList(ListKind::Blocklist, {listEntry("192.0.2.9", "added", T0 + 5000)}, {});
+    Decision d = decide(engine, Request().from("192.0.2.9"), T0 + 4999);
+    COMPARE_ACTION(d, Action::Block);
+    QCOMPARE(d.listExpiresAt, T0 + 5000);
+    // Its TTL ends to the millisecond.
+    d = decide(engine, Request().from("192.0.2.9"), T0 + 5000);
+    COMPARE_ACTION(d, Action::Allow);
+    // A base entry taken off: the next decision allows; the others still block.
+    engine.editList(ListKind::Blocklist, {}, {cidr("198.18.0.7/32")});
+    COMPARE_ACTION(decide(engine, Request().from("198.18.0.7"), T0), Action::Allow);
+    COMPARE_ACTION(decide(engine, Request().from("198.18.0.8"), T0), Action::Block);
+    // A safelist /32 added inside the blocked /24 is the longer prefix.
+    engine.editList(ListKind::Safelist, {listEntry("203.0.113.7", "partner")}, {});
+    d = decide(engine, Request().from("203.0.113.7"), T0);
+    QCOMPARE(label(d.reason), label(Reason::Safelisted));
+    COMPARE_ACTION(decide(engine, Request().from("203.0.113.8"), T0), Action::Block);
+    // The /24 replaced with a shorter TTL: the replacement decides.
+    engine.editList(ListKind::Blocklist, {listEntry("203.0.113.0/24", "replaced", T0 + 100)}, {});
+    COMPARE_ACTION(decide(engine, Request().from("203.0.113.8"), T0 + 99), Action::Block);
+    COMPARE_ACTION(decide(engine, Request().from("203.0.113.8"), T0 + 100), Action::Allow);
+
+    // None of it touched the list published before, nor copied its entries.
+    QCOMPARE(before->size(), std::size_t(1001));
+    QVERIFY(before->find(cidr("198.18.0.7/32")));
+    const auto after = engine.list(ListKind::Blocklist);
+    QCOMPARE(after->size(), std::size_t(1001));
+    QCOMPARE(after->pendingEdits(), std::size_t(3));
+    QCOMPARE(&after->entries()[0] == &before->entries()[0], false);  // materialised on demand, apart
+    QCOMPARE(engine.counters(T0).blocklistEntries, std::size_t(1001));
+}
+
+void TestLists::compactionChangesNoDecision()
+{
+    Engine engine;
+    engine.setList(ListKind::Blocklist, makeList({listEntry("10.0.0.0/8", "wide"), listEntry("10.1.0.0/16", "narrow")}));
+    engine.editList(ListKind::Blocklist, {listEntry("10.1.2.3", "host", T0 + 50)}, {cidr("10.1.0.0/16")});
+    engine.editList(ListKind::Safelist, {listEntry("10.2.0.0/16", "partner")}, {});
+    QVERIFY(engine.compactLists());
+    QCOMPARE(engine.list(ListKind::Blocklist)->pendingEdits(), std::size_t(0));
+    QCOMPARE(engine.list(ListKind::Safelist)->pendingEdits(), std::size_t(0));
+    QVERIFY(!engine.compactLists());  // nothing left to fold
+    Decision d = decide(engine, Request().from("10.1.2.3"), T0 + 49);
+    COMPARE_ACTION(d, Action::Block);
+    QCOMPARE(d.listExpiresAt, T0 + 50);  // the /32
+    d = decide(engine, Request().from("10.1.2.3"), T0 + 50);
+    COMPARE_ACTION(d, Action::Block);
+    QCOMPARE(d.listExpiresAt, NeverExpires);  // the /8: the /16 was taken off
+    QCOMPARE(engine.client(ip("10.1.9.9"), T0)->listEntry->reason, std::string("wide"));
+    QCOMPARE(label(decide(engine, Request().from("10.2.0.1"), T0).reason), label(Reason::Safelisted));
+    const std::vector<ListEntry> active = engine.lists().active(ListKind::Blocklist, T0);
+    QCOMPARE(active.size(), std::size_t(2));
+    QCOMPARE(qs(active[0].reason), QStringLiteral("wide"));
+    QCOMPARE(qs(active[1].reason), QStringLiteral("host"));
 }
 
 QTEST_APPLESS_MAIN(TestLists)
