@@ -603,10 +603,13 @@ private Q_SLOTS:
         Refusal r = throttledGet("/");
         const Core::Decision& d = r.decision;
         Core::RequestFacts& f = r.facts;
+        // One refusal a second: each has a line of its own (a faster client
+        // gets a summary line past Tuning::limiterLogLinesPerClientSecond).
+        Core::Millis at = 1'700'000'000'000;
         auto push = [&](int n, std::string_view agent) {
             f.userAgent = agent;
-            for (int i = 0; i < n; ++i)
-                log.push(0, d, f, {}, {}, Core::Millis(1'700'000'000'000 + i));
+            for (int i = 0; i < n; ++i, at += Core::SECOND)
+                log.push(0, d, f, {}, {}, at);
             log.flush();
         };
         push(10, "before");
