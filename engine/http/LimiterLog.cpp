@@ -283,6 +283,7 @@ void LimiterLog::fold(Producer& p, const Core::Decision& d, const Core::RequestF
         }
         return i;
     };
+    p.foldedTotal.store(p.foldedTotal.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     Core::IpAddress ip = f.client;
     std::size_t at = probe(ip);
     if (p.index[at] < 0 && p.folded.size() >= Core::Tuning::limiterLogFoldSlots - Core::Tuning::limiterLogFoldKinds) {
@@ -322,6 +323,14 @@ bool LimiterLog::handOver(Producer& p)
     p.folded.clear();
     p.index.fill(-1);
     return true;
+}
+
+std::uint64_t LimiterLog::folded() const
+{
+    std::uint64_t n = 0;
+    for (const auto& p : m_producers)
+        n += p->foldedTotal.load(std::memory_order_relaxed);
+    return n;
 }
 
 void LimiterLog::handOver(std::size_t producer)

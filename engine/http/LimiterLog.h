@@ -118,6 +118,9 @@ public:
     // its fold table too (more than Tuning::limiterLogFoldKinds distinct
     // actions and rules at once). Zero in practice.
     std::uint64_t dropped() const { return m_dropped.load(std::memory_order_relaxed); }
+    // Refusals a listener thread folded because its ring was full (they
+    // reach the file within summary lines).
+    std::uint64_t folded() const;
     // Refusals written as part of summary lines (the rest have a line each).
     std::uint64_t summarised() const { return m_summarised.load(std::memory_order_relaxed); }
     // Lines the file did not take (a full disk, a quota, the file size
@@ -144,6 +147,7 @@ private:
         // atomics. Handed over whole when the ring has room for all of them.
         std::vector<LogRecord> folded;                 // capacity Tuning::limiterLogFoldSlots, allocated once
         std::array<std::int16_t, 4 * Core::Tuning::limiterLogFoldSlots> index;  // open addressing into `folded`; -1 empty
+        std::atomic<std::uint64_t> foldedTotal{0};  // written by this thread only
     };
     // The writer's view of one client, action and rule in the current second.
     struct Key {

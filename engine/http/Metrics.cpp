@@ -208,6 +208,10 @@ std::string ListenerMetrics::render(const Core::Engine& engine, const LimiterLog
     metric("floodgate_limiter_log_lines_total", "result=\"written\"", log ? log->written() : 0);
     metric("floodgate_limiter_log_lines_total", "result=\"dropped\"", log ? log->dropped() : 0);
     metric("floodgate_limiter_log_lines_total", "result=\"failed\"", log ? log->failed() : 0);
+    line("# HELP floodgate_limiter_log_folded_total Refusals a listener thread folded into per-client counts because its limiter.log "
+         "queue was full (written within summary lines).");
+    line("# TYPE floodgate_limiter_log_folded_total counter");
+    metric("floodgate_limiter_log_folded_total", "", log ? log->folded() : 0);
     line("# HELP floodgate_limiter_log_summarised_total Refusals written as part of summary lines (attempts column) rather than a line each.");
     line("# TYPE floodgate_limiter_log_summarised_total counter");
     metric("floodgate_limiter_log_summarised_total", "", log ? log->summarised() : 0);
