@@ -16,17 +16,7 @@ nginx_limit_conf() {
   local dir=$1 calm=$2 flood=$3 extra=${4:-} logged=${5:-}
   mkdir -p "$dir/tmp"
   {
-    cat <<CONF
-worker_processes 1;
-daemon off;
-error_log $dir/error.log warn;
-pid $dir/nginx.pid;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path $dir/tmp/body; proxy_temp_path $dir/tmp/proxy;
-  fastcgi_temp_path $dir/tmp/fcgi; uwsgi_temp_path $dir/tmp/uwsgi; scgi_temp_path $dir/tmp/scgi;
-CONF
+    nginx_conf_head "$dir"
     [ -z "$extra" ] || echo "  $extra"
     cat <<CONF
   limit_req_zone \$binary_remote_addr zone=calm:10m rate=1000000r/s;
@@ -49,20 +39,14 @@ CONF
 nginx_upstream_conf() {
   local dir=$1 port=$2
   mkdir -p "$dir/tmp"
-  cat >"$dir/nginx.conf" <<CONF
-worker_processes 1;
-daemon off;
-error_log $dir/error.log warn;
-pid $dir/nginx.pid;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path $dir/tmp/body; proxy_temp_path $dir/tmp/proxy;
-  fastcgi_temp_path $dir/tmp/fcgi; uwsgi_temp_path $dir/tmp/uwsgi; scgi_temp_path $dir/tmp/scgi;
+  {
+    nginx_conf_head "$dir"
+    cat <<CONF
   keepalive_requests 100000000; keepalive_timeout 300s;
   server { listen 127.0.0.1:$port; location / { return 200 "ok"; } }
 }
 CONF
+  } >"$dir/nginx.conf"
 }
 
 # nginx_proxy_conf DIR PORT UPSTREAM_PORT: nginx as a reverse proxy with
@@ -71,7 +55,26 @@ CONF
 nginx_proxy_conf() {
   local dir=$1 port=$2 up=$3
   mkdir -p "$dir/tmp"
-  cat >"$dir/nginx.conf" <<CONF
+  {
+    nginx_conf_head "$dir"
+    cat <<CONF
+  limit_req_zone \$binary_remote_addr zone=calm:10m rate=1000000r/s;
+  limit_req_status 429;
+  limit_req_log_level info;
+  upstream origin { server 127.0.0.1:$up; keepalive 64; keepalive_requests 100000000; }
+  server { listen 127.0.0.1:$port;
+           location / { limit_req zone=calm burst=100000 nodelay; proxy_pass http://origin; proxy_http_version 1.1; proxy_set_header Connection ""; } }
+}
+CONF
+  } >"$dir/nginx.conf"
+}
+
+# nginx_conf_head DIR: what every configuration here starts with (one
+# worker in the foreground, no access log, its files under DIR), up to
+# inside the http block.
+nginx_conf_head() {
+  local dir=$1
+  cat <<CONF
 worker_processes 1;
 daemon off;
 error_log $dir/error.log warn;
@@ -81,12 +84,5 @@ http {
   access_log off;
   client_body_temp_path $dir/tmp/body; proxy_temp_path $dir/tmp/proxy;
   fastcgi_temp_path $dir/tmp/fcgi; uwsgi_temp_path $dir/tmp/uwsgi; scgi_temp_path $dir/tmp/scgi;
-  limit_req_zone \$binary_remote_addr zone=calm:10m rate=1000000r/s;
-  limit_req_status 429;
-  limit_req_log_level info;
-  upstream origin { server 127.0.0.1:$up; keepalive 64; keepalive_requests 100000000; }
-  server { listen 127.0.0.1:$port;
-           location / { limit_req zone=calm burst=100000 nodelay; proxy_pass http://origin; proxy_http_version 1.1; proxy_set_header Connection ""; } }
-}
 CONF
 }
