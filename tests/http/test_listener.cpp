@@ -99,6 +99,15 @@ Refusal throttledGet(std::string_view path)
     return r;
 }
 
+// A limiter.log with one producer in a temporary folder, started.
+struct TempLimiterLog {
+    QTemporaryDir dir;
+    std::string path = dir.filePath(QStringLiteral("limiter.log")).toStdString();
+    Http::LimiterLog log{path, 1};
+    std::string error;
+    bool started = log.start(&error);
+};
+
 // What limiter.log says about its refusals: a line each, except summary
 // lines, which stand for their `attempts`.
 struct LogAccount {
@@ -608,11 +617,11 @@ private Q_SLOTS:
     // five times gets five lines. The file accounts for every refusal.
     void aFastClientGetsTenLinesASecondThenOneSummaryLine()
     {
-        QTemporaryDir dir;
-        const std::string path = dir.filePath(QStringLiteral("limiter.log")).toStdString();
-        Http::LimiterLog log(path, 1);
+        TempLimiterLog t;
+        QVERIFY2(t.started, t.error.c_str());
+        Http::LimiterLog& log = t.log;
+        const std::string& path = t.path;
         std::string why;
-        QVERIFY2(log.start(&why), why.c_str());
         Refusal r = throttledGet("/");
         r.decision.rule.assign("ip-3s");
         r.decision.count = 7;
@@ -809,11 +818,11 @@ private Q_SLOTS:
     // RLIMIT_FSIZE plays the full disk: no root, no mount.
     void limiterLogWriteFailuresAreCountedSaidAndHealed()
     {
-        QTemporaryDir dir;
-        const std::string path = dir.filePath(QStringLiteral("limiter.log")).toStdString();
-        Http::LimiterLog log(path, 1);
+        TempLimiterLog t;
+        QVERIFY2(t.started, t.error.c_str());
+        Http::LimiterLog& log = t.log;
+        const std::string& path = t.path;
         std::string why;
-        QVERIFY2(log.start(&why), why.c_str());
         Refusal r = throttledGet("/");
         const Core::Decision& d = r.decision;
         Core::RequestFacts& f = r.facts;
