@@ -114,13 +114,22 @@ inline constexpr std::size_t autoBanQueue = 10'000;
 // connection is closed at accept), the request head (414 for a longer
 // request line, 431 for more bytes or fields), a request body (413), how
 // many pipelined answers go out in one write, and limiter.log records each
-// listener thread may have waiting (beyond: dropped, counted).
+// listener thread may have waiting (beyond: folded per client, below).
 inline constexpr std::size_t maxConnections = 10'000;
 inline constexpr std::size_t headerLimitBytes = 8 * 1024;
 inline constexpr std::size_t maxHeaderFields = 100;
 inline constexpr std::size_t bodyLimitBytes = 8 * 1024 * 1024;
 inline constexpr std::size_t pipelineDepth = 16;
 inline constexpr std::size_t limiterLogRecordsPerThread = 4096;
+// limiter.log under a flood: each client (and action and rule) gets this
+// many lines of its own a second, then one summary line for the rest of the
+// second. A listener thread whose ring is full folds refusals into a table
+// of limiterLogFoldSlots records: one per client for the first
+// (limiterLogFoldSlots - limiterLogFoldKinds) clients, then one per action
+// and rule for any further client (a summary line from `::`).
+inline constexpr std::uint32_t limiterLogLinesPerClientSecond = 10;
+inline constexpr std::size_t limiterLogFoldSlots = 256;
+inline constexpr std::size_t limiterLogFoldKinds = 32;
 // Proxy mode: 502 when the upstream cannot be reached in this long, 504 when
 // it does not answer in this long; idle keep-alive upstream connections
 // kept per listener thread. A graceful stop gives in-flight requests

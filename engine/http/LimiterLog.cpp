@@ -4,9 +4,11 @@
 #include "wire/Codec.h"
 #include "wire/Csv.h"
 #include "files/PrivateFiles.h"
+#include "core/Hash.h"
 #include "core/Tuning.h"
 
 #include <algorithm>
+#include <functional>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -18,19 +20,21 @@
 
 namespace Floodgate::Http {
 
-std::string formatLogLine(const LogRecord& r)
+std::string formatLogLine(const LogRecord& r, std::uint64_t summarised)
 {
     std::string out;
     out.reserve(256);
     out += Wire::Codec::formatTime(r.time, true);
     out += ',';
     out += Core::toString(r.action);
+    if (summarised)
+        out += LimiterLogSummarySuffix;
     out += ',';
     Wire::Csv::appendField(out, r.rule.view());
     out += ',';
     out += r.ip.toString();
     out += ',';
-    out += std::to_string(r.attempts);
+    out += std::to_string(summarised ? summarised : std::uint64_t(r.attempts));
     out += ',';
     Wire::Csv::appendField(out, r.method);
     out += ',';
@@ -58,7 +62,18 @@ LimiterLog::LimiterLog(std::string path, std::size_t producers, const Core::Cloc
     : m_path(std::move(path)), m_clock(clock)
 {
     for (std::size_t i = 0; i < std::max<std::size_t>(1, producers); ++i)
-        m_rings.push_back(std::make_unique<SpscRing<LogRecord>>(recordsPerProducer));
+        m_producers.push_back(std::make_unique<Producer>(recordsPerProducer));
+}
+
+LimiterLog::Producer::Producer(std::size_t records) : ring(records)
+{
+    folded.reserve(Core::Tuning::limiterLogFoldSlots);
+    index.fill(-1);
+}
+
+std::size_t LimiterLog::KeyHash::operator()(const Key& k) const
+{
+    return std::size_t(Core::hashWords(k.ip.hi(), k.ip.lo(), (std::uint64_t(k.action) << 56) ^ std::hash<std::string>{}(k.rule)));
 }
 
 LimiterLog::~LimiterLog()
@@ -112,6 +127,22 @@ void LimiterLog::stop()
     m_wake.notify_all();
     if (m_thread.joinable())
         m_thread.join();
+    // The listener has stopped (its owner stops it first): what its threads
+    // folded and never handed over is taken here, then every second still
+    // open is summed up.
+    {
+        std::string batch;
+        std::uint64_t lines = 0;
+        for (auto& p : m_producers) {
+            for (const LogRecord& r : p->folded)
+                take(r, batch, lines);
+            p->folded.clear();
+            p->index.fill(-1);
+        }
+        close(INT64_MAX, INT64_MAX, batch, lines);
+        if (m_fd >= 0 && !batch.empty())
+            writeOut(batch, lines);
+    }
     if (m_fd >= 0) {
         ::close(m_fd);
         m_fd = -1;
@@ -217,52 +248,185 @@ void fillLogRecord(LogRecord& r, const Core::Decision& d, const Core::RequestFac
 void LimiterLog::push(std::size_t producer, const Core::Decision& d, const Core::RequestFacts& f, std::string_view customer,
                       std::string_view forwardedFor, Core::Millis now)
 {
-    SpscRing<LogRecord>& ring = *m_rings[producer % m_rings.size()];
-    LogRecord* slot = ring.reserve();
-    if (!slot)
-        return;  // full: the request never waits for the disk
-    fillLogRecord(*slot, d, f, customer, forwardedFor, now);
-    ring.commit();
-    // No notification: the writer polls every few milliseconds, so producers
-    // share no cache line with it or with each other.
+    Producer& p = *m_producers[producer % m_producers.size()];
+    // While refusals are folded, later ones are folded too (the ring gets
+    // room for the table as the writer drains it, and the order holds).
+    if (p.folded.empty() || handOver(p)) {
+        if (LogRecord* slot = p.ring.tryReserve()) {
+            fillLogRecord(*slot, d, f, customer, forwardedFor, now);
+            slot->refusals = 1;
+            slot->folded = false;
+            p.ring.commit();
+            // No notification: the writer polls every few milliseconds, so
+            // producers share no cache line with it or with each other.
+            return;
+        }
+    }
+    fold(p, d, f, customer, forwardedFor, now);  // full: the request never waits for the disk
 }
 
-std::uint64_t LimiterLog::dropped() const
+void LimiterLog::fold(Producer& p, const Core::Decision& d, const Core::RequestFacts& f, std::string_view customer,
+                      std::string_view forwardedFor, Core::Millis now)
+{
+    constexpr std::size_t mask = std::tuple_size_v<decltype(p.index)> - 1;
+    static_assert((mask & (mask + 1)) == 0, "the index is a power of two");
+    const std::string_view rule = d.rule.view();
+    const std::uint64_t kind = (std::uint64_t(d.action) << 56) ^ std::hash<std::string_view>{}(rule);
+    // The slot of (ip, action, rule) in the index: its record, or the empty
+    // place for it (the index is at most a quarter full: probing ends).
+    auto probe = [&](const Core::IpAddress& ip) {
+        std::size_t i = std::size_t(Core::hashWords(ip.hi(), ip.lo(), kind)) & mask;
+        for (; p.index[i] >= 0; i = (i + 1) & mask) {
+            const LogRecord& r = p.folded[std::size_t(p.index[i])];
+            if (r.ip == ip && r.action == d.action && r.rule.view() == rule)
+                break;
+        }
+        return i;
+    };
+    p.foldedTotal.store(p.foldedTotal.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    Core::IpAddress ip = f.client;
+    std::size_t at = probe(ip);
+    if (p.index[at] < 0 && p.folded.size() >= Core::Tuning::limiterLogFoldSlots - Core::Tuning::limiterLogFoldKinds) {
+        // Past the clients the table tells apart: counted with every other
+        // such client under the unspecified address.
+        ip = Core::IpAddress{};
+        at = probe(ip);
+        if (p.index[at] < 0 && p.folded.size() >= Core::Tuning::limiterLogFoldSlots) {
+            m_dropped.fetch_add(1, std::memory_order_relaxed);
+            return;
+        }
+    }
+    if (p.index[at] >= 0) {
+        LogRecord& r = p.folded[std::size_t(p.index[at])];
+        ++r.refusals;
+        r.time = now;
+        return;
+    }
+    p.index[at] = std::int16_t(p.folded.size());
+    LogRecord& r = p.folded.emplace_back();  // within the capacity reserved: no allocation
+    fillLogRecord(r, d, f, customer, forwardedFor, now);
+    r.ip = ip;
+    r.refusals = 1;
+    r.folded = true;
+}
+
+bool LimiterLog::handOver(Producer& p)
+{
+    if (p.folded.empty())
+        return true;
+    if (p.ring.room() < p.folded.size())
+        return false;
+    for (const LogRecord& r : p.folded) {
+        *p.ring.tryReserve() = r;
+        p.ring.commit();
+    }
+    p.folded.clear();
+    p.index.fill(-1);
+    return true;
+}
+
+std::uint64_t LimiterLog::folded() const
 {
     std::uint64_t n = 0;
-    for (const auto& r : m_rings)
-        n += r->dropped();
+    for (const auto& p : m_producers)
+        n += p->foldedTotal.load(std::memory_order_relaxed);
     return n;
 }
 
-bool LimiterLog::drainOnce(std::size_t perRing)
+void LimiterLog::handOver(std::size_t producer)
+{
+    handOver(*m_producers[producer % m_producers.size()]);
+}
+
+void LimiterLog::take(const LogRecord& r, std::string& batch, std::uint64_t& lines)
+{
+    if (m_fd < 0) {
+        m_written.fetch_add(1, std::memory_order_relaxed);  // --log off: counted as handled
+        return;
+    }
+    const std::int64_t second = Core::floorDiv(r.time, Core::SECOND);
+    m_latestSecond = std::max(m_latestSecond, second);
+    Pending& e = m_pending[Key{r.ip, r.action, std::string(r.rule.view())}];
+    if (second > e.second) {
+        // A new second for this client: the last one's summary, then a
+        // fresh budget. (A record of an earlier second, from a thread that
+        // was behind, counts in the current one.)
+        if (e.summary) {
+            batch += formatLogLine(*e.summary, e.summary->refusals);
+            ++lines;
+            m_summarised.fetch_add(e.summary->refusals, std::memory_order_relaxed);
+            e.summary.reset();
+        }
+        e.second = second;
+        e.opened = m_wallSecond;
+        e.lines = 0;
+    }
+    if (!r.folded && r.refusals == 1 && e.lines < Core::Tuning::limiterLogLinesPerClientSecond) {
+        batch += formatLogLine(r);
+        ++lines;
+        ++e.lines;
+        return;
+    }
+    if (!e.summary) {
+        e.summary = std::make_unique<LogRecord>(r);
+        return;
+    }
+    e.summary->refusals += r.refusals;
+    e.summary->time = std::max(e.summary->time, r.time);
+}
+
+void LimiterLog::close(std::int64_t second, std::int64_t wallSecond, std::string& batch, std::uint64_t& lines)
+{
+    for (auto it = m_pending.begin(); it != m_pending.end();) {
+        Pending& e = it->second;
+        if (e.second >= second && e.opened >= wallSecond) {
+            ++it;
+            continue;
+        }
+        if (e.summary) {
+            batch += formatLogLine(*e.summary, e.summary->refusals);
+            ++lines;
+            m_summarised.fetch_add(e.summary->refusals, std::memory_order_relaxed);
+        }
+        it = m_pending.erase(it);
+    }
+    m_closedBefore = std::max(m_closedBefore, second);
+    m_closedWall = std::max(m_closedWall, wallSecond);
+}
+
+bool LimiterLog::drainOnce(std::size_t perRing, bool closeAll)
 {
     bool left = false;
     std::string batch;
     std::uint64_t lines = 0;
     const std::size_t capacity = Core::Tuning::maxEventsKept;
-    for (auto& ring : m_rings) {
-        if (ring->empty())
+    m_wallSecond = Core::floorDiv(m_clock.now(), Core::SECOND);
+    for (auto& p : m_producers) {
+        SpscRing<LogRecord>& ring = p->ring;
+        if (ring.empty())
             continue;
         std::lock_guard lock(m_eventsMutex);
         if (m_events.size() != capacity)
             m_events.resize(capacity);
-        const std::size_t n = ring->drain(
+        ring.drain(
             [&](const LogRecord& r) {
-                if (m_fd >= 0) {
-                    batch += formatLogLine(r);
-                    ++lines;
-                }
+                take(r, batch, lines);
                 // Event n sits in slot (n - 1) % capacity: the newest
                 // overwrite the oldest; no allocation per event.
                 m_events[(m_nextEventId - 1) % capacity] = Event{m_nextEventId, r};
                 ++m_nextEventId;
             },
             perRing);
-        left = left || !ring->empty();
-        if (m_fd < 0)
-            m_written.fetch_add(n, std::memory_order_relaxed);  // --log off: counted as handled
+        left = left || !ring.empty();
     }
+    // A client's second is over once a later record came, or once it has
+    // been open for a second of the writer's clock (the listener may decide
+    // on another clock): its summary is written. Checked when either second
+    // moves, not per record.
+    if (closeAll && !left)
+        close(INT64_MAX, INT64_MAX, batch, lines);
+    else if ((m_latestSecond > m_closedBefore || m_wallSecond > m_closedWall) && !m_pending.empty())
+        close(m_latestSecond, m_wallSecond, batch, lines);
     if (!batch.empty())
         writeOut(batch, lines);
     return left;
@@ -277,30 +441,34 @@ void LimiterLog::run()
     // holds the core for more than a fraction of a millisecond.
     constexpr std::size_t CHUNK = 256;
     ::setpriority(PRIO_PROCESS, pid_t(::syscall(SYS_gettid)), 10);
+    std::uint64_t asked = 0;
     while (true) {
-        const bool left = drainOnce(CHUNK);
+        const bool left = drainOnce(CHUNK, asked > 0);
         std::unique_lock lock(m_mutex);
-        if (!left)
+        if (!left) {
+            m_flushDone = std::max(m_flushDone, asked);
             m_drained.notify_all();
+        }
         if (m_stop)
             break;
-        m_wake.wait_for(lock, std::chrono::milliseconds(left ? 1 : 20));
+        if (m_flushAsked == m_flushDone)
+            m_wake.wait_for(lock, std::chrono::milliseconds(left ? 1 : 20));
+        // A flush asked before this drain began covers what was pushed before it.
+        asked = m_flushAsked > m_flushDone ? m_flushAsked : 0;
     }
-    while (drainOnce(SIZE_MAX)) {
+    while (drainOnce(SIZE_MAX, true)) {
     }
+    std::lock_guard lock(m_mutex);
+    m_flushDone = m_flushAsked;
     m_drained.notify_all();
 }
 
 void LimiterLog::flush()
 {
     std::unique_lock lock(m_mutex);
+    const std::uint64_t ask = ++m_flushAsked;
     m_wake.notify_all();
-    m_drained.wait_for(lock, std::chrono::seconds(5), [this] {
-        for (const auto& r : m_rings)
-            if (!r->empty())
-                return false;
-        return true;
-    });
+    m_drained.wait_for(lock, std::chrono::seconds(5), [&] { return m_flushDone >= ask || !m_started; });
 }
 
 std::vector<Event> LimiterLog::events(std::uint64_t afterId, std::size_t limit) const

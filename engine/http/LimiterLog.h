@@ -1,8 +1,14 @@
 // SPDX-License-Identifier: MIT
 // limiter.log: one CSV line per throttled, blocked or would-be-throttled
-// request (docs/BACKGROUND.md, N per D seconds), written by a background thread. Each listener thread
-// has its own bounded ring of fixed-size records: pushing is a few copies and
-// never waits; when a ring is full the line is dropped and counted.
+// request (docs/BACKGROUND.md, N per D seconds), written by a background
+// thread, up to Tuning::limiterLogLinesPerClientSecond lines a second for
+// each client (and action and rule); the rest of that second's refusals go
+// into one summary line whose `attempts` is how many it stands for, so the
+// log accounts for every refusal and its size is bounded per client. Each
+// listener thread has its own bounded ring of fixed-size records: pushing is
+// a few copies and never waits; when a ring is full the thread folds the
+// refusal into a small table of its own (per client, action and rule) and
+// hands that table over when the ring has room again.
 #pragma once
 
 #include "core/Decision.h"
@@ -11,6 +17,7 @@
 #include "core/Time.h"
 #include "core/Tuning.h"
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -20,6 +27,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 namespace Floodgate::Http {
@@ -48,6 +56,11 @@ struct LogRecord {
     char query[256] = {};
     char userAgent[192] = {};
     char customer[64] = {};
+    // Refused requests this record stands for: more than one when a listener
+    // thread folded them while its ring was full (`folded` set; the other
+    // fields are the first one's, `time` the last one's).
+    std::uint64_t refusals = 1;
+    bool folded = false;
 };
 
 // A refusal kept in memory for the console and GET /api/v1/events.
@@ -63,7 +76,11 @@ void fillLogRecord(LogRecord& r, const Core::Decision& d, const Core::RequestFac
 
 // RFC 4180 line for a record (with CRLF), times in RFC 3339 UTC with
 // milliseconds ("2026-11-22T05:00:00.123Z", Wire::Codec::formatTime).
-std::string formatLogLine(const LogRecord& r);
+// With `summarised` > 0 it is a summary line: the action is suffixed
+// LimiterLogSummarySuffix ("throttle_summary") and `attempts` holds
+// `summarised`, the refusals the line stands for.
+std::string formatLogLine(const LogRecord& r, std::uint64_t summarised = 0);
+inline constexpr std::string_view LimiterLogSummarySuffix = "_summary";
 
 class LimiterLog {
 public:
@@ -83,6 +100,11 @@ public:
     // From listener thread `producer` only (each thread its own index).
     void push(std::size_t producer, const Core::Decision& d, const Core::RequestFacts& f, std::string_view customer,
               std::string_view forwardedFor, Core::Millis now);
+    // From listener thread `producer` only, now and then (its sweep): hands
+    // over the refusals it folded while its ring was full, if the ring has
+    // room for them, so they reach the file when that thread sees no more
+    // refusals. stop() takes what is left once the listener has stopped.
+    void handOver(std::size_t producer);
 
     // The most recent refusals (at most Tuning::maxEventsKept), oldest first:
     // those with an id above `afterId`, at most `limit` of them (the newest
@@ -92,7 +114,15 @@ public:
 
     // Lines on disk (with --log off: records handled).
     std::uint64_t written() const { return m_written.load(std::memory_order_relaxed); }
-    std::uint64_t dropped() const;  // the ring was full: never reached the writer
+    // Refusals no line accounts for: a listener thread's ring was full and
+    // its fold table too (more than Tuning::limiterLogFoldKinds distinct
+    // actions and rules at once). Zero in practice.
+    std::uint64_t dropped() const { return m_dropped.load(std::memory_order_relaxed); }
+    // Refusals a listener thread folded because its ring was full (they
+    // reach the file within summary lines).
+    std::uint64_t folded() const;
+    // Refusals written as part of summary lines (the rest have a line each).
+    std::uint64_t summarised() const { return m_summarised.load(std::memory_order_relaxed); }
     // Lines the file did not take (a full disk, a quota, the file size
     // limit, an I/O error). A record cut by a failed write is cut off again
     // (or ended with a line break), so the file stays whole lines.
@@ -102,20 +132,70 @@ public:
     // stderr per episode, and again when writing works again).
     std::optional<Core::Problem> lastProblem() const;
     const std::string& path() const { return m_path; }
-    // Blocks until every record pushed before the call is written (tests).
+    // Blocks until every record pushed before the call is written, summary
+    // lines of the seconds still open included (tests). Refusals a listener
+    // thread folded are not records yet: they come at its next handOver().
     void flush();
 
 private:
+    // A listener thread's own: its ring and its fold table.
+    struct Producer {
+        explicit Producer(std::size_t records);
+        SpscRing<LogRecord> ring;
+        // Refusals that found the ring full, one record per client, action
+        // and rule (record.refusals counts them); this thread's alone, so no
+        // atomics. Handed over whole when the ring has room for all of them.
+        std::vector<LogRecord> folded;                 // capacity Tuning::limiterLogFoldSlots, allocated once
+        std::array<std::int16_t, 4 * Core::Tuning::limiterLogFoldSlots> index;  // open addressing into `folded`; -1 empty
+        std::atomic<std::uint64_t> foldedTotal{0};  // written by this thread only
+    };
+    // The writer's view of one client, action and rule in the current second.
+    struct Key {
+        Core::IpAddress ip;
+        Core::Action action;
+        std::string rule;
+        bool operator==(const Key&) const = default;
+    };
+    struct KeyHash {
+        std::size_t operator()(const Key& k) const;
+    };
+    struct Pending {
+        std::int64_t second = INT64_MIN;   // of the records (the listener's clock)
+        std::int64_t opened = INT64_MIN;   // the writer's clock's second when `second` began
+        std::uint32_t lines = 0;             // lines of their own written in `second`
+        std::unique_ptr<LogRecord> summary;  // refusals beyond them (summary->refusals); null: none
+    };
+
     void run();
+    void fold(Producer& p, const Core::Decision& d, const Core::RequestFacts& f, std::string_view customer,
+              std::string_view forwardedFor, Core::Millis now);
+    static bool handOver(Producer& p);
     // Writes at most `perRing` records of each ring; true when some are left.
-    bool drainOnce(std::size_t perRing);
+    // With `closeAll`, when none is left, the summary lines of every second
+    // still open are written too.
+    bool drainOnce(std::size_t perRing, bool closeAll);
+    // One record: a line of its own while its client has budget this
+    // second, else into the client's summary.
+    void take(const LogRecord& r, std::string& batch, std::uint64_t& lines);
+    // Writes the summary lines of the seconds before `second`, and of those
+    // opened before the writer's clock reached `wallSecond`.
+    void close(std::int64_t second, std::int64_t wallSecond, std::string& batch, std::uint64_t& lines);
     // Appends `lines` formatted records (and the header / a line break when
     // due), counts what landed and what did not, reports a failure.
     void writeOut(const std::string& batch, std::uint64_t lines);
 
     std::string m_path;
     const Core::Clock& m_clock;
-    std::vector<std::unique_ptr<SpscRing<LogRecord>>> m_rings;
+    std::vector<std::unique_ptr<Producer>> m_producers;
+    std::unordered_map<Key, Pending, KeyHash> m_pending;  // writer thread only
+    std::int64_t m_closedBefore = INT64_MIN;  // summaries of the seconds before it are written (writer only)
+    std::int64_t m_closedWall = INT64_MIN;    // ... and of those opened before this second of the writer's clock
+    std::int64_t m_latestSecond = INT64_MIN;  // of the newest record the writer saw (writer only)
+    std::int64_t m_wallSecond = 0;            // the writer's clock, read once per pass
+    std::uint64_t m_flushAsked = 0;  // under m_mutex
+    std::uint64_t m_flushDone = 0;   // under m_mutex
+    std::atomic<std::uint64_t> m_dropped{0};
+    std::atomic<std::uint64_t> m_summarised{0};
     std::thread m_thread;
     std::mutex m_mutex;
     std::condition_variable m_wake;

@@ -59,11 +59,15 @@ void Listener::Impl::sweep(ThreadContext& t)
     // the grace period alone bounds the requests in hand.
     sweepEvery(
         t.sweeper, clock, [this] { return stopping.load(); },
-        [&t](Millis now) {
+        [this, &t](Millis now) {
             // expireIfDue may close a session, whose destructor runs later
             // (after its pending handlers): iterating the list here is safe.
             for (Session* s : t.sessions)
                 s->expireIfDue(now);
+            // Refusals this thread folded while its limiter.log ring was
+            // full reach the writer even when no more come.
+            if (log)
+                log->handOver(t.index);
         });
 }
 

@@ -207,12 +207,20 @@ std::string ListenerMetrics::render(const Core::Engine& engine, const LimiterLog
     line("# TYPE floodgate_upstream_errors_total counter");
     metric("floodgate_upstream_errors_total", "", upstreamErrors.load());
 
-    line("# HELP floodgate_limiter_log_lines_total limiter.log lines written, dropped because the queue was full, and failed because the file "
-         "could not be written (full disk, quota, file size limit, I/O error).");
+    line("# HELP floodgate_limiter_log_lines_total limiter.log lines written, refusals dropped with no line accounting for them (a listener "
+         "thread's queue and fold table were both full), and lines failed because the file could not be written (full disk, quota, file size "
+         "limit, I/O error).");
     line("# TYPE floodgate_limiter_log_lines_total counter");
     metric("floodgate_limiter_log_lines_total", "result=\"written\"", log ? log->written() : 0);
     metric("floodgate_limiter_log_lines_total", "result=\"dropped\"", log ? log->dropped() : 0);
     metric("floodgate_limiter_log_lines_total", "result=\"failed\"", log ? log->failed() : 0);
+    line("# HELP floodgate_limiter_log_folded_total Refusals a listener thread folded into per-client counts because its limiter.log "
+         "queue was full (written within summary lines).");
+    line("# TYPE floodgate_limiter_log_folded_total counter");
+    metric("floodgate_limiter_log_folded_total", "", log ? log->folded() : 0);
+    line("# HELP floodgate_limiter_log_summarised_total Refusals written as part of summary lines (attempts column) rather than a line each.");
+    line("# TYPE floodgate_limiter_log_summarised_total counter");
+    metric("floodgate_limiter_log_summarised_total", "", log ? log->summarised() : 0);
     line("# HELP floodgate_limiter_log_failing 1 while limiter.log cannot be written (its last write failed).");
     line("# TYPE floodgate_limiter_log_failing gauge");
     metric("floodgate_limiter_log_failing", "", log && log->failing() ? 1 : 0);

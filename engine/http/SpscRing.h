@@ -36,12 +36,25 @@ public:
     // Call commit() after filling it.
     T* reserve()
     {
-        const std::uint64_t head = m_head.load(std::memory_order_relaxed);
-        if (head - m_tail.load(std::memory_order_acquire) > m_mask) {
+        T* slot = tryReserve();
+        if (!slot)
             m_dropped.fetch_add(1, std::memory_order_relaxed);
+        return slot;
+    }
+    // Producer: the same, for a caller that keeps what did not fit itself
+    // (nothing counted as dropped).
+    T* tryReserve()
+    {
+        const std::uint64_t head = m_head.load(std::memory_order_relaxed);
+        if (head - m_tail.load(std::memory_order_acquire) > m_mask)
             return nullptr;
-        }
         return &m_records[head & m_mask];
+    }
+    // Producer: how many records fit now (at least this many; the consumer
+    // may free more meanwhile).
+    std::size_t room() const
+    {
+        return std::size_t(m_mask + 1 - (m_head.load(std::memory_order_relaxed) - m_tail.load(std::memory_order_acquire)));
     }
     void commit() { m_head.store(m_head.load(std::memory_order_relaxed) + 1, std::memory_order_release); }
 

@@ -281,7 +281,8 @@ LineKind parseNginxJson(std::string_view s, LogRequest& out, ParseScratch& scrat
     return LineKind::Request;
 }
 
-// limiter.log (http/LimiterLog.h): one CSV row per refused request.
+// limiter.log (http/LimiterLog.h): one CSV row per refused request, or a
+// summary row standing for `attempts` of them.
 LineKind parseFloodgateCsv(std::string_view s, LogRequest& out, ParseScratch& scratch, std::string* why)
 {
     if (s == Http::LimiterLogHeader)
@@ -311,6 +312,18 @@ LineKind parseFloodgateCsv(std::string_view s, LogRequest& out, ParseScratch& sc
     if (ec != std::errc() || p != c.data() + c.size() || cookies < 0)
         return bad(why, "the cookies column is not a count");
     out.cookieCount = cookies;
+    if (std::string_view(f[1]).ends_with(Http::LimiterLogSummarySuffix)) {
+        // On other lines `attempts` is the client's count in the window: a
+        // number to read, not requests to replay.
+        std::uint64_t n = 0;
+        const std::string& a = f[4];
+        const auto [q, e] = std::from_chars(a.data(), a.data() + a.size(), n);
+        if (e != std::errc() || q != a.data() + a.size() || n == 0)
+            return bad(why, "a summary line's attempts is not a count of refusals");
+        if (n > MaxSummaryRefusals)
+            return bad(why, "a summary line's attempts is more refusals than one client gets in a second (over 10,000,000)");
+        out.repeat = n;
+    }
     if (f[5].empty() || f[6].empty())
         return bad(why, "no method or path");
     // One string holding every field the views point at.

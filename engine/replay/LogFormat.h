@@ -38,6 +38,10 @@ struct LogRequest {
     bool clientResolved = false;
     int cookieCount = -1;
     std::string_view customer;
+    // How many requests the line stands for: a limiter.log summary line
+    // ("throttle_summary", ...) stands for `attempts` refusals of that
+    // client in its second, this request being the first of them.
+    std::uint64_t repeat = 1;
 };
 
 // What a parser keeps between lines (decoded JSON, a cached timestamp).
@@ -47,6 +51,11 @@ struct ParseScratch {
     std::string lastStamp;           // the last [dd/Mon/yyyy:hh:mm:ss +zzzz] seen
     Core::Millis lastStampTime = 0;
 };
+
+// The most refusals one limiter.log summary line may stand for (one client,
+// one second): far past what a listener refuses in a second, so a line
+// claiming more is damaged or forged and is a bad line, not minutes of replay.
+inline constexpr std::uint64_t MaxSummaryRefusals = 10'000'000;
 
 enum class LineKind { Request, Header, Bad };
 

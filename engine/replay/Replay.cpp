@@ -298,7 +298,7 @@ private:
             ++m_result.outsideRange;
             return;
         }
-        ++file.requests;
+        file.requests += m_request.repeat;
         const std::int64_t second = Core::floorDiv(t, Core::SECOND);
         if (m_emittedAny && second <= m_emittedSecond) {
             // Behind what was already decided: the engine's clock does not
@@ -365,7 +365,17 @@ private:
             m_spare.push_back(std::move(b));
     }
 
+    // A limiter.log summary line is its first request `repeat` times, all
+    // at the line's time (the log keeps no other times for them).
     void decide(const LogRequest& r, LineRef where, Core::Millis t)
+    {
+        for (std::uint64_t i = 0; i < r.repeat; ++i)
+            if (!decideOnce(r, where, t))
+                return;
+    }
+
+    // False when the line cannot be decided (said as a bad line).
+    bool decideOnce(const LogRequest& r, LineRef where, Core::Millis t)
     {
         m_reached = t;
         // What the server received, as header fields (the ones a log keeps).
@@ -393,9 +403,9 @@ private:
             if (!Http::describeRequest(head, proxies, m_target, m_identity, nullptr, m_facts)) {
                 // The listener answers 400 without deciding.
                 FileSummary& file = m_result.files[where.file];
-                --file.requests;
+                file.requests -= r.repeat;
                 badLine(file, where, std::string("the target is malformed (the listener answers 400 without deciding): ") + m_target.reason);
-                return;
+                return false;
             }
             if (r.cookieCount >= 0)
                 m_facts.cookieCount = std::uint32_t(r.cookieCount);
@@ -419,6 +429,7 @@ private:
                 m_result.firstTime = t;
             m_result.lastTime = t;
         }
+        return true;
     }
 
     void account(Run& run, LineRef where, Core::Millis t, const Core::Decision& d)

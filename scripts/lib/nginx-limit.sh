@@ -3,16 +3,78 @@
 # compare Floodgate with, one worker, logging off, limit_req in front of
 # `return 200` (a bare `return` runs before limit_req: serve through
 # try_files + @ok), with a zone that never refuses and one that refuses a
-# flood (2/s, burst 6).
-# nginx_limit_conf DIR CALM_PORT FLOOD_PORT [HTTP_LINE]: writes DIR/nginx.conf
-# (its temp files, log and pid under DIR); HTTP_LINE, if given, is added to
-# the http block (bench-cluster takes the client from X-Forwarded-For).
+# flood (2/s, burst 6). Its rejections are logged at level info, below the
+# error log's warn: not written, like Floodgate's --log off.
+# nginx_limit_conf DIR CALM_PORT FLOOD_PORT [HTTP_LINE] [LOGGED_FLOOD_PORT]:
+# writes DIR/nginx.conf (its temp files, log and pid under DIR); HTTP_LINE,
+# if given (may be empty), is added to the http block (bench-cluster takes
+# the client from X-Forwarded-For); LOGGED_FLOOD_PORT, if given, serves the
+# flood zone with every rejection written to DIR/limit.log (one line each,
+# like Floodgate's limiter.log).
 # Start it with: taskset -c 0 nginx -p DIR -c DIR/nginx.conf &
 nginx_limit_conf() {
-  local dir=$1 calm=$2 flood=$3 extra=${4:-}
+  local dir=$1 calm=$2 flood=$3 extra=${4:-} logged=${5:-}
   mkdir -p "$dir/tmp"
   {
+    nginx_conf_head "$dir"
+    [ -z "$extra" ] || echo "  $extra"
     cat <<CONF
+  limit_req_zone \$binary_remote_addr zone=calm:10m rate=1000000r/s;
+  limit_req_zone \$binary_remote_addr zone=flood:10m rate=2r/s;
+  limit_req_status 429;
+  limit_req_log_level info;
+  server { listen 127.0.0.1:$calm; location / { limit_req zone=calm burst=100000 nodelay; try_files /__none__ @ok; } location @ok { return 200 "ok"; } }
+  server { listen 127.0.0.1:$flood; location / { limit_req zone=flood burst=6 nodelay; try_files /__none__ @ok; } location @ok { return 200 "ok"; } }
+CONF
+    [ -z "$logged" ] || cat <<CONF
+  server { listen 127.0.0.1:$logged; error_log $dir/limit.log warn; limit_req_log_level warn;
+           location / { limit_req zone=flood burst=6 nodelay; try_files /__none__ @ok; } location @ok { return 200 "ok"; } }
+CONF
+    echo "}"
+  } >"$dir/nginx.conf"
+}
+
+# nginx_upstream_conf DIR PORT: the upstream both proxies forward to, one
+# worker answering `return 200 "ok"` on keep-alive connections that last.
+nginx_upstream_conf() {
+  local dir=$1 port=$2
+  mkdir -p "$dir/tmp"
+  {
+    nginx_conf_head "$dir"
+    cat <<CONF
+  keepalive_requests 100000000; keepalive_timeout 300s;
+  server { listen 127.0.0.1:$port; location / { return 200 "ok"; } }
+}
+CONF
+  } >"$dir/nginx.conf"
+}
+
+# nginx_proxy_conf DIR PORT UPSTREAM_PORT: nginx as a reverse proxy with
+# limit_req in front (the calm zone: every request counted and allowed) and
+# a keep-alive pool to UPSTREAM_PORT.
+nginx_proxy_conf() {
+  local dir=$1 port=$2 up=$3
+  mkdir -p "$dir/tmp"
+  {
+    nginx_conf_head "$dir"
+    cat <<CONF
+  limit_req_zone \$binary_remote_addr zone=calm:10m rate=1000000r/s;
+  limit_req_status 429;
+  limit_req_log_level info;
+  upstream origin { server 127.0.0.1:$up; keepalive 64; keepalive_requests 100000000; }
+  server { listen 127.0.0.1:$port;
+           location / { limit_req zone=calm burst=100000 nodelay; proxy_pass http://origin; proxy_http_version 1.1; proxy_set_header Connection ""; } }
+}
+CONF
+  } >"$dir/nginx.conf"
+}
+
+# nginx_conf_head DIR: what every configuration here starts with (one
+# worker in the foreground, no access log, its files under DIR), up to
+# inside the http block.
+nginx_conf_head() {
+  local dir=$1
+  cat <<CONF
 worker_processes 1;
 daemon off;
 error_log $dir/error.log warn;
@@ -23,14 +85,4 @@ http {
   client_body_temp_path $dir/tmp/body; proxy_temp_path $dir/tmp/proxy;
   fastcgi_temp_path $dir/tmp/fcgi; uwsgi_temp_path $dir/tmp/uwsgi; scgi_temp_path $dir/tmp/scgi;
 CONF
-    [ -z "$extra" ] || echo "  $extra"
-    cat <<CONF
-  limit_req_zone \$binary_remote_addr zone=calm:10m rate=1000000r/s;
-  limit_req_zone \$binary_remote_addr zone=flood:10m rate=2r/s;
-  limit_req_status 429;
-  server { listen 127.0.0.1:$calm; location / { limit_req zone=calm burst=100000 nodelay; try_files /__none__ @ok; } location @ok { return 200 "ok"; } }
-  server { listen 127.0.0.1:$flood; location / { limit_req zone=flood burst=6 nodelay; try_files /__none__ @ok; } location @ok { return 200 "ok"; } }
-}
-CONF
-  } >"$dir/nginx.conf"
 }

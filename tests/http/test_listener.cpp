@@ -25,7 +25,9 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
+#include <sstream>
 #include <thread>
 #endif
 
@@ -35,9 +37,10 @@ using namespace FloodgateTest;
 namespace {
 
 struct Server {
-    explicit Server(Core::EngineConfig config = Core::defaultConfig(), Http::ListenerOptions options = {}, std::string logPath = {})
+    explicit Server(Core::EngineConfig config = Core::defaultConfig(), Http::ListenerOptions options = {}, std::string logPath = {},
+                    std::size_t logRecordsPerThread = Core::Tuning::limiterLogRecordsPerThread)
         : engine(std::move(config))
-        , log(std::move(logPath), 2)
+        , log(std::move(logPath), 2, logRecordsPerThread)
         , metrics(2)
     {
         options.port = 0;
@@ -94,6 +97,66 @@ Refusal throttledGet(std::string_view path)
     r.facts.method = "GET";
     r.facts.path = path;
     return r;
+}
+
+// A limiter.log with one producer in a temporary folder, started.
+struct TempLimiterLog {
+    QTemporaryDir dir;
+    std::string path = dir.filePath(QStringLiteral("limiter.log")).toStdString();
+    Http::LimiterLog log{path, 1};
+    std::string error;
+    bool started = log.start(&error);
+};
+
+// What limiter.log says about its refusals: a line each, except summary
+// lines, which stand for their `attempts`.
+struct LogAccount {
+    std::uint64_t refusals = 0;
+    std::uint64_t lines = 0;
+    std::uint64_t summaryLines = 0;
+    std::map<std::string, std::uint64_t> byClient;     // ip -> refusals
+    std::map<std::string, std::uint64_t> linesByClient;  // ip -> lines of their own (not summaries)
+    bool ok = false;
+};
+
+LogAccount readLimiterLog(const std::string& path)
+{
+    LogAccount a;
+    std::ifstream in(path, std::ios::binary);
+    const std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::vector<Wire::Csv::Record> records;
+    std::string why;
+    if (!Wire::Csv::read(content, records, why) || records.empty())
+        return a;
+    for (std::size_t i = 1; i < records.size(); ++i) {
+        const auto& f = records[i].fields;
+        if (f.size() != 12)
+            return a;
+        ++a.lines;
+        std::uint64_t n = 1;
+        if (std::string_view(f[1]).ends_with(Http::LimiterLogSummarySuffix)) {
+            n = std::stoull(f[4]);
+            ++a.summaryLines;
+        } else {
+            ++a.linesByClient[f[3]];
+        }
+        a.refusals += n;
+        a.byClient[f[3]] += n;
+    }
+    a.ok = true;
+    return a;
+}
+
+// The refusals /metrics counts (floodgate_refusals_total, every label).
+std::uint64_t refusalsInMetrics(const Server& s)
+{
+    const std::string text = s.metrics.render(s.engine, &s.log, Core::Millis(0));
+    std::uint64_t n = 0;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);)
+        if (line.starts_with("floodgate_refusals_total{"))
+            n += std::stoull(line.substr(line.rfind(' ') + 1));
+    return n;
 }
 
 } // namespace
@@ -549,6 +612,166 @@ private Q_SLOTS:
         std::filesystem::remove_all(dir);
     }
 
+    // A client refused 1,000 times in one second gets ten lines of its own
+    // and one summary line standing for the other 990; a client refused
+    // five times gets five lines. The file accounts for every refusal.
+    void aFastClientGetsTenLinesASecondThenOneSummaryLine()
+    {
+        TempLimiterLog t;
+        QVERIFY2(t.started, t.error.c_str());
+        Http::LimiterLog& log = t.log;
+        const std::string& path = t.path;
+        std::string why;
+        Refusal r = throttledGet("/");
+        r.decision.rule.assign("ip-3s");
+        r.decision.count = 7;
+        const Core::Millis second = 1'700'000'000'000;
+        for (int i = 0; i < 1000; ++i) {
+            r.facts.client = *Core::IpAddress::parse("203.0.113.7");
+            log.push(0, r.decision, r.facts, {}, {}, second + i % 1000);
+            if (i % 200 == 0) {
+                r.facts.client = *Core::IpAddress::parse("203.0.113.8");
+                log.push(0, r.decision, r.facts, {}, {}, second + i % 1000);
+            }
+        }
+        log.flush();
+        QCOMPARE(log.summarised(), std::uint64_t(990));
+        QCOMPARE(log.written(), std::uint64_t(10 + 1 + 5));
+        QCOMPARE(log.dropped(), std::uint64_t(0));
+        log.stop();
+        LogAccount a = readLimiterLog(path);
+        QVERIFY(a.ok);
+        QCOMPARE(a.refusals, std::uint64_t(1005));
+        QCOMPARE(a.summaryLines, std::uint64_t(1));
+        QCOMPARE(a.byClient["203.0.113.7"], std::uint64_t(1000));
+        QCOMPARE(a.linesByClient["203.0.113.7"], std::uint64_t(Core::Tuning::limiterLogLinesPerClientSecond));
+        QCOMPARE(a.byClient["203.0.113.8"], std::uint64_t(5));
+        // The summary: the action marked, attempts = the refusals it stands for.
+        std::ifstream in(path);
+        std::string line, summary;
+        while (std::getline(in, line))
+            if (line.find("_summary") != std::string::npos)
+                summary = line;
+        QVERIFY2(summary.find(",throttle_summary,ip-3s,203.0.113.7,990,GET,/,") != std::string::npos, summary.c_str());
+        // Lines of their own keep the client's count in its window.
+        std::ifstream again0(path);
+        std::size_t own = 0;
+        while (std::getline(again0, line))
+            own += line.find(",throttle,ip-3s,203.0.113.7,7,GET,/,") != std::string::npos ? 1 : 0;
+        QCOMPARE(own, std::size_t(Core::Tuning::limiterLogLinesPerClientSecond));
+
+        // The next second: a fresh budget of ten lines.
+        Http::LimiterLog again(path, 1);
+        QVERIFY2(again.start(&why), why.c_str());
+        r.facts.client = *Core::IpAddress::parse("203.0.113.7");
+        for (int i = 0; i < 12; ++i)
+            again.push(0, r.decision, r.facts, {}, {}, second + Core::SECOND + i);
+        again.flush();
+        QCOMPARE(again.written(), std::uint64_t(11));
+        QCOMPARE(again.summarised(), std::uint64_t(2));
+    }
+
+    // A listener thread whose ring is full (the writer not even running
+    // here) folds each refusal into its table, per client, and past the
+    // clients the table tells apart under `::`: nothing is lost, and the
+    // lines stay few.
+    void aFullRingFoldsRefusalsAndLosesNone()
+    {
+        QTemporaryDir dir;
+        const std::string path = dir.filePath(QStringLiteral("limiter.log")).toStdString();
+        Http::LimiterLog log(path, 1, 8);
+        Refusal r = throttledGet("/x");
+        r.decision.rule.assign("ip-3s");
+        const Core::Millis t = 1'700'000'000'000;
+        // Three clients, 30 refusals each, then 300 clients once each.
+        for (int i = 0; i < 90; ++i) {
+            r.facts.client = Core::IpAddress::fromV4(0xCB007100u + std::uint32_t(i % 3));  // 203.0.113.0-2
+            log.push(0, r.decision, r.facts, {}, {}, t + i);
+        }
+        for (int i = 0; i < 300; ++i) {
+            r.facts.client = Core::IpAddress::fromV4(0xC6336400u + std::uint32_t(i));  // 198.51.100.0 on
+            log.push(0, r.decision, r.facts, {}, {}, t + 100 + i);
+        }
+        std::string why;
+        QVERIFY2(log.start(&why), why.c_str());
+        log.stop();  // takes what the thread folded
+        QCOMPARE(log.dropped(), std::uint64_t(0));
+        QCOMPARE(log.folded(), std::uint64_t(390 - 8));
+        LogAccount a = readLimiterLog(path);
+        QVERIFY(a.ok);
+        QCOMPARE(a.refusals, std::uint64_t(390));
+        for (int c = 0; c < 3; ++c)
+            QCOMPARE(a.byClient["203.0.113." + std::to_string(c)], std::uint64_t(30));
+        const std::uint64_t apart = Core::Tuning::limiterLogFoldSlots - Core::Tuning::limiterLogFoldKinds;
+        QVERIFY2(a.byClient.count("::") == 1, "clients past the fold table are counted under ::");
+        // The ring took the first 8; the fold table the three clients and
+        // (apart - 3) of the others; the rest are under ::.
+        QCOMPARE(a.byClient["::"], std::uint64_t(300 - (apart - 3)));
+        QCOMPARE(a.lines, std::uint64_t(8 + apart + 1));  // the ring's 8, a summary per folded client and one for ::
+    }
+
+    // A flood through the real listener, on two threads with rings of 16
+    // records (so they overflow again and again): every refusal /metrics
+    // counts is in limiter.log, as a line or within a summary line, while
+    // the server runs (folded refusals are handed over by each thread's
+    // sweep) and after it stops; and the lines are few.
+    void aFloodIsAccountedForExactlyInTheLimiterLog()
+    {
+        QTemporaryDir dir;
+        const std::string path = dir.filePath(QStringLiteral("limiter.log")).toStdString();
+        QElapsedTimer elapsed;
+        elapsed.start();
+        {
+            Server s(noEscalation(), {}, path, 16);
+            QVERIFY2(s.started, s.error.c_str());
+            constexpr int Clients = 4, Batches = 250, Depth = 16;  // 16,000 requests
+            std::string batch;
+            for (int i = 0; i < Depth; ++i)
+                batch += get("/flood?i=" + std::to_string(i));
+            for (int c = 0; c < Clients; ++c) {
+                Connection conn;
+                const std::string from = "127.0.0." + std::to_string(20 + c);
+                QVERIFY(conn.open(s.port(), "127.0.0.1", from.c_str()));
+                for (int b = 0; b < Batches; ++b) {
+                    QVERIFY(conn.send(batch));
+                    for (int i = 0; i < Depth; ++i) {
+                        const auto answer = conn.read();
+                        QVERIFY(answer);
+                    }
+                }
+            }
+            const std::uint64_t refused = refusalsInMetrics(s);
+            QVERIFY(refused >= std::uint64_t(Clients * (Batches * Depth - 6)));
+            // While running: the sweep (every Tuning::sweepIntervalMs) hands
+            // folded refusals over, the writer sums each second up.
+            LogAccount a;
+            QElapsedTimer wait;
+            wait.start();
+            do {
+                s.log.flush();
+                a = readLimiterLog(path);
+            } while (a.refusals != refused && wait.elapsed() < 5000 && (QTest::qWait(50), true));
+            QCOMPARE(a.refusals, refused);
+            QCOMPARE(s.log.dropped(), std::uint64_t(0));
+            QVERIFY2(s.log.summarised() > 0, "the flood was summed up");
+            QVERIFY2(s.log.folded() > 0, "the rings overflowed (else this test proves less than it says)");
+            qInfo("%llu refusals, %llu folded by the listener threads, %llu lines", (unsigned long long)refused,
+                  (unsigned long long)s.log.folded(), (unsigned long long)a.lines);
+        }
+        LogAccount a = readLimiterLog(path);
+        QVERIFY(a.ok);
+        std::uint64_t total = 0;
+        for (int c = 0; c < 4; ++c)
+            total += a.byClient["127.0.0." + std::to_string(20 + c)];
+        QCOMPARE(a.refusals, total);  // every refusal is its client's (no :: here)
+        // Bounded: per client and second, ten lines and a summary (a second
+        // may close twice: once on the writer's clock, once when a thread
+        // that was behind brings a record of it).
+        const std::uint64_t seconds = std::uint64_t(elapsed.elapsed() / 1000) + 2;
+        QVERIFY2(a.lines <= 4 * seconds * (Core::Tuning::limiterLogLinesPerClientSecond + 3),
+                 (std::to_string(a.lines) + " lines in " + std::to_string(seconds) + " s").c_str());
+    }
+
     // A visitor chooses its user agent and query: opened in a spreadsheet,
     // limiter.log must not run them as formulas (the list export's guard,
     // from the one CSV writer).
@@ -595,18 +818,21 @@ private Q_SLOTS:
     // RLIMIT_FSIZE plays the full disk: no root, no mount.
     void limiterLogWriteFailuresAreCountedSaidAndHealed()
     {
-        QTemporaryDir dir;
-        const std::string path = dir.filePath(QStringLiteral("limiter.log")).toStdString();
-        Http::LimiterLog log(path, 1);
+        TempLimiterLog t;
+        QVERIFY2(t.started, t.error.c_str());
+        Http::LimiterLog& log = t.log;
+        const std::string& path = t.path;
         std::string why;
-        QVERIFY2(log.start(&why), why.c_str());
         Refusal r = throttledGet("/");
         const Core::Decision& d = r.decision;
         Core::RequestFacts& f = r.facts;
+        // One refusal a second: each has a line of its own (a faster client
+        // gets a summary line past Tuning::limiterLogLinesPerClientSecond).
+        Core::Millis at = 1'700'000'000'000;
         auto push = [&](int n, std::string_view agent) {
             f.userAgent = agent;
-            for (int i = 0; i < n; ++i)
-                log.push(0, d, f, {}, {}, Core::Millis(1'700'000'000'000 + i));
+            for (int i = 0; i < n; ++i, at += Core::SECOND)
+                log.push(0, d, f, {}, {}, at);
             log.flush();
         };
         push(10, "before");

@@ -339,6 +339,63 @@ private Q_SLOTS:
     }
 
     // n lines of one second at s + i*1000/n, in file order; exact times kept.
+    // limiter.log as its writer sums up a flood: ten lines of their own and
+    // one summary line standing for the other 40 refusals of the client's
+    // second. The replay decides 50 requests for it (the summary's first
+    // request 40 times), 3 for a calm client; a summary line whose attempts
+    // is no count, or more than one second can hold, is a bad line.
+    void limiterLogSummaryLinesAreReplayedAsTheirRefusals()
+    {
+        QTemporaryDir dir;
+        const std::string path = dir.filePath(QStringLiteral("limiter.log")).toStdString();
+        {
+            Http::LimiterLog log(path, 1);
+            std::string why;
+            QVERIFY2(log.start(&why), why.c_str());
+            Core::Decision d;
+            d.action = Core::Action::Throttle;
+            d.rule.assign("ip-3s");
+            d.count = 7;
+            Core::RequestFacts f;
+            f.method = "GET";
+            f.path = "/flood";
+            for (int i = 0; i < 53; ++i) {
+                f.client = *Core::IpAddress::parse(i < 50 ? "203.0.113.50" : "203.0.113.51");
+                f.peer = f.client;
+                log.push(0, d, f, {}, {}, logStart() + i);
+            }
+            log.stop();
+            QCOMPARE(log.summarised(), std::uint64_t(40));
+        }
+        const Replayed r = replayFiles({path}, {configuration(Core::defaultConfig())});
+        QCOMPARE(r.result.files.at(0).format, Replay::LogFormat::FloodgateCsv);
+        QCOMPARE(r.result.lines, std::uint64_t(1 + 10 + 1 + 3));
+        QCOMPARE(r.result.badLines, std::uint64_t(0));
+        QCOMPARE(r.result.files.at(0).requests, std::uint64_t(53));
+        QCOMPARE(r.result.requests, std::uint64_t(53));
+        QCOMPARE(r.result.runs.at(0).requests(), std::uint64_t(53));
+        const Replay::RefusedClient* flood = refusedClient(r.result.runs.at(0), "203.0.113.50");
+        QVERIFY(flood);
+        QCOMPARE(flood->requests, std::uint64_t(50));
+        QCOMPARE(flood->refusals, std::uint64_t(50 - 6));  // ip-3s lets 6 through
+
+        using namespace Replay;
+        LogRequest one;
+        ParseScratch scratch;
+        std::string why;
+        const std::string line = "2026-11-22T05:00:00.999Z,throttle_summary,ip-3s,203.0.113.50,";
+        const std::string rest = ",GET,/flood,,,2026-11-22T05:00:00.000Z,0,";
+        QCOMPARE(parseLine(line + "40" + rest, LogFormat::FloodgateCsv, one, scratch, &why), LineKind::Request);
+        QCOMPARE(one.repeat, std::uint64_t(40));
+        QCOMPARE(parseLine("2026-11-22T05:00:00.999Z,throttle,ip-3s,203.0.113.50,40" + rest, LogFormat::FloodgateCsv, one, scratch, &why),
+                 LineKind::Request);
+        QCOMPARE(one.repeat, std::uint64_t(1));  // on a line of its own, attempts is the window's count
+        for (const char* bad : {"0", "-3", "x", "10000001"}) {
+            QCOMPARE(parseLine(line + bad + rest, LogFormat::FloodgateCsv, one, scratch, &why), LineKind::Bad);
+            QVERIFY2(why.find("summary line's attempts") != std::string::npos, why.c_str());
+        }
+    }
+
     void secondsAreSpreadInFileOrder()
     {
         QTemporaryDir dir;
