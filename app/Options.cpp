@@ -336,7 +336,9 @@ const char* const FOOTER =
 
 } // namespace
 
-std::optional<std::string> parseOptions(int argc, char** argv, Options& o)
+namespace {
+
+std::optional<std::string> parseCommandLine(int argc, char** argv, Options& o)
 {
     CLI::App app("floodgate: the console window, or --headless: engine + listener + admin API with no window,\n"
                  "or one of the commands below.",
@@ -683,6 +685,25 @@ std::optional<std::string> parseOptions(int argc, char** argv, Options& o)
         && !replay->get_option("--db")->count())
         o.db.clear();
     return std::nullopt;
+}
+
+} // namespace
+
+std::optional<std::string> parseOptions(int argc, char** argv, Options& o)
+{
+    // First without DefaultConfigFile ("--config off" first, so a --config
+    // given wins): the console is one user's desktop program, whose
+    // database is theirs; the file in /etc configures the service
+    // (--headless), --check-config and the commands, which an operator runs
+    // on the service's database. The console reads a file only from --config.
+    std::vector<char*> args(argv, argv + argc);
+    std::string configOption = "--config", off = "off";
+    args.insert(args.begin() + std::min<std::ptrdiff_t>(1, argc), {configOption.data(), off.data()});
+    auto error = parseCommandLine(int(args.size()), args.data(), o);
+    if (error || o.help || o.version || (o.command.empty() && !o.headless && !o.checkConfig))
+        return error;
+    o = Options{};
+    return parseCommandLine(argc, argv, o);
 }
 
 } // namespace Floodgate::App
