@@ -169,13 +169,18 @@ public:
                 fail(number, "unknown setting \"" + key + "\" (the settings are the long options without --; see floodgate --help)");
             if (!opt->get_configurable())
                 fail(number, "\"" + key + "\" cannot be set in a configuration file (give --" + key + " on the command line)");
-            std::istringstream one(key + " = " + trimmed(std::string_view(line).substr(eq + 1)));
+            const bool isFlag = opt->get_expected_min() == 0;
+            const bool single = isFlag || opt->get_multi_option_policy() == CLI::MultiOptionPolicy::TakeLast;
+            std::string value = trimmed(std::string_view(line).substr(eq + 1));
+            // "[::1]:9090" is an address, not a TOML list, for a setting that
+            // takes one value: read as if quoted.
+            if (single && value.starts_with('['))
+                value = "\"" + trimmed(std::string_view(value).substr(0, value.find('#'))) + "\"";
+            std::istringstream one(key + " = " + value);
             std::vector<CLI::ConfigItem> parsed = CLI::ConfigBase::from_config(one);
             if (parsed.size() != 1)
                 fail(number, "expected KEY = VALUE");
             const std::vector<std::string>& values = parsed.front().inputs;
-            const bool isFlag = opt->get_expected_min() == 0;
-            const bool single = isFlag || opt->get_multi_option_policy() == CLI::MultiOptionPolicy::TakeLast;
             if (isFlag && (values.size() != 1 || (values[0] != "true" && values[0] != "false")))
                 fail(number, key + " is true or false");
             if (single && values.size() != 1)
