@@ -124,6 +124,21 @@ std::string trimmed(std::string_view s)
     return std::string(s.substr(first, last - first + 1));
 }
 
+// Why CLI11 could not read a configuration file (it says only "missing?").
+std::string whyUnreadable(const std::string& path)
+{
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0)
+        return errno == ENOENT ? "no such file" : std::strerror(errno);
+    if (S_ISDIR(st.st_mode))
+        return std::strerror(EISDIR);
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return std::strerror(errno);
+    ::close(fd);
+    return "cannot read it";
+}
+
 // The configuration file, read by CLI11's own INI/TOML reader (quotes,
 // [a, b] lists, # comments) line by line, so every problem names its line,
 // and stricter than CLI11 alone: a line that is not KEY = VALUE, a key that
@@ -641,14 +656,7 @@ std::optional<std::string> parseCommandLine(int argc, char** argv, Options& o)
     } catch (const CLI::FileError&) {
         // --config FILE that is not there (or not a file, or unreadable).
         const std::string path = config->as<std::string>();
-        std::string why = "no such file";
-        if (struct stat st {}; ::stat(path.c_str(), &st) == 0)
-            why = S_ISDIR(st.st_mode) ? std::strerror(EISDIR) : "cannot read it";
-        if (const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC); fd < 0 && errno != ENOENT)
-            why = std::strerror(errno);
-        else if (fd >= 0)
-            ::close(fd);
-        return "--config " + path + ": " + why;
+        return "--config " + path + ": " + whyUnreadable(path);
     } catch (const CLI::ParseError& e) {
         return describe(e, app);
     }
@@ -657,13 +665,9 @@ std::optional<std::string> parseCommandLine(int argc, char** argv, Options& o)
     } else if (const std::string path = config->as<std::string>(); !path.empty()) {
         // The default file is read when it exists; one that exists but
         // cannot be read (permissions, a folder) is said, not skipped.
-        if (struct stat st {}; ::stat(path.c_str(), &st) == 0) {
-            const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-            const std::string why = S_ISDIR(st.st_mode) ? std::strerror(EISDIR) : fd < 0 ? std::strerror(errno) : "cannot read it";
-            if (fd >= 0)
-                ::close(fd);
-            return "cannot read the configuration file " + path + ": " + why + " (run as a user who can, or give --config FILE or --config off)";
-        }
+        if (struct stat st {}; ::stat(path.c_str(), &st) == 0)
+            return "cannot read the configuration file " + path + ": " + whyUnreadable(path)
+                + " (run as a user who can, or give --config FILE or --config off)";
     }
 
     const auto chain = chosen(app);
