@@ -345,12 +345,14 @@ std::string describe(const CLI::ParseError& e, const CLI::App& app)
 }
 
 const char* const FOOTER =
-    "Commands work on the database (--db, or the default) through the same storage code and audit\n"
-    "trail as the console and the admin API; a running Floodgate on that database applies a change\n"
-    "within 2 s. `floodgate COMMAND --help` tells each one's arguments; docs/CLI.md has examples.\n"
+    "Commands work on the database (--db, db in the configuration file, or the default) through the\n"
+    "same storage code and audit trail as the console and the admin API; a running Floodgate on that\n"
+    "database applies a change within 2 s. `floodgate COMMAND --help` tells each one's arguments;\n"
+    "docs/CLI.md has examples and the configuration file's format. SIGHUP reloads it (docs/CLI.md).\n"
     "\n"
     "exit codes: 0 clean stop or done, 1 rejected import, unwritable file, nothing to remove or\n"
-    "            no admin API answering explain, 2 bad command line or input (nothing written),\n"
+    "            no admin API answering explain, 2 bad command line, configuration file or input\n"
+    "            (nothing written),\n"
     "            3 cannot listen, 4 database unusable (corrupt, locked, newer schema) or, for a\n"
     "            command that only reads, missing, 5 --redis refused (wrong password, or not Redis)";
 
