@@ -247,33 +247,29 @@ std::vector<std::string> Runtime::reload(const std::optional<Options>& fresh)
                 text += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
             return text;
         };
-        auto hostPort = [](const std::optional<HostPort>& hp) { return hp ? hp->host + ":" + std::to_string(hp->port) : std::string("off"); };
-        auto redis = [](const std::optional<Cluster::RedisUrl>& u) {
-            return u ? u->host + "|" + std::to_string(u->port) + "|" + u->unixPath + "|" + u->user + "|" + u->password + "|" + std::to_string(u->db)
-                     : std::string();
-        };
         // Needs a restart: the sockets, the database, the threads, the cluster.
+        using Text = std::string (*)(const Options&);
+        static const std::pair<const char*, Text> needRestart[] = {
+            {"listen", [](const Options& x) { return x.listen.host + ":" + std::to_string(x.listen.port); }},
+            {"upstream", [](const Options& x) { return x.upstream; }},
+            {"admin", [](const Options& x) { return x.admin ? x.admin->host + ":" + std::to_string(x.admin->port) : std::string("off"); }},
+            {"db", [](const Options& x) { return x.db; }},
+            {"db-timeout", [](const Options& x) { return std::to_string(x.dbTimeoutSeconds); }},
+            {"log", [](const Options& x) { return x.log; }},
+            {"threads", [](const Options& x) { return std::to_string(x.threads); }},
+            {"redis",
+             [](const Options& x) {
+                 const auto& u = x.redis;
+                 return u ? u->host + "|" + std::to_string(u->port) + "|" + u->unixPath + "|" + u->user + "|" + u->password + "|" + std::to_string(u->db)
+                          : std::string();
+             }},
+            {"node-name", [](const Options& x) { return x.nodeName; }},
+            {"theme", [](const Options& x) { return x.theme; }},
+        };
         std::vector<std::string> restart;
-        if (hostPort(fresh->listen) != hostPort(was.listen))
-            restart.push_back("listen");
-        if (fresh->upstream != was.upstream)
-            restart.push_back("upstream");
-        if (hostPort(fresh->admin) != hostPort(was.admin))
-            restart.push_back("admin");
-        if (fresh->db != was.db)
-            restart.push_back("db");
-        if (fresh->dbTimeoutSeconds != was.dbTimeoutSeconds)
-            restart.push_back("db-timeout");
-        if (fresh->log != was.log)
-            restart.push_back("log");
-        if (fresh->threads != was.threads)
-            restart.push_back("threads");
-        if (redis(fresh->redis) != redis(was.redis))
-            restart.push_back("redis");
-        if (fresh->nodeName != was.nodeName)
-            restart.push_back("node-name");
-        if (fresh->theme != was.theme)
-            restart.push_back("theme");
+        for (const auto& [name, text] : needRestart)
+            if (text(*fresh) != text(was))
+                restart.push_back(name);
         // Applies now: what every published configuration is adjusted with.
         std::vector<std::string> applied;
         {
