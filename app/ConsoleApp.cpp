@@ -32,8 +32,11 @@
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
+#include <functional>
 #include <memory>
+#include <string>
 #include <unistd.h>
+#include <vector>
 
 namespace Floodgate::App {
 
@@ -45,6 +48,7 @@ namespace {
 // queued writes, limiter.log) and the exit code is 0, not 143. The standard
 // Qt pattern: a signal handler may only write to a descriptor; a notifier
 // reads it on the GUI thread. A second signal ends the process at once.
+// SIGHUP reloads, as in headless mode (Runtime::reload), on the GUI thread too.
 int g_signalPipe[2] = {-1, -1};
 
 void onStopSignal(int signal)
@@ -70,11 +74,19 @@ public:
         sa.sa_flags = SA_RESTART;
         ::sigaction(SIGTERM, &sa, nullptr);
         ::sigaction(SIGINT, &sa, nullptr);
+        ::sigaction(SIGHUP, &sa, nullptr);
         m_notifier = std::make_unique<QSocketNotifier>(g_signalPipe[0], QSocketNotifier::Read);
-        QObject::connect(m_notifier.get(), &QSocketNotifier::activated, m_notifier.get(), [] {
+        QObject::connect(m_notifier.get(), &QSocketNotifier::activated, m_notifier.get(), [this] {
             unsigned char byte = 0;
             if (::read(g_signalPipe[0], &byte, 1) != 1)
                 return;
+            if (byte == SIGHUP) {
+                if (m_onHangUp)
+                    m_onHangUp();
+                else
+                    std::fprintf(stderr, "floodgate: SIGHUP received while starting: nothing to reload yet\n");
+                return;
+            }
             ::signal(SIGTERM, SIG_DFL);
             ::signal(SIGINT, SIG_DFL);
             std::fprintf(stderr, "floodgate: %s received, closing\n", byte == SIGINT ? "SIGINT" : "SIGTERM");
@@ -91,15 +103,19 @@ public:
         m_notifier.reset();
         ::signal(SIGTERM, SIG_DFL);
         ::signal(SIGINT, SIG_DFL);
+        ::signal(SIGHUP, SIG_DFL);
         ::close(g_signalPipe[0]);
         ::close(g_signalPipe[1]);
         g_signalPipe[0] = g_signalPipe[1] = -1;
     }
     StopSignals(const StopSignals&) = delete;
     StopSignals& operator=(const StopSignals&) = delete;
+    // What SIGHUP does once the runtime is up.
+    void onHangUp(std::function<void()> reload) { m_onHangUp = std::move(reload); }
 
 private:
     std::unique_ptr<QSocketNotifier> m_notifier;
+    std::function<void()> m_onHangUp;
 };
 
 // Under the offscreen or minimal platforms (tests, CI) nobody can click a
@@ -257,6 +273,9 @@ Ui::ConsoleServices consoleServices(Runtime& runtime, const Options& o)
 
 int runConsole(const Options& o, int argc, char** argv)
 {
+    // The command line as given, for SIGHUP to parse again (QApplication
+    // may take its own arguments out of argv).
+    std::vector<std::string> words(argv, argv + argc);
     QApplication app(argc, argv);
     QApplication::setOrganizationName(QStringLiteral("Floodgate"));
     QApplication::setApplicationName(QStringLiteral("Floodgate"));
@@ -267,7 +286,7 @@ int runConsole(const Options& o, int argc, char** argv)
     QApplication::setDesktopFileName(QStringLiteral("floodgate"));
     applyTheme(o.theme);
     // Before anything starts: a signal during start-up closes the window as soon as it is up.
-    const StopSignals stopSignals;
+    StopSignals stopSignals;
 
     const Core::SystemClock clock;
     Runtime runtime(clock);
@@ -278,6 +297,12 @@ int runConsole(const Options& o, int argc, char** argv)
         return failure->exitCode;
     }
     runtime.printStartLines();
+    stopSignals.onHangUp([&runtime, &words] {
+        std::vector<char*> args;
+        for (std::string& w : words)
+            args.push_back(w.data());
+        reloadOnSignal(runtime, int(args.size()), args.data());
+    });
     int code = 0;
     {
         Ui::Console console(consoleServices(runtime, o));

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Headless mode: the runtime (Runtime.h) without a window, stopped by
-// SIGINT/SIGTERM, printing who is hammering once a second with --demo.
+// SIGINT/SIGTERM, reloaded by SIGHUP, printing who is hammering once a
+// second with --demo.
 #include "app/Headless.h"
 
 #include "core/Engine.h"
@@ -43,14 +44,15 @@ void printDemoSummary(const Core::Engine& engine, Core::Millis now, Core::Millis
 
 } // namespace
 
-int runHeadless(const Options& o)
+int runHeadless(const Options& o, int argc, char** argv)
 {
-    // SIGINT/SIGTERM are taken by this thread alone (sigtimedwait below);
-    // block them before any other thread exists.
+    // SIGINT/SIGTERM/SIGHUP are taken by this thread alone (sigtimedwait
+    // below); block them before any other thread exists.
     sigset_t signals;
     sigemptyset(&signals);
     sigaddset(&signals, SIGINT);
     sigaddset(&signals, SIGTERM);
+    sigaddset(&signals, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
     const Core::SystemClock clock;
@@ -75,6 +77,8 @@ int runHeadless(const Options& o)
             stopSignal = sig;
             break;
         }
+        if (sig == SIGHUP)
+            reloadOnSignal(runtime, argc, argv);
         if (wallMs() >= nextTick) {
             nextTick += 1000;
             if (runtime.demoRunning())

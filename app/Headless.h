@@ -5,8 +5,10 @@
 
 namespace Floodgate::App {
 
-// Runs engine + listener + admin API until SIGINT/SIGTERM (or --seconds).
-// Returns the process exit code: 0 clean stop, 3 cannot listen, 4 storage unusable.
-int runHeadless(const Options& options);
+// Runs engine + listener + admin API until SIGINT/SIGTERM (or --seconds);
+// SIGHUP reloads (argc/argv: the command line, parsed again with the
+// configuration file). Returns the process exit code: 0 clean stop,
+// 3 cannot listen, 4 storage unusable.
+int runHeadless(const Options& options, int argc, char** argv);
 
 } // namespace Floodgate::App

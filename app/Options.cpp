@@ -2,14 +2,23 @@
 #include "app/Options.h"
 
 #include "http/ClientIdentity.h"
+#include "http/Listener.h"
 #include "storage/Store.h"
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
 #include <functional>
+#include <map>
+#include <set>
 #include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace Floodgate::App {
 
@@ -77,6 +86,19 @@ Storage::StoreOptions storeOptions(const Options& o)
     return so;
 }
 
+std::optional<std::string> checkOptions(const Options& o)
+{
+    // Two listening sockets on one port fail at start-up with exit 3; said
+    // here first, as a configuration that cannot work.
+    if (o.admin && o.listen.port != 0 && o.admin->port == o.listen.port) {
+        auto any = [](const std::string& host) { return host == "0.0.0.0" || host == "::"; };
+        if (o.admin->host == o.listen.host || any(o.admin->host) || any(o.listen.host))
+            return "--listen " + o.listen.host + ":" + std::to_string(o.listen.port) + " and --admin " + o.admin->host + ":"
+                + std::to_string(o.admin->port) + " cannot share a port: give the admin API another (or --admin off)";
+    }
+    return std::nullopt;
+}
+
 namespace {
 
 // Checks one value of an option and stores it; returns the one line to print
@@ -84,14 +106,159 @@ namespace {
 // passes through unchanged, so the message is exactly this line.
 using Apply = std::function<std::optional<std::string>(const std::string&)>;
 
+// The refusal, with the option and the value it refused: a value that came
+// from the configuration file is then told with the file's name and line.
+class ValueRefused : public CLI::ValidationError {
+public:
+    ValueRefused(std::string option, std::string value, const std::string& message)
+        : CLI::ValidationError(message), m_option(std::move(option)), m_value(std::move(value))
+    {
+    }
+    const std::string& option() const { return m_option; }
+    const std::string& value() const { return m_value; }
+
+private:
+    std::string m_option;
+    std::string m_value;
+};
+
+std::string trimmed(std::string_view s)
+{
+    const auto first = s.find_first_not_of(" \t\r");
+    if (first == std::string_view::npos)
+        return {};
+    const auto last = s.find_last_not_of(" \t\r");
+    return std::string(s.substr(first, last - first + 1));
+}
+
+// Why CLI11 could not read a configuration file (it says only "missing?").
+std::string whyUnreadable(const std::string& path)
+{
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0)
+        return errno == ENOENT ? "no such file" : std::strerror(errno);
+    if (S_ISDIR(st.st_mode))
+        return std::strerror(EISDIR);
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return std::strerror(errno);
+    ::close(fd);
+    return "cannot read it";
+}
+
+// The configuration file, read by CLI11's own INI/TOML reader (quotes,
+// [a, b] lists, # comments) line by line, so every problem names its line,
+// and stricter than CLI11 alone: a line that is not KEY = VALUE, a key that
+// is no setting, a flag that is not true or false, two values for a
+// one-value setting and a one-value setting given twice are refused rather
+// than skipped or silently resolved. CLI11 then applies the values to the
+// options the command line did not give (the command line wins).
+class ConfigFile : public CLI::ConfigBase {
+public:
+    explicit ConfigFile(const CLI::App& app)
+        : m_app(app)
+    {
+    }
+
+    std::vector<CLI::ConfigItem> from_config(std::istream& in) const override
+    {
+        m_read = true;
+        m_path = m_app.get_config_ptr()->as<std::string>();
+        // The command line is parsed by now and the file not yet applied:
+        // what has a value here came from the command line.
+        for (const CLI::Option* opt : m_app.get_options())
+            if (opt->count() > 0)
+                m_commandLine.insert(opt->get_name());
+        auto fail = [this](int line, const std::string& problem) {
+            throw CLI::ConfigError(m_path + ":" + std::to_string(line) + ": " + problem);
+        };
+        std::vector<CLI::ConfigItem> items;
+        std::map<std::string, std::pair<int, std::size_t>> seen;  // key -> its first line, its item
+        int number = 0;
+        for (std::string text; std::getline(in, text);) {
+            ++number;
+            const std::string line = trimmed(text);
+            if (line.empty() || line.front() == '#' || line.front() == ';')
+                continue;
+            if (line.front() == '[')
+                fail(number, "sections are not used: every line is KEY = VALUE");
+            const auto eq = line.find('=');
+            if (eq == std::string::npos)
+                fail(number, "expected KEY = VALUE, such as listen = \"0.0.0.0:8080\"");
+            const std::string key = trimmed(std::string_view(line).substr(0, eq));
+            const CLI::Option* opt = key.empty() || key.front() == '-' ? nullptr : m_app.get_option_no_throw("--" + key);
+            if (!opt)
+                fail(number, "unknown setting \"" + key + "\" (the settings are the long options without --; see floodgate --help)");
+            if (!opt->get_configurable())
+                fail(number, "\"" + key + "\" cannot be set in a configuration file (give --" + key + " on the command line)");
+            const bool isFlag = opt->get_expected_min() == 0;
+            const bool single = isFlag || opt->get_multi_option_policy() == CLI::MultiOptionPolicy::TakeLast;
+            std::string value = trimmed(std::string_view(line).substr(eq + 1));
+            // "[::1]:9090" is an address, not a TOML list, for a setting that
+            // takes one value: read as if quoted.
+            if (single && value.starts_with('['))
+                value = "\"" + trimmed(std::string_view(value).substr(0, value.find('#'))) + "\"";
+            std::istringstream one(key + " = " + value);
+            std::vector<CLI::ConfigItem> parsed = CLI::ConfigBase::from_config(one);
+            if (parsed.size() != 1)
+                fail(number, "expected KEY = VALUE");
+            const std::vector<std::string>& values = parsed.front().inputs;
+            if (isFlag && (values.size() != 1 || (values[0] != "true" && values[0] != "false")))
+                fail(number, key + " is true or false");
+            if (single && values.size() != 1)
+                fail(number, key + " takes one value, not " + std::to_string(values.size()) + " (quote a value that holds a comma or a space)");
+            m_lines.push_back(Line{number, "--" + key, values});
+            if (const auto it = seen.find(key); it != seen.end()) {
+                if (single)
+                    fail(number, key + " is set twice (first on line " + std::to_string(it->second.first) + ")");
+                auto& inputs = items[it->second.second].inputs;
+                inputs.insert(inputs.end(), values.begin(), values.end());
+            } else {
+                seen.emplace(key, std::make_pair(number, items.size()));
+                items.push_back(std::move(parsed.front()));
+            }
+        }
+        return items;
+    }
+
+    bool read() const { return m_read; }
+    const std::string& path() const { return m_path; }
+    // Whether the command line gave this option of floodgate itself (not
+    // the file, whose values apply only to options it did not give).
+    bool givenOnCommandLine(const CLI::Option& opt) const { return m_read ? m_commandLine.count(opt.get_name()) > 0 : opt.count() > 0; }
+    // "FILE:LINE" of the line that gave `option` this value, if the file did.
+    std::optional<std::string> placeOf(const std::string& option, const std::string& value) const
+    {
+        if (!m_read || m_commandLine.count(option))
+            return std::nullopt;
+        for (const Line& l : m_lines)
+            if (l.option == option && std::find(l.values.begin(), l.values.end(), value) != l.values.end())
+                return m_path + ":" + std::to_string(l.number);
+        return std::nullopt;
+    }
+
+private:
+    struct Line {
+        int number;
+        std::string option;  // "--listen"
+        std::vector<std::string> values;
+    };
+    const CLI::App& m_app;
+    // Filled while CLI11 reads the file (from_config is const in CLI11's interface).
+    mutable bool m_read = false;
+    mutable std::string m_path;
+    mutable std::set<std::string> m_commandLine;
+    mutable std::vector<Line> m_lines;
+};
+
 // An option with one value. Given twice, the last one counts (as it always did).
 CLI::Option* valueOption(CLI::App& app, const std::string& name, const std::string& type, const std::string& help, Apply apply)
 {
     auto* opt = app.add_option_function<std::string>(
         name,
-        [apply = std::move(apply)](const std::string& v) {
+        [name, apply = std::move(apply)](const std::string& v) {
             if (auto why = apply(v))
-                throw CLI::ValidationError(*why);
+                throw ValueRefused(name, v, *why);
         },
         help);
     opt->type_name(type)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
@@ -103,10 +270,10 @@ CLI::Option* repeatedOption(CLI::App& app, const std::string& name, const std::s
 {
     auto* opt = app.add_option_function<std::vector<std::string>>(
         name,
-        [apply = std::move(apply)](const std::vector<std::string>& values) {
+        [name, apply = std::move(apply)](const std::vector<std::string>& values) {
             for (const std::string& v : values)
                 if (auto why = apply(v))
-                    throw CLI::ValidationError(*why);
+                    throw ValueRefused(name, v, *why);
         },
         help);
     opt->type_name(type)->allow_extra_args(false);
@@ -185,18 +352,22 @@ std::string describe(const CLI::ParseError& e, const CLI::App& app)
 }
 
 const char* const FOOTER =
-    "Commands work on the database (--db, or the default) through the same storage code and audit\n"
-    "trail as the console and the admin API; a running Floodgate on that database applies a change\n"
-    "within 2 s. `floodgate COMMAND --help` tells each one's arguments; docs/CLI.md has examples.\n"
+    "Commands work on the database (--db, db in the configuration file, or the default) through the\n"
+    "same storage code and audit trail as the console and the admin API; a running Floodgate on that\n"
+    "database applies a change within 2 s. `floodgate COMMAND --help` tells each one's arguments;\n"
+    "docs/CLI.md has examples and the configuration file's format. SIGHUP reloads it (docs/CLI.md).\n"
     "\n"
     "exit codes: 0 clean stop or done, 1 rejected import, unwritable file, nothing to remove or\n"
-    "            no admin API answering explain, 2 bad command line or input (nothing written),\n"
+    "            no admin API answering explain, 2 bad command line, configuration file or input\n"
+    "            (nothing written),\n"
     "            3 cannot listen, 4 database unusable (corrupt, locked, newer schema) or, for a\n"
     "            command that only reads, missing, 5 --redis refused (wrong password, or not Redis)";
 
 } // namespace
 
-std::optional<std::string> parseOptions(int argc, char** argv, Options& o)
+namespace {
+
+std::optional<std::string> parseCommandLine(int argc, char** argv, Options& o)
 {
     CLI::App app("floodgate: the console window, or --headless: engine + listener + admin API with no window,\n"
                  "or one of the commands below.",
@@ -204,6 +375,18 @@ std::optional<std::string> parseOptions(int argc, char** argv, Options& o)
     app.get_formatter()->column_width(30);
     app.footer(FOOTER);
     app.require_subcommand(0, 1);
+    // The configuration file: read when it exists (or the one --config
+    // names, which must exist); its settings are the long options'.
+    const auto configFile = std::make_shared<ConfigFile>(app);
+    app.config_formatter(configFile);
+    CLI::Option* config = app.set_config("--config", DefaultConfigFile,
+                                         std::string("read settings from FILE (the long options without --, KEY = VALUE);\nthe command line wins   default ") + DefaultConfigFile
+                                             + " when it exists; off: none");
+    config->type_name("FILE|off")->multi_option_policy(CLI::MultiOptionPolicy::TakeLast)->transform([](std::string v) -> std::string {
+        if (v.empty())
+            throw CLI::ValidationError("--config needs a file (or off)");
+        return v == "off" ? std::string() : v;
+    });
 
     // ---- how each option's value is checked: once, for every command that has the option ----
     const Apply db = [&](const std::string& v) -> std::optional<std::string> {
@@ -237,7 +420,8 @@ std::optional<std::string> parseOptions(int argc, char** argv, Options& o)
     };
 
     // ---- serving: the console and --headless ----
-    flag(app, "--headless", o.headless, "engine + listener + admin API, no window");
+    flag(app, "--headless", o.headless, "engine + listener + admin API, no window")->configurable(false);
+    flag(app, "--check-config", o.checkConfig, "check the configuration file and the command line, then exit (0 good, 2 not)")->configurable(false);
     valueOption(app, "--listen", "ADDR:PORT", "traffic listener   default 127.0.0.1:8080 (port 0: any free port)", [&](const std::string& v) -> std::optional<std::string> {
         std::string why;
         auto hp = parseHostPort(v, &why);
@@ -248,6 +432,9 @@ std::optional<std::string> parseOptions(int argc, char** argv, Options& o)
     });
     valueOption(app, "--upstream", "URL", "reverse-proxy allowed requests to this http:// origin;\nwithout it the listener runs in decision mode",
                 [&](const std::string& v) -> std::optional<std::string> {
+                    std::string why;
+                    if (!Http::UpstreamUrl::parse(v, &why))
+                        return "--upstream " + v + ": " + why;
                     o.upstream = v;
                     return std::nullopt;
                 });
@@ -301,8 +488,10 @@ std::optional<std::string> parseOptions(int argc, char** argv, Options& o)
         return std::nullopt;
     });
     flag(app, "--demo", o.demo,
-         "drive synthetic traffic into the listener (trusts 127.0.0.1 as a proxy\nso the demo's clients can have their own addresses)");
-    valueOption(app, "--seconds", "N", "stop by itself after N seconds", [&](const std::string& v) { return positiveSeconds("--seconds", v, o.seconds); });
+         "drive synthetic traffic into the listener (trusts 127.0.0.1 as a proxy\nso the demo's clients can have their own addresses)")
+        ->configurable(false);
+    valueOption(app, "--seconds", "N", "stop by itself after N seconds", [&](const std::string& v) { return positiveSeconds("--seconds", v, o.seconds); })
+        ->configurable(false);
     valueOption(app, "--theme", "light|dark|system", "the console's colours   default system", [&](const std::string& v) -> std::optional<std::string> {
         if (v != "light" && v != "dark" && v != "system")
             return "--theme " + v + ": expected light, dark or system";
@@ -320,15 +509,17 @@ std::optional<std::string> parseOptions(int argc, char** argv, Options& o)
         o.windowWidth = int(w);
         o.windowHeight = int(h);
         return std::nullopt;
-    });
+    })->configurable(false);
     valueOption(app, "--screenshots", "DIR", "console: save each view as a PNG in DIR after --screenshot-delay\nseconds (default 8), then quit",
                 [&](const std::string& v) -> std::optional<std::string> {
                     o.screenshots = v;
                     return std::nullopt;
-                });
+                })
+        ->configurable(false);
     valueOption(app, "--screenshot-delay", "SECONDS", "how long the demo runs before --screenshots",
-                [&](const std::string& v) { return positiveSeconds("--screenshot-delay", v, o.screenshotDelaySeconds); });
-    flag(app, "--version", o.version, "print the version and exit");
+                [&](const std::string& v) { return positiveSeconds("--screenshot-delay", v, o.screenshotDelaySeconds); })
+        ->configurable(false);
+    flag(app, "--version", o.version, "print the version and exit")->configurable(false);
 
     // ---- the commands (docs/CLI.md) ----
     // Every command, and every group of commands, names its database the same way.
@@ -336,6 +527,16 @@ std::optional<std::string> parseOptions(int argc, char** argv, Options& o)
         CLI::App* c = parent.add_subcommand(name, help);
         c->get_formatter()->column_width(30);
         databaseOptions(*c);
+        // `floodgate block 1.2.3.4 --config FILE`: the same file as before the command's name.
+        c->add_option_function<std::string>(
+             "--config",
+             [config](const std::string& v) {
+                 config->clear();
+                 config->add_result(v);
+             },
+             "read db and db-timeout from FILE   default " + std::string(DefaultConfigFile) + " when it exists; off: none")
+            ->type_name("FILE|off")
+            ->trigger_on_parse();
         return c;
     };
     auto fileCommand = [&](CLI::App& parent, const std::string& name, const std::string& help, const std::string& fileHelp) {
@@ -452,13 +653,35 @@ std::optional<std::string> parseOptions(int argc, char** argv, Options& o)
         o.help = true;
         o.helpText = app.help();
         return std::nullopt;
+    } catch (const ValueRefused& e) {
+        // A value the file gave: its place, and the setting as the file names it.
+        if (auto place = configFile->placeOf(e.option(), e.value())) {
+            std::string what = e.what();
+            if (what.starts_with("--"))
+                what.erase(0, 2);
+            return *place + ": " + what;
+        }
+        return e.what();
+    } catch (const CLI::FileError&) {
+        // --config FILE that is not there (or not a file, or unreadable).
+        const std::string path = config->as<std::string>();
+        return "--config " + path + ": " + whyUnreadable(path);
     } catch (const CLI::ParseError& e) {
         return describe(e, app);
+    }
+    if (configFile->read()) {
+        o.configFile = configFile->path();
+    } else if (const std::string path = config->as<std::string>(); !path.empty()) {
+        // The default file is read when it exists; one that exists but
+        // cannot be read (permissions, a folder) is said, not skipped.
+        if (struct stat st {}; ::stat(path.c_str(), &st) == 0)
+            return "cannot read the configuration file " + path + ": " + whyUnreadable(path)
+                + " (run as a user who can, or give --config FILE or --config off)";
     }
 
     const auto chain = chosen(app);
     if (chain.empty())
-        return std::nullopt;
+        return checkOptions(o);
     for (const CLI::App* c : chain)
         o.command.push_back(c->get_name());
     const CLI::App* last = chain.back();
@@ -468,11 +691,37 @@ std::optional<std::string> parseOptions(int argc, char** argv, Options& o)
             names += (i == 0 ? "" : i + 1 == subs.size() ? " or " : ", ") + subs[i]->get_name();
         return commandName(chain) + " needs a command: " + names + " (see " + commandName(chain) + " --help)";
     }
-    // The serving options mean nothing to a command: said, not ignored.
+    // The serving options mean nothing to a command: said, not ignored. (The
+    // configuration file's are the server's: a command takes db and
+    // db-timeout from it and leaves the rest.)
     for (const CLI::Option* opt : app.get_options())
-        if (opt->count() > 0 && opt->get_name() != "--db" && opt->get_name() != "--db-timeout")
+        if (configFile->givenOnCommandLine(*opt) && opt->get_name() != "--db" && opt->get_name() != "--db-timeout" && opt != config)
             return opt->get_name() + " does not apply to " + commandName(chain) + " (see " + commandName(chain) + " --help)";
+    // replay --rules FILE.json without --db tries the rules on the defaults
+    // (docs/CLI.md): the file's database is not laid under them.
+    if (o.command.front() == "replay" && !o.replay.rulesFile.empty() && !configFile->givenOnCommandLine(*app.get_option("--db"))
+        && !replay->get_option("--db")->count())
+        o.db.clear();
     return std::nullopt;
+}
+
+} // namespace
+
+std::optional<std::string> parseOptions(int argc, char** argv, Options& o)
+{
+    // First without DefaultConfigFile ("--config off" first, so a --config
+    // given wins): the console is one user's desktop program, whose
+    // database is theirs; the file in /etc configures the service
+    // (--headless), --check-config and the commands, which an operator runs
+    // on the service's database. The console reads a file only from --config.
+    std::vector<char*> args(argv, argv + argc);
+    std::string configOption = "--config", off = "off";
+    args.insert(args.begin() + std::min<std::ptrdiff_t>(1, argc), {configOption.data(), off.data()});
+    auto error = parseCommandLine(int(args.size()), args.data(), o);
+    if (error || o.help || o.version || (o.command.empty() && !o.headless && !o.checkConfig))
+        return error;
+    o = Options{};
+    return parseCommandLine(argc, argv, o);
 }
 
 } // namespace Floodgate::App

@@ -40,6 +40,10 @@ struct CommandArgs {
     std::string token;                   // explain --token (empty: read from the database)
 };
 
+// The configuration file read when it exists (docs/CLI.md): the same
+// settings as the long options, the command line winning.
+inline constexpr const char* DefaultConfigFile = "/etc/floodgate/floodgate.conf";
+
 struct Options {
     bool help = false;
     bool version = false;
@@ -67,11 +71,18 @@ struct Options {
     CommandArgs args;                  // what the command was given
     ReplayOptions replay;              // `floodgate replay ...` (command = {"replay"})
     std::string helpText;              // with `help`: the help of the command asked about (or of floodgate)
+    std::string configFile;            // the configuration file read (empty: none; --config off or no default file)
+    bool checkConfig = false;          // --check-config: validate, print, exit
 };
 
 // Fills `out` or returns the one line to print (exit 2). --help fills
 // out.help and out.helpText.
 std::optional<std::string> parseOptions(int argc, char** argv, Options& out);
+// What the parser cannot see option by option: the values that parse
+// but cannot work together or at all (an upstream URL Floodgate cannot
+// proxy to, the listener and the admin API on one port). The one line
+// to print (exit 2), or nothing. --check-config, start-up and SIGHUP use it.
+std::optional<std::string> checkOptions(const Options& o);
 std::optional<HostPort> parseHostPort(std::string_view text, std::string* why);
 // $STATE_DIRECTORY/floodgate.db when systemd set it (the service), else
 // $XDG_DATA_HOME/floodgate/floodgate.db (XDG_DATA_HOME defaults to ~/.local/share).

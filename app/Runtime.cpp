@@ -170,7 +170,12 @@ std::optional<StartFailure> Runtime::start(const Options& o)
     m_store->start(
         m_engine.get(), [this](Core::EngineConfig& c) { adjust(c); },
         [this](const Core::EngineConfig& c) {
-            m_listener->setTrustedProxies(Http::TrustedProxies(c.settings.trustedProxies, m_options.realIpHeader));
+            std::string header;
+            {
+                std::lock_guard lock(m_liveMutex);
+                header = m_options.realIpHeader;
+            }
+            m_listener->setTrustedProxies(Http::TrustedProxies(c.settings.trustedProxies, header));
         });
 
     // 6. The admin API.
@@ -218,6 +223,7 @@ void Runtime::adjust(Core::EngineConfig& c) const
 {
     // Command-line overrides: applied to every configuration published,
     // never written to the database.
+    std::lock_guard lock(m_liveMutex);
     if (m_options.dryRun)
         c.settings.dryRun = true;
     for (const Core::Cidr& p : m_options.trustedProxies)
@@ -228,6 +234,88 @@ void Runtime::adjust(Core::EngineConfig& c) const
         c.settings.trustedProxies.push_back(*Core::Cidr::parse("127.0.0.1/32"));
         c.settings.trustedProxies.push_back(*Core::Cidr::parse("::1/128"));
     }
+}
+
+std::vector<std::string> Runtime::reload(const std::optional<Options>& fresh)
+{
+    std::vector<std::string> lines;
+    if (fresh && m_running) {
+        const Options& was = m_options;
+        auto join = [](const std::vector<std::string>& names) {
+            std::string text;
+            for (std::size_t i = 0; i < names.size(); ++i)
+                text += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+            return text;
+        };
+        // Needs a restart: the sockets, the database, the threads, the cluster.
+        using Text = std::string (*)(const Options&);
+        static const std::pair<const char*, Text> needRestart[] = {
+            {"listen", [](const Options& x) { return x.listen.host + ":" + std::to_string(x.listen.port); }},
+            {"upstream", [](const Options& x) { return x.upstream; }},
+            {"admin", [](const Options& x) { return x.admin ? x.admin->host + ":" + std::to_string(x.admin->port) : std::string("off"); }},
+            {"db", [](const Options& x) { return x.db; }},
+            {"db-timeout", [](const Options& x) { return std::to_string(x.dbTimeoutSeconds); }},
+            {"log", [](const Options& x) { return x.log; }},
+            {"threads", [](const Options& x) { return std::to_string(x.threads); }},
+            {"redis",
+             [](const Options& x) {
+                 const auto& u = x.redis;
+                 return u ? u->host + "|" + std::to_string(u->port) + "|" + u->unixPath + "|" + u->user + "|" + u->password + "|" + std::to_string(u->db)
+                          : std::string();
+             }},
+            {"node-name", [](const Options& x) { return x.nodeName; }},
+            {"theme", [](const Options& x) { return x.theme; }},
+        };
+        std::vector<std::string> restart;
+        for (const auto& [name, text] : needRestart)
+            if (text(*fresh) != text(was))
+                restart.push_back(name);
+        // Applies now: what every published configuration is adjusted with.
+        std::vector<std::string> applied;
+        {
+            std::lock_guard lock(m_liveMutex);
+            if (fresh->trustedProxies != m_options.trustedProxies)
+                applied.push_back("trusted-proxy");
+            if (fresh->realIpHeader != m_options.realIpHeader)
+                applied.push_back("real-ip-header");
+            if (fresh->dryRun != m_options.dryRun)
+                applied.push_back("dry-run");
+            m_options.trustedProxies = fresh->trustedProxies;
+            m_options.realIpHeader = fresh->realIpHeader;
+            m_options.dryRun = fresh->dryRun;
+        }
+        const std::string source = fresh->configFile.empty() ? "the command line (no configuration file)" : fresh->configFile;
+        if (applied.empty())
+            lines.push_back("configuration read again from " + source + ": nothing that applies while running changed");
+        else
+            lines.push_back("configuration read again from " + source + ": " + join(applied) + " applied");
+        if (!restart.empty())
+            lines.push_back(join(restart) + (restart.size() == 1 ? " changed and needs" : " changed and need")
+                            + " a restart; running on with the old value" + (restart.size() == 1 ? "" : "s"));
+        if (!applied.empty())
+            republish();
+    }
+    if (m_log && !m_logPath.empty()) {
+        std::string why;
+        if (m_log->reopen(&why))
+            lines.push_back("limiter log " + m_logPath + " reopened");
+        else
+            lines.push_back(why + "; still writing to the file open before");
+    }
+    return lines;
+}
+
+void reloadOnSignal(Runtime& runtime, int argc, char** argv)
+{
+    Options fresh;
+    std::optional<Options> parsed;
+    if (auto error = parseOptions(argc, argv, fresh))
+        std::fprintf(stderr, "floodgate: SIGHUP: %s; keeping the running configuration\n", error->c_str());
+    else
+        parsed = std::move(fresh);
+    for (const std::string& line : runtime.reload(parsed))
+        std::fprintf(stderr, "floodgate: SIGHUP: %s\n", line.c_str());
+    std::fflush(stderr);
 }
 
 void Runtime::republish()

@@ -16,6 +16,7 @@
 #include <thread>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace Floodgate::Core {
 class Engine;
@@ -39,11 +40,17 @@ class ClusterSync;
 namespace Floodgate::App {
 
 class DemoDriver;
+class Runtime;
 
 struct StartFailure {
     int exitCode = 1;     // 3 cannot listen, 4 database unusable, 2 bad options
     std::string message;  // one line: what is wrong and what to do
 };
+
+// SIGHUP in either mode: the command line and the configuration file parsed
+// again and Runtime::reload()ed; every line said on stderr. A refused file
+// keeps the running configuration (and limiter.log is still reopened).
+void reloadOnSignal(Runtime& runtime, int argc, char** argv);
 
 class Runtime {
 public:
@@ -59,6 +66,14 @@ public:
     // API, the database, limiter.log ("limiter log ..." is the last line).
     // Both modes print them, so a script can find a port-0 listener.
     void printStartLines() const;
+
+    // SIGHUP (docs/CLI.md): `fresh` is the configuration file and the
+    // command line parsed again. The settings that can change while serving
+    // (trusted-proxy, real-ip-header, dry-run) apply at once; the others,
+    // changed, are named as needing a restart and keep their running value.
+    // limiter.log is reopened at its path either way (`fresh` absent: the
+    // file was refused, only the log is reopened). Returns the lines to say.
+    std::vector<std::string> reload(const std::optional<Options>& fresh);
 
 
     // Demo traffic on or off while running (the console's toggle).
@@ -97,6 +112,9 @@ private:
     std::unique_ptr<Cluster::ClusterSync> m_cluster;
     std::string m_clusterLine;  // the start-up line about it
     Options m_options;
+    // m_options' live settings (trusted proxies, real-IP header, dry run):
+    // reload() writes them while the store's writer thread publishes.
+    mutable std::mutex m_liveMutex;
     std::string m_dbPath;
     std::string m_logPath;
     bool m_adminBeyondLoopback = false;

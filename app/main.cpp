@@ -26,7 +26,13 @@ int main(int argc, char** argv)
     }
     if (!options.command.empty())
         return runCommand(options);
+    if (options.checkConfig) {
+        // Everything parsed and checked (parseOptions and checkOptions): nothing is started.
+        std::printf("configuration ok: %s\n",
+                    options.configFile.empty() ? "the command line (no configuration file)" : (options.configFile + " and the command line").c_str());
+        return 0;
+    }
     if (!options.headless)
         return runConsole(options, argc, argv);
-    return runHeadless(options);
+    return runHeadless(options, argc, argv);
 }

@@ -53,6 +53,11 @@ endif()
 set(FLOODGATE_SYSTEMD_UNIT_DIR ${FLOODGATE_SYSTEMD_DIR_FOUND} CACHE PATH "Where floodgate.service is installed")
 install(FILES ${PROJECT_SOURCE_DIR}/resources/systemd/floodgate.service DESTINATION ${FLOODGATE_SYSTEMD_UNIT_DIR})
 
+# ---- the configuration file and logrotate's rule ----
+# Read from this path (app/Options.h DefaultConfigFile); both are conffiles.
+install(FILES ${PROJECT_SOURCE_DIR}/resources/floodgate.conf DESTINATION /etc/floodgate)
+install(FILES ${PROJECT_SOURCE_DIR}/resources/logrotate/floodgate DESTINATION /etc/logrotate.d)
+
 # ---- the copyright file and the changelogs ----
 set(FLOODGATE_DOC_DIR ${CMAKE_INSTALL_DATADIR}/doc/floodgate)
 string(TIMESTAMP FLOODGATE_CHANGELOG_DATE "%a, %d %b %Y %H:%M:%S +0000" UTC)
@@ -101,7 +106,7 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # Files under /etc the package ships (the configuration file, logrotate's
 # rule) must be conffiles, so an upgrade keeps the operator's edits.
 # Installed paths, one each; empty: no conffiles.
-set(FLOODGATE_CONFFILES "")
+set(FLOODGATE_CONFFILES /etc/floodgate/floodgate.conf /etc/logrotate.d/floodgate)
 set(FLOODGATE_CONTROL_EXTRA
     ${PROJECT_BINARY_DIR}/debian/postinst ${PROJECT_BINARY_DIR}/debian/prerm ${PROJECT_BINARY_DIR}/debian/postrm)
 foreach(script postinst prerm postrm)

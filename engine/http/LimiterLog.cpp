@@ -81,38 +81,61 @@ LimiterLog::~LimiterLog()
     stop();
 }
 
+bool LimiterLog::openFile(std::string* error)
+{
+    // Visitors' addresses: the owner's alone (created 0600, an older
+    // looser file tightened).
+    std::string why;
+    const int fd = Files::openPrivateAppend(m_path, nullptr, &why);
+    if (fd < 0) {
+        if (error)
+            *error = "limiter log: " + why;
+        return false;
+    }
+    Files::tighten(m_path);
+    struct stat st {};
+    const off_t size = ::fstat(fd, &st) == 0 ? st.st_size : 0;
+    m_fd = fd;
+    m_headerPending = size == 0;
+    m_torn = false;
+    if (size > 0) {
+        // A file cut mid-record (a full disk before a restart): the
+        // next record starts on a line of its own.
+        char last = '\n';
+        if (const int reader = ::open(m_path.c_str(), O_RDONLY | O_CLOEXEC); reader >= 0) {
+            if (::pread(reader, &last, 1, size - 1) != 1)
+                last = '\n';
+            ::close(reader);
+        }
+        m_torn = last != '\n';
+    }
+    if (m_headerPending || m_torn)
+        writeOut(std::string(), 0);
+    return true;
+}
+
 bool LimiterLog::start(std::string* error)
 {
-    if (!m_path.empty()) {
-        // Visitors' addresses: the owner's alone (created 0600, an older
-        // looser file tightened).
-        std::string why;
-        m_fd = Files::openPrivateAppend(m_path, nullptr, &why);
-        if (m_fd < 0) {
-            if (error)
-                *error = "limiter log: " + why;
-            return false;
-        }
-        Files::tighten(m_path);
-        struct stat st {};
-        const off_t size = ::fstat(m_fd, &st) == 0 ? st.st_size : 0;
-        m_headerPending = size == 0;
-        if (size > 0) {
-            // A file cut mid-record (a full disk before a restart): the
-            // next record starts on a line of its own.
-            char last = '\n';
-            if (const int reader = ::open(m_path.c_str(), O_RDONLY | O_CLOEXEC); reader >= 0) {
-                if (::pread(reader, &last, 1, size - 1) != 1)
-                    last = '\n';
-                ::close(reader);
-            }
-            m_torn = last != '\n';
-        }
-        if (m_headerPending || m_torn)
-            writeOut(std::string(), 0);
-    }
+    if (!m_path.empty() && !openFile(error))
+        return false;
     m_started = true;
     m_thread = std::thread([this] { run(); });
+    return true;
+}
+
+bool LimiterLog::reopen(std::string* error)
+{
+    std::lock_guard lock(m_fileMutex);
+    if (m_path.empty() || m_fd < 0)
+        return true;  // --log off, or not started: nothing to reopen
+    const int old = m_fd;
+    if (!openFile(error)) {
+        m_fd = old;
+        return false;
+    }
+    // Whatever the old descriptor still had was written (write(2) is
+    // unbuffered): closing it loses nothing.
+    ::close(old);
     return true;
 }
 
@@ -127,6 +150,7 @@ void LimiterLog::stop()
     m_wake.notify_all();
     if (m_thread.joinable())
         m_thread.join();
+    std::lock_guard fileLock(m_fileMutex);
     // The listener has stopped (its owner stops it first): what its threads
     // folded and never handed over is taken here, then every second still
     // open is summed up.
@@ -340,7 +364,7 @@ void LimiterLog::handOver(std::size_t producer)
 
 void LimiterLog::take(const LogRecord& r, std::string& batch, std::uint64_t& lines)
 {
-    if (m_fd < 0) {
+    if (m_path.empty()) {
         m_written.fetch_add(1, std::memory_order_relaxed);  // --log off: counted as handled
         return;
     }
@@ -427,8 +451,10 @@ bool LimiterLog::drainOnce(std::size_t perRing, bool closeAll)
         close(INT64_MAX, INT64_MAX, batch, lines);
     else if ((m_latestSecond > m_closedBefore || m_wallSecond > m_closedWall) && !m_pending.empty())
         close(m_latestSecond, m_wallSecond, batch, lines);
-    if (!batch.empty())
+    if (!batch.empty()) {
+        std::lock_guard fileLock(m_fileMutex);
         writeOut(batch, lines);
+    }
     return left;
 }
 

@@ -96,6 +96,10 @@ public:
     bool start(std::string* error);
     // Flushes what is queued and stops the writer.
     void stop();
+    // Closes the file and opens its path again (SIGHUP after logrotate moved
+    // it: the next lines go to a new file there, with its header). On
+    // failure the old file is kept and written on, and `error` says why.
+    bool reopen(std::string* error);
 
     // From listener thread `producer` only (each thread its own index).
     void push(std::size_t producer, const Core::Decision& d, const Core::RequestFacts& f, std::string_view customer,
@@ -166,6 +170,8 @@ private:
         std::unique_ptr<LogRecord> summary;  // refusals beyond them (summary->refusals); null: none
     };
 
+    // Opens m_path for appending: sets m_fd, m_headerPending, m_torn.
+    bool openFile(std::string* error);
     void run();
     void fold(Producer& p, const Core::Decision& d, const Core::RequestFacts& f, std::string_view customer,
               std::string_view forwardedFor, Core::Millis now);
@@ -206,6 +212,7 @@ private:
     mutable std::mutex m_eventsMutex;
     std::vector<Event> m_events;  // a circular buffer of Tuning::maxEventsKept, allocated once; event n in slot (n - 1) % size
     std::uint64_t m_nextEventId = 1;
+    std::mutex m_fileMutex;       // m_fd, m_headerPending, m_torn: the writer thread and reopen()
     int m_fd = -1;                // the file, O_APPEND; -1 with --log off
     bool m_headerPending = false;  // the file has no header line yet (writer thread only, after start)
     bool m_torn = false;           // the file ends inside a record

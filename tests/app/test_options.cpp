@@ -10,6 +10,9 @@
 
 #include "app/Options.h"
 
+#include <QFile>
+#include <QTemporaryDir>
+
 #include <string>
 #include <vector>
 
@@ -97,6 +100,67 @@ private Q_SLOTS:
         QCOMPARE(summary(b), expected);
         QVERIFY(!expected.contains(QLatin1String("secret")));
         QVERIFY(a.command.empty());
+    }
+
+    void theConfigurationFileHoldsTheSameSettings()
+    {
+        // Every setting the file may hold, read through --config, gives the
+        // options the same values as the command line does.
+        QTemporaryDir dir;
+        const QString conf = dir.filePath(QStringLiteral("floodgate.conf"));
+        QFile f(conf);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("# every setting\n"
+                "listen = 127.0.0.1:8181\nupstream = \"http://127.0.0.1:9000\"\nadmin = [::1]:9191\ndb = /tmp/x.db\nlog = off\n"
+                "trusted-proxy = 10.0.0.0/8\n; a comment between\ntrusted-proxy = [2001:db8::/32]\nreal-ip-header = X-Real-IP\n"
+                "dry-run = true\nthreads = 3\ndb-timeout = 7   # seconds\ntheme = dark\n"
+                "redis = redis://:secret@127.0.0.1:6380/2\nnode-name = web-1\n");
+        f.close();
+        App::Options fromFile, fromLine;
+        QCOMPARE(parse({QStringLiteral("--headless"), QStringLiteral("--config"), conf}, fromFile), std::nullopt);
+        QCOMPARE(parse(split("--headless --listen 127.0.0.1:8181 --upstream http://127.0.0.1:9000 --admin [::1]:9191 --db /tmp/x.db --log off "
+                             "--trusted-proxy 10.0.0.0/8 --trusted-proxy 2001:db8::/32 --real-ip-header X-Real-IP --dry-run --threads 3 "
+                             "--db-timeout 7 --theme dark --redis redis://:secret@127.0.0.1:6380/2 --node-name web-1 --config off"),
+                       fromLine),
+                 std::nullopt);
+        QCOMPARE(summary(fromFile), summary(fromLine));
+        QCOMPARE(fromFile.configFile, conf.toStdString());
+        QCOMPARE(fromLine.configFile, std::string());
+
+        // The command line wins, setting by setting; its --trusted-proxy
+        // replaces the file's list.
+        App::Options both;
+        QCOMPARE(parse({QStringLiteral("--headless"), QStringLiteral("--config"), conf, QStringLiteral("--listen"), QStringLiteral("127.0.0.1:1"),
+                        QStringLiteral("--trusted-proxy"), QStringLiteral("192.168.0.0/16"), QStringLiteral("--dry-run=false")},
+                       both),
+                 std::nullopt);
+        QCOMPARE(both.listen.port, std::uint16_t(1));
+        QCOMPARE(both.trustedProxies.size(), std::size_t(1));
+        QCOMPARE(both.trustedProxies[0].toString(), std::string("192.168.0.0/16"));
+        QCOMPARE(both.dryRun, false);
+        QCOMPARE(both.threads, 3u);  // the file's
+        QCOMPARE(both.db, std::string("/tmp/x.db"));
+
+        // A command: db and db-timeout from the file, the serving settings
+        // left alone; replay --rules does not lay its rules over the file's database.
+        App::Options block;
+        QCOMPARE(parse({QStringLiteral("block"), QStringLiteral("203.0.113.7"), QStringLiteral("--config"), conf}, block), std::nullopt);
+        QCOMPARE(block.db, std::string("/tmp/x.db"));
+        QCOMPARE(block.dbTimeoutSeconds, 7.0);
+        App::Options replay;
+        QCOMPARE(parse({QStringLiteral("--config"), conf, QStringLiteral("replay"), QStringLiteral("access.log"), QStringLiteral("--rules"),
+                        QStringLiteral("try.json")},
+                       replay),
+                 std::nullopt);
+        QCOMPARE(replay.db, std::string());
+        App::Options replayDb;
+        QCOMPARE(parse({QStringLiteral("--config"), conf, QStringLiteral("replay"), QStringLiteral("access.log")}, replayDb), std::nullopt);
+        QCOMPARE(replayDb.db, std::string("/tmp/x.db"));
+
+        // The console reads a file only from --config: given, it is read.
+        App::Options console;
+        QCOMPARE(parse({QStringLiteral("--config"), conf}, console), std::nullopt);
+        QCOMPARE(console.listen.port, std::uint16_t(8181));
     }
 
     void defaultsWhenNothingIsGiven()

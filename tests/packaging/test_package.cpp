@@ -120,6 +120,8 @@ private Q_SLOTS:
                 files << line.section(QStringLiteral(" ./"), 1).prepend(QLatin1Char('/'));
         files.sort();
         const QStringList expected = {
+            QStringLiteral("/etc/floodgate/floodgate.conf"),
+            QStringLiteral("/etc/logrotate.d/floodgate"),
             QStringLiteral("/lib/systemd/system/floodgate.service"),
             QStringLiteral("/usr/bin/floodgate"),
             QStringLiteral("/usr/share/applications/floodgate.desktop"),
@@ -131,6 +133,10 @@ private Q_SLOTS:
             QStringLiteral("/usr/share/metainfo/io.github.floodgate.Floodgate.metainfo.xml"),
         };
         QCOMPARE(files, expected);
+        // What is under /etc is the operator's to edit: conffiles, kept on upgrade.
+        const Run conffiles = run(QStringLiteral("dpkg-deb"), {QStringLiteral("--info"), m_deb, QStringLiteral("conffiles")});
+        QCOMPARE(conffiles.code, 0);
+        QCOMPARE(conffiles.out, QStringLiteral("/etc/floodgate/floodgate.conf\n/etc/logrotate.d/floodgate\n"));
         // Everything root's, and only the binary executable.
         for (const QString& line : list.out.split(QLatin1Char('\n'), Qt::SkipEmptyParts)) {
             QVERIFY2(line.section(QLatin1Char(' '), 1, 1) == QStringLiteral("root/root"), qPrintable(line));
