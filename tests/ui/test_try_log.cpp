@@ -123,13 +123,18 @@ private Q_SLOTS:
         QCOMPARE(d.detailLabel()->text(),
                  QStringLiteral("49 requests from 4 clients in 2 logs, 2026-11-22 05:00:00 to 2026-11-22 05:00:50 UTC."));
 
-        // By rule: the per-IP rule, 11 refusals in force, 22 if applied.
+        // By rule (by level: each level is named by its rule and period):
+        // 11 refusals by the 1 s level in force, 22 by the 1 min level if applied.
         const QTableWidget* rules = d.rulesTable();
-        QCOMPARE(rules->rowCount(), 1);
-        QCOMPARE(text(rules, 0, 0), QStringLiteral("ip"));
-        QCOMPARE(text(rules, 0, 1), QStringLiteral("11"));
+        QCOMPARE(rules->rowCount(), 2);
+        QCOMPARE(text(rules, 0, 0), QStringLiteral("ip-1m"));
+        QCOMPARE(text(rules, 0, 1), QStringLiteral("0"));
         QCOMPARE(text(rules, 0, 2), QStringLiteral("22"));
-        QCOMPARE(text(rules, 0, 3), QStringLiteral("+11"));
+        QCOMPARE(text(rules, 0, 3), QStringLiteral("+22"));
+        QCOMPARE(text(rules, 1, 0), QStringLiteral("ip-1s"));
+        QCOMPARE(text(rules, 1, 1), QStringLiteral("11"));
+        QCOMPARE(text(rules, 1, 2), QStringLiteral("0"));
+        QCOMPARE(text(rules, 1, 3), QStringLiteral("−11"));
 
         // The clients whose outcome differs, whom Apply would start refusing first.
         using C = Ui::TryLogDialog;
@@ -141,8 +146,8 @@ private Q_SLOTS:
         QCOMPARE(text(t, 0, C::RefusedInForce), QStringLiteral("0"));
         QCOMPARE(text(t, 0, C::RefusedEdited), QStringLiteral("20"));
         QCOMPARE(text(t, 0, C::FirstRefusal), QStringLiteral("2026-11-22 05:00:10"));  // its 11th request
-        QVERIFY2(text(t, 0, C::Why).contains(QStringLiteral("window of ip")) && text(t, 0, C::Why).contains(QStringLiteral("(limit 10)")),
-                 qPrintable(text(t, 0, C::Why)));
+        // The window's count when it refused (refusals do not count: 10 of 10), until 05:01:00.
+        QCOMPARE(text(t, 0, C::Why), QStringLiteral("10 requests in the 60 s window of ip-1m (limit 10); passes again in 50 s"));
         QCOMPARE(text(t, 0, C::UserAgent), QString::fromLatin1(Googlebot));
         QCOMPARE(text(t, 0, C::Crawler), QStringLiteral("Googlebot"));
 
@@ -152,7 +157,7 @@ private Q_SLOTS:
         QCOMPARE(text(t, 1, C::RefusedInForce), QStringLiteral("2"));
         QCOMPARE(text(t, 1, C::RefusedEdited), QStringLiteral("0"));
         QCOMPARE(text(t, 1, C::FirstRefusal), QStringLiteral("2026-11-22 05:00:40"));
-        QVERIFY2(text(t, 1, C::Why).contains(QStringLiteral("(limit 3)")), qPrintable(text(t, 1, C::Why)));
+        QVERIFY2(text(t, 1, C::Why).contains(QStringLiteral("window of ip-1s (limit 3)")), qPrintable(text(t, 1, C::Why)));
         QCOMPARE(text(t, 1, C::Crawler), QStringLiteral("–"));
 
         QCOMPARE(text(t, 2, C::Client), QStringLiteral("192.0.2.40"));
@@ -161,7 +166,7 @@ private Q_SLOTS:
         QCOMPARE(text(t, 2, C::RefusedInForce), QStringLiteral("9"));
         QCOMPARE(text(t, 2, C::RefusedEdited), QStringLiteral("2"));
         QCOMPARE(text(t, 2, C::FirstRefusal), QStringLiteral("2026-11-22 05:00:50"));
-        QVERIFY2(text(t, 2, C::Why).contains(QStringLiteral("(limit 10)")), qPrintable(text(t, 2, C::Why)));
+        QVERIFY2(text(t, 2, C::Why).contains(QStringLiteral("window of ip-1m (limit 10)")), qPrintable(text(t, 2, C::Why)));
         QCOMPARE(text(t, 2, C::UserAgent), QString::fromLatin1(Curl));
     }
 
