@@ -321,6 +321,11 @@ std::optional<std::string> parseOptions(int argc, char** argv, Options& o)
                 });
     valueOption(app, "--screenshot-delay", "SECONDS", "how long the demo runs before --screenshots",
                 [&](const std::string& v) { return positiveSeconds("--screenshot-delay", v, o.screenshotDelaySeconds); });
+    valueOption(app, "--screenshot-log", "FILE", "with --screenshots: also the Rules view's \"Try on a log...\" on FILE\n(09-try-on-a-log.png)",
+                [&](const std::string& v) -> std::optional<std::string> {
+                    o.screenshotLog = v;
+                    return std::nullopt;
+                });
     flag(app, "--version", o.version, "print the version and exit");
 
     // ---- the commands (docs/CLI.md) ----

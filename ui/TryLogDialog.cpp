@@ -43,18 +43,28 @@ QString clientsText(std::uint64_t n)
     return counted(n, QObject::tr("client"), QObject::tr("clients"));
 }
 
-// A time of the log, in UTC as logs are usually kept: "2026-11-22 05:00:10".
-QString logTime(Core::Millis ms)
+// A time of the log, in UTC as logs are usually kept: "2026-11-22 05:00:10",
+// or "05:00:10" where the date is said once for all (`withDate` false).
+QString logTime(Core::Millis ms, bool withDate = true)
 {
-    return QDateTime::fromMSecsSinceEpoch(ms, Qt::UTC).toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"));
+    return QDateTime::fromMSecsSinceEpoch(ms, Qt::UTC).toString(withDate ? QStringLiteral("yyyy-MM-dd HH:mm:ss") : QStringLiteral("HH:mm:ss"));
 }
 
-// The first sentence of a refusal's why (rule, window, count vs limit and
-// when it passes again); the rest (who the client is) goes to the tooltip.
-QString firstSentence(const std::string& why)
+bool sameDay(Core::Millis a, Core::Millis b)
+{
+    return Core::floorDiv(a, Core::DAY) == Core::floorDiv(b, Core::DAY);
+}
+
+// The heart of a refusal's why: the count against the limit in its rule's
+// window (Http::explain's first clause); when it passes again and who the
+// client is go to the tooltip.
+QString shortWhy(const std::string& why)
 {
     const QString all = qs(why);
-    const qsizetype end = all.indexOf(QStringLiteral(". "));
+    qsizetype end = all.indexOf(QStringLiteral(". "));
+    const qsizetype clause = all.indexOf(QStringLiteral("; "));
+    if (clause >= 0 && (end < 0 || clause < end))
+        end = clause;
     return end < 0 ? all : all.left(end);
 }
 
@@ -152,14 +162,15 @@ TryLogDialog::TryLogDialog(Replay::Configuration inForce, Replay::Configuration 
     layout->addWidget(m_rulesCaption);
     m_rules = makeTable({tr("Rule"), tr("Rules in force"), tr("Edited rules"), tr("Change")});
     m_rules->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    m_rules->horizontalHeader()->setStretchLastSection(true);
-    m_rules->setMaximumHeight(130);
-    layout->addWidget(m_rules);
+    m_rules->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    m_rules->setSizeAdjustPolicy(QAbstractScrollArea::AdjustToContents);
+    m_rules->setSizePolicy(QSizePolicy::Maximum, QSizePolicy::Maximum);
+    layout->addWidget(m_rules, 0, Qt::AlignLeft);
 
     m_clientsCaption = new QLabel(tr("<b>Clients whose outcome differs</b>"));
     layout->addWidget(m_clientsCaption);
     m_clients = makeTable({tr("Client"), tr("Outcome"), tr("Requests"), tr("Refused now"), tr("Refused if applied"),
-                           tr("Why (first refusal)"), tr("First refusal (UTC)"), tr("User agent"), tr("Known crawler")});
+                           tr("Why (first refusal)"), tr("First refusal (UTC)"), tr("Known crawler"), tr("User agent")});
     m_clients->horizontalHeaderItem(Crawler)->setToolTip(tr("Named by the user agent, which any client can forge."));
     m_clients->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
     m_clients->horizontalHeader()->setStretchLastSection(true);
@@ -407,6 +418,8 @@ void TryLogDialog::showResult()
     std::stable_sort(differences.begin(), differences.end(), [&](const Replay::Difference& x, const Replay::Difference& y) {
         return group(x) != group(y) ? group(x) < group(y) : most(x) > most(y);
     });
+    // A log of one day: its date is said once, in the line above; the cells say the time.
+    const bool oneDay = sameDay(*r.firstTime, *r.lastTime);
     m_clients->setRowCount(0);
     for (const Replay::Difference& d : differences) {
         // What the row explains: the side that refuses it, the edited one when both do.
@@ -432,13 +445,13 @@ void TryLogDialog::showResult()
         m_clients->setItem(row, Requests, number(c.requests));
         m_clients->setItem(row, RefusedInForce, number(d.before ? d.before->refusals : 0));
         m_clients->setItem(row, RefusedEdited, number(d.after ? d.after->refusals : 0));
-        auto* why = cell(firstSentence(c.first.why));
+        auto* why = cell(shortWhy(c.first.why));
         QString tip = tr("%1 %2\n%3").arg(qs(c.first.method), qs(c.first.path), qs(c.first.why));
         if (d.before && d.after)
             tip += tr("\n\nUnder the rules in force: %1").arg(qs(d.before->first.why));
         why->setToolTip(tip);
         m_clients->setItem(row, Why, why);
-        m_clients->setItem(row, FirstRefusal, cell(logTime(c.first.time)));
+        m_clients->setItem(row, FirstRefusal, cell(logTime(c.first.time, !oneDay)));
         auto* agent = cell(qs(c.userAgent));
         agent->setToolTip(qs(c.userAgent));
         m_clients->setItem(row, UserAgent, agent);
@@ -448,8 +461,8 @@ void TryLogDialog::showResult()
                                                   : tr("<b>Clients whose outcome differs</b> (%1)").arg(formatCount(differences.size())));
     m_clients->resizeColumnsToContents();
     // A long user agent must not push the table wider than the window.
-    if (m_clients->columnWidth(Why) > 420)
-        m_clients->setColumnWidth(Why, 420);
+    if (m_clients->columnWidth(Why) > 360)
+        m_clients->setColumnWidth(Why, 360);
     if (m_clients->columnWidth(UserAgent) > 320)
         m_clients->setColumnWidth(UserAgent, 320);
 }

@@ -29,7 +29,7 @@ class TryLogDialog : public QDialog {
 
 public:
     // Column of the clients table.
-    enum Column { Client, Outcome, Requests, RefusedInForce, RefusedEdited, Why, FirstRefusal, UserAgent, Crawler, ColumnCount };
+    enum Column { Client, Outcome, Requests, RefusedInForce, RefusedEdited, Why, FirstRefusal, Crawler, UserAgent, ColumnCount };
 
     // `inForce` and `edited`: the rules and lists each side replays through
     // (their names are the dialog's own).

@@ -140,14 +140,16 @@ private Q_SLOTS:
         using C = Ui::TryLogDialog;
         const QTableWidget* t = d.clientsTable();
         QCOMPARE(t->rowCount(), 3);
+        // A log of one day: the date is in the line above, the cells say the time.
         QCOMPARE(text(t, 0, C::Client), QStringLiteral("192.0.2.10"));
         QCOMPARE(text(t, 0, C::Outcome), QStringLiteral("Refused only by the edited rules"));
         QCOMPARE(text(t, 0, C::Requests), QStringLiteral("30"));
         QCOMPARE(text(t, 0, C::RefusedInForce), QStringLiteral("0"));
         QCOMPARE(text(t, 0, C::RefusedEdited), QStringLiteral("20"));
-        QCOMPARE(text(t, 0, C::FirstRefusal), QStringLiteral("2026-11-22 05:00:10"));  // its 11th request
+        QCOMPARE(text(t, 0, C::FirstRefusal), QStringLiteral("05:00:10"));  // its 11th request
         // The window's count when it refused (refusals do not count: 10 of 10), until 05:01:00.
-        QCOMPARE(text(t, 0, C::Why), QStringLiteral("10 requests in the 60 s window of ip-1m (limit 10); passes again in 50 s"));
+        QCOMPARE(text(t, 0, C::Why), QStringLiteral("10 requests in the 60 s window of ip-1m (limit 10)"));
+        QVERIFY2(t->item(0, C::Why)->toolTip().contains(QStringLiteral("passes again in 50 s")), qPrintable(t->item(0, C::Why)->toolTip()));
         QCOMPARE(text(t, 0, C::UserAgent), QString::fromLatin1(Googlebot));
         QCOMPARE(text(t, 0, C::Crawler), QStringLiteral("Googlebot"));
 
@@ -156,7 +158,7 @@ private Q_SLOTS:
         QCOMPARE(text(t, 1, C::Requests), QStringLiteral("5"));
         QCOMPARE(text(t, 1, C::RefusedInForce), QStringLiteral("2"));
         QCOMPARE(text(t, 1, C::RefusedEdited), QStringLiteral("0"));
-        QCOMPARE(text(t, 1, C::FirstRefusal), QStringLiteral("2026-11-22 05:00:40"));
+        QCOMPARE(text(t, 1, C::FirstRefusal), QStringLiteral("05:00:40"));
         QVERIFY2(text(t, 1, C::Why).contains(QStringLiteral("window of ip-1s (limit 3)")), qPrintable(text(t, 1, C::Why)));
         QCOMPARE(text(t, 1, C::Crawler), QStringLiteral("–"));
 
@@ -165,7 +167,7 @@ private Q_SLOTS:
         QCOMPARE(text(t, 2, C::Requests), QStringLiteral("12"));
         QCOMPARE(text(t, 2, C::RefusedInForce), QStringLiteral("9"));
         QCOMPARE(text(t, 2, C::RefusedEdited), QStringLiteral("2"));
-        QCOMPARE(text(t, 2, C::FirstRefusal), QStringLiteral("2026-11-22 05:00:50"));
+        QCOMPARE(text(t, 2, C::FirstRefusal), QStringLiteral("05:00:50"));
         QVERIFY2(text(t, 2, C::Why).contains(QStringLiteral("window of ip-1m (limit 10)")), qPrintable(text(t, 2, C::Why)));
         QCOMPARE(text(t, 2, C::UserAgent), QString::fromLatin1(Curl));
     }
