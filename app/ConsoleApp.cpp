@@ -10,7 +10,10 @@
 #include "core/Engine.h"
 #include "ui/EventsView.h"
 #include "http/LimiterLog.h"
+#include "ui/LevelsEditor.h"
 #include "ui/MainWindow.h"
+#include "ui/RulesView.h"
+#include "ui/TryLogDialog.h"
 #include "http/RequestSamples.h"
 #include "app/Runtime.h"
 #include "storage/Store.h"
@@ -18,6 +21,9 @@
 
 #include <QApplication>
 #include <QDir>
+#include <QEventLoop>
+#include <QSpinBox>
+#include <QTableWidget>
 #include <QSocketNotifier>
 #include <QGuiApplication>
 #include <QMessageBox>
@@ -126,12 +132,43 @@ bool canShowDialogs()
     return platform != QStringLiteral("offscreen") && platform != QStringLiteral("minimal");
 }
 
+void saveScreenshot(const QPixmap& shot, const QString& path)
+{
+    if (!shot.save(path))
+        std::fprintf(stderr, "floodgate: cannot write %s\n", path.toLocal8Bit().constData());
+    else
+        std::printf("screenshot %s\n", path.toLocal8Bit().constData());
+}
+
+// The main window with a dialog over it, as one picture: there is no
+// window manager under Xvfb, so the dialog is drawn onto the window's image
+// with a frame and a soft shadow of its own.
+QPixmap grabWithDialog(QWidget& window, QWidget& dialog)
+{
+    QPixmap shot = window.grab();
+    const QPixmap pane = dialog.grab();
+    const QPoint at = dialog.geometry().topLeft() - window.geometry().topLeft();
+    QPainter p(&shot);
+    p.setRenderHint(QPainter::Antialiasing);
+    for (int i = 12; i > 0; --i) {
+        p.setPen(Qt::NoPen);
+        p.setBrush(QColor(0, 0, 0, 5));
+        p.drawRoundedRect(QRectF(at.x() - i + 4, at.y() - i + 8, pane.width() / pane.devicePixelRatio() + 2 * i - 8,
+                                 pane.height() / pane.devicePixelRatio() + 2 * i - 8),
+                          i, i);
+    }
+    p.drawPixmap(at, pane);
+    p.setBrush(Qt::NoBrush);
+    p.setPen(QPen(QApplication::palette().color(QPalette::Mid), 1));
+    p.drawRect(QRectF(at, pane.size() / pane.devicePixelRatio()).adjusted(-0.5, -0.5, 0.5, 0.5));
+    p.end();
+    return shot;
+}
+
 // With --redis: the Cluster window over the clients view (the demo's API
 // customers, whom scripts/screenshots also sends to another node: the
 // cluster's count beside "This node"; the status bar's indicator), as one
-// picture: there is
-// no window manager under Xvfb, so the window is drawn onto the main
-// window's image with a frame and a soft shadow of its own.
+// picture (grabWithDialog).
 void saveClusterScreenshot(Ui::MainWindow& window, Ui::Console& console, const QString& dir)
 {
     window.showView(Ui::MainWindow::Clients);
@@ -152,35 +189,49 @@ void saveClusterScreenshot(Ui::MainWindow& window, Ui::Console& console, const Q
     QApplication::processEvents();
     console.refreshNow();  // again, now that it is laid out (the last error is elided to its width)
     QApplication::processEvents();
-    QPixmap shot = window.grab();
-    const QPixmap pane = dialog->grab();
-    const QPoint at = dialog->geometry().topLeft() - window.geometry().topLeft();
-    QPainter p(&shot);
-    p.setRenderHint(QPainter::Antialiasing);
-    for (int i = 12; i > 0; --i) {
-        p.setPen(Qt::NoPen);
-        p.setBrush(QColor(0, 0, 0, 5));
-        p.drawRoundedRect(QRectF(at.x() - i + 4, at.y() - i + 8, pane.width() / pane.devicePixelRatio() + 2 * i - 8,
-                                 pane.height() / pane.devicePixelRatio() + 2 * i - 8),
-                          i, i);
-    }
-    p.drawPixmap(at, pane);
-    p.setBrush(Qt::NoBrush);
-    p.setPen(QPen(QApplication::palette().color(QPalette::Mid), 1));
-    p.drawRect(QRectF(at, pane.size() / pane.devicePixelRatio()).adjusted(-0.5, -0.5, 0.5, 0.5));
-    p.end();
+    const QPixmap shot = grabWithDialog(window, *dialog);
     const QString path = QStringLiteral("%1/08-cluster.png").arg(dir);
-    if (!shot.save(path))
-        std::fprintf(stderr, "floodgate: cannot write %s\n", path.toLocal8Bit().constData());
-    else
-        std::printf("screenshot %s\n", path.toLocal8Bit().constData());
+    saveScreenshot(shot, path);
+}
+
+// --screenshot-log FILE: the Rules view with the per-IP levels edited (the
+// burst level raised from 6 to 10 in 3 s, the 5-minute level lowered from
+// 300 to 200) and not applied, and "Try on a log..." over it, replayed.
+void saveTryOnLogScreenshot(Ui::MainWindow& window, const QString& dir, const QString& log)
+{
+    window.showView(Ui::MainWindow::Rules);
+    Ui::RulesView* rules = window.rules();
+    auto* levels = rules->findChild<Ui::LevelsEditor*>();
+    auto* table = levels ? levels->findChild<QTableWidget*>() : nullptr;
+    if (!table || table->rowCount() < 2) {
+        std::fprintf(stderr, "floodgate: --screenshot-log: the per-IP levels are not the defaults' three\n");
+        return;
+    }
+    for (const auto& [row, limit] : {std::pair{0, 10}, std::pair{1, 200}})
+        if (auto* spin = qobject_cast<QSpinBox*>(table->cellWidget(row, 0)))
+            spin->setValue(limit);
+    rules->tryOnLog();
+    Ui::TryLogDialog* dialog = rules->tryLogDialog();
+    if (!dialog)
+        return;
+    dialog->resize(std::min(1240, window.width() - 60), std::min(600, window.height() - 110));
+    QEventLoop loop;
+    QObject::connect(dialog, &Ui::TryLogDialog::replayEnded, &loop, &QEventLoop::quit);
+    dialog->setFiles({log});
+    if (dialog->running())
+        loop.exec();
+    dialog->move(window.geometry().topLeft() + QPoint((window.width() - dialog->width()) / 2, 70));
+    QApplication::processEvents();
+    saveScreenshot(grabWithDialog(window, *dialog), QStringLiteral("%1/09-try-on-a-log.png").arg(dir));
+    dialog->close();
 }
 
 // --screenshots DIR: each view saved as a PNG after the demo has run a while
 // (and with --redis, the Cluster window).
 void scheduleScreenshots(Ui::MainWindow& window, Ui::Console& console, const Options& o)
 {
-    QTimer::singleShot(int(o.screenshotDelaySeconds * 1000), &window, [&window, &console, dir = QString::fromStdString(o.screenshots)] {
+    QTimer::singleShot(int(o.screenshotDelaySeconds * 1000), &window, [&window, &console, dir = QString::fromStdString(o.screenshots),
+                                                                         log = QString::fromStdString(o.screenshotLog)] {
         QDir().mkpath(dir);
         const char* names[] = {"traffic", "clients", "buckets", "lists", "tiers", "rules", "events"};
         for (int v = 0; v < Ui::MainWindow::ViewCount; ++v) {
@@ -202,14 +253,12 @@ void scheduleScreenshots(Ui::MainWindow& window, Ui::Console& console, const Opt
                     events->setCurrentIndex(events->model()->index(0, 0));
             }
             QApplication::processEvents();
-            const QString path = QStringLiteral("%1/%2-%3.png").arg(dir).arg(v + 1, 2, 10, QLatin1Char('0')).arg(QLatin1String(names[v]));
-            if (!window.grab().save(path))
-                std::fprintf(stderr, "floodgate: cannot write %s\n", path.toLocal8Bit().constData());
-            else
-                std::printf("screenshot %s\n", path.toLocal8Bit().constData());
+            saveScreenshot(window.grab(), QStringLiteral("%1/%2-%3.png").arg(dir).arg(v + 1, 2, 10, QLatin1Char('0')).arg(QLatin1String(names[v])));
         }
         if (console.latest()->cluster)
             saveClusterScreenshot(window, console, dir);
+        if (!log.isEmpty())
+            saveTryOnLogScreenshot(window, dir, log);
         std::fflush(stdout);
         QApplication::quit();
     });

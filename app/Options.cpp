@@ -519,6 +519,12 @@ std::optional<std::string> parseCommandLine(int argc, char** argv, Options& o)
     valueOption(app, "--screenshot-delay", "SECONDS", "how long the demo runs before --screenshots",
                 [&](const std::string& v) { return positiveSeconds("--screenshot-delay", v, o.screenshotDelaySeconds); })
         ->configurable(false);
+    valueOption(app, "--screenshot-log", "FILE", "with --screenshots: also the Rules view's \"Try on a log...\" on FILE\n(09-try-on-a-log.png)",
+                [&](const std::string& v) -> std::optional<std::string> {
+                    o.screenshotLog = v;
+                    return std::nullopt;
+                })
+        ->configurable(false);
     flag(app, "--version", o.version, "print the version and exit")->configurable(false);
 
     // ---- the commands (docs/CLI.md) ----

@@ -65,6 +65,7 @@ struct Options {
     int windowHeight = 0;
     std::string screenshots;           // --screenshots DIR: save each console view as PNG, then quit
     double screenshotDelaySeconds = 8; // --screenshot-delay: how long the demo runs first
+    std::string screenshotLog;         // --screenshot-log FILE: also "Try on a log..." on FILE
     std::optional<Cluster::RedisUrl> redis;  // --redis: one node of the cluster that Redis holds (docs/CLUSTER.md)
     std::string nodeName;              // --node-name: default the host name
     std::vector<std::string> command;  // the command's words: {"block"}, {"lists", "show"}, {"replay"} (docs/CLI.md)

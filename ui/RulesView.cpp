@@ -11,6 +11,7 @@
 #include "ui/NoticeBar.h"
 #include "ui/Theme.h"
 #include "ui/ThrottleRulesEditor.h"
+#include "ui/TryLogDialog.h"
 
 #include <QHBoxLayout>
 #include <QLabel>
@@ -51,13 +52,17 @@ RulesView::RulesView(Console& console, NoticeBar& notice, QWidget* parent)
     m_apply = new QPushButton(Theme::icon(QStringLiteral("check")), tr("Apply"));
     m_apply->setDefault(true);
     m_revert = new QPushButton(Theme::icon(QStringLiteral("undo")), tr("Revert"));
+    m_try = new QPushButton(Theme::icon(QStringLiteral("play")), tr("Try on a log…"));
+    m_try->setToolTip(tr("Replay access logs through these rules and the rules in force, and see whom each would refuse, before Apply."));
     bar->addWidget(m_problem, 1);
+    bar->addWidget(m_try);
     bar->addWidget(m_revert);
     bar->addWidget(m_apply);
     outer->addLayout(bar);
 
     connect(m_apply, &QPushButton::clicked, this, &RulesView::save);
     connect(m_revert, &QPushButton::clicked, this, &RulesView::revert);
+    connect(m_try, &QPushButton::clicked, this, &RulesView::tryOnLog);
     revalidate();
 }
 
@@ -123,6 +128,8 @@ void RulesView::revalidate()
         m_problem->setText(m_dirty ? tr("Changed: Apply saves it and it is in force for the next request.") : tr("These are the rules in force."));
     m_apply->setEnabled(m_dirty && m_why.isEmpty());
     m_revert->setEnabled(m_dirty);
+    // Rules that do not validate cannot be replayed either.
+    m_try->setEnabled(m_why.isEmpty());
 }
 
 void RulesView::save()
@@ -181,6 +188,38 @@ void RulesView::save()
 void RulesView::revert()
 {
     load(m_base);
+}
+
+TryLogDialog* RulesView::tryLogDialog() const
+{
+    return m_tryLog.data();
+}
+
+void RulesView::tryOnLog()
+{
+    if (!m_why.isEmpty())
+        return;
+    // Both sides with the operator's safelist and blocklist as they are
+    // now (not the automatic bans, which came from today's traffic), and
+    // without dry run, which would let every refusal through: the question
+    // is whom the rules would refuse.
+    Replay::Configuration inForce, edited;
+    inForce.config = m_base;
+    edited.config = this->edited();
+    if (const SnapshotPtr latest = m_console.latest()) {
+        for (Replay::Configuration* c : {&inForce, &edited}) {
+            c->safelist = latest->listSet.safelist->entries();
+            c->blocklist = latest->listSet.blocklist->entries();
+        }
+    }
+    for (Replay::Configuration* c : {&inForce, &edited})
+        c->config.settings.dryRun = false;
+    // One at a time: a new one replaces the last (which cancels its replay).
+    if (m_tryLog)
+        m_tryLog->close();
+    m_tryLog = new TryLogDialog(std::move(inForce), std::move(edited), window());
+    m_tryLog->setAttribute(Qt::WA_DeleteOnClose);
+    m_tryLog->show();
 }
 
 } // namespace Floodgate::Ui

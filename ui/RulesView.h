@@ -7,6 +7,7 @@
 // request.
 #pragma once
 
+#include <QPointer>
 #include <QWidget>
 
 #ifndef Q_MOC_RUN
@@ -25,6 +26,7 @@ class Console;
 class NoticeBar;
 class RulesSection;
 class ThrottleRulesEditor;
+class TryLogDialog;
 
 class RulesView : public QWidget {
     Q_OBJECT
@@ -39,9 +41,14 @@ public:
     QString problem() const { return m_why; }
     bool dirty() const { return m_dirty; }
 
+    // The "Try on a log…" window (null until opened; it deletes itself when closed).
+    TryLogDialog* tryLogDialog() const;
+
 public Q_SLOTS:
     void save();
     void revert();
+    // Opens "Try on a log…" for the rules in force and the form as edited now.
+    void tryOnLog();
 
 private:
     void load(const Core::EngineConfig& config);
@@ -62,6 +69,8 @@ private:
     QLabel* m_problem = nullptr;
     QPushButton* m_apply = nullptr;
     QPushButton* m_revert = nullptr;
+    QPushButton* m_try = nullptr;
+    QPointer<TryLogDialog> m_tryLog;
 };
 
 } // namespace Floodgate::Ui

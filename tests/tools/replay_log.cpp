@@ -5,24 +5,21 @@
 //
 //   replay_log [--all] access.log [more.log ...]
 //
-// Each line becomes one Engine::decide() at the line's time. A log has
-// one-second timestamps: the lines of one second are spread evenly over it
-// in the order they were written (a burst stays a burst, never bunched at
-// the second's start, never spread over the next second). A combined log
-// does not keep request headers, so a 206 (Partial Content) answer is taken
-// as a request that carried a Range header; cookies are unknown (none).
+// The replay itself is floodgate replay's (engine/replay: the parser, the
+// time rules, the client's identity, the engine); this tool only keeps its
+// own tallies from each decision. Every format floodgate replay reads works
+// here too (combined, common, nginx JSON, limiter.log; gzipped, several
+// files in a row). A 206 (Partial Content) answer is taken as a request
+// that carried a Range header (Replay.h).
 //
 // Prints Markdown: the totals, then every refused client (--all: every
 // client) with its user agent, its request count, its busiest 3 seconds (all
 // requests, and the ones the rules counted) and minute, and what refused it.
-#include "core/Engine.h"
-#include "replay/LogFormat.h"
+#include "replay/Replay.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -33,32 +30,6 @@
 using namespace Floodgate::Core;
 
 namespace {
-
-struct Line {
-    std::string client;
-    std::int64_t second = 0;  // Unix time, UTC
-    std::string method;
-    std::string target;
-    int status = 0;
-    std::string agent;
-};
-
-// One combined line, read by floodgate replay's parser (engine/replay).
-std::optional<Line> parse(const std::string& s)
-{
-    static Floodgate::Replay::ParseScratch scratch;
-    Floodgate::Replay::LogRequest r;
-    if (Floodgate::Replay::parseLine(s, Floodgate::Replay::LogFormat::Combined, r, scratch, nullptr) != Floodgate::Replay::LineKind::Request)
-        return std::nullopt;
-    Line l;
-    l.client = r.peer.toString();
-    l.second = r.time / 1000;
-    l.method = std::string(r.method);
-    l.target = std::string(r.target);
-    l.status = r.status;
-    l.agent = std::string(r.userAgent);
-    return l;
-}
 
 bool contains(std::string_view text, std::string_view word)
 {
@@ -144,77 +115,40 @@ int main(int argc, char** argv)
         std::cerr << "usage: replay_log [--all] access.log [more.log ...]\n";
         return 2;
     }
-    std::vector<Line> lines;
-    std::size_t unparsed = 0;
-    for (const std::string& f : files) {
-        std::ifstream in(f);
-        if (!in) {
-            std::cerr << "replay_log: cannot read " << f << "\n";
-            return 1;
-        }
-        std::string s;
-        while (std::getline(in, s)) {
-            if (auto l = parse(s))
-                lines.push_back(std::move(*l));
-            else if (!s.empty())
-                ++unparsed;
-        }
-    }
-    // Time order; lines of one second keep the order they were written in.
-    std::stable_sort(lines.begin(), lines.end(), [](const Line& a, const Line& b) { return a.second < b.second; });
-
-    Engine engine;  // the defaults of a new database
+    Floodgate::Replay::Input input;
+    input.files = files;
     std::map<std::string, ClientStats> clients;
     std::size_t refusedRequests = 0;
-    Millis lastPurge = 0;
-    for (std::size_t i = 0; i < lines.size();) {
-        std::size_t j = i;
-        while (j < lines.size() && lines[j].second == lines[i].second)
-            ++j;
-        const std::size_t inSecond = j - i;
-        for (std::size_t k = i; k < j; ++k) {
-            const Line& l = lines[k];
-            const Millis now = l.second * 1000 + Millis((k - i) * 1000 / inSecond);
-            if (now - lastPurge >= 60'000) {
-                engine.purge(now);
-                lastPurge = now;
-            }
-            const auto address = IpAddress::parse(l.client);
-            if (!address)
-                continue;
-            const auto q = l.target.find('?');
-            std::vector<HeaderField> headers;
-            if (l.status == 206)
-                headers.push_back({"Range", "bytes=0-"});
-            RequestFacts f;
-            f.peer = *address;
-            f.client = *address;
-            f.method = l.method;
-            f.path = std::string_view(l.target).substr(0, q);
-            f.query = q == std::string::npos ? std::string_view{} : std::string_view(l.target).substr(q + 1);
-            f.userAgent = l.agent;
-            f.headers = headers;
-            const Decision d = engine.decide(f, now);
-            ClientStats& c = clients[l.client];
-            if (c.agent.empty())
-                c.agent = l.agent;
-            ++c.requests;
-            c.rangeParts += l.status == 206;
-            c.times.push_back(now);
-            const std::string_view reason = toString(d.reason);
-            if (reason == "counted" || reason == "over_limit")
-                c.counted.push_back(now);
-            if (d.refused()) {
-                ++c.refused;
-                ++refusedRequests;
-                const std::string rule(d.rule.view());
-                ++c.refusingRules[rule];
-                if (c.firstRefusal.empty())
-                    c.firstRefusal = l.method + " " + std::string(f.path.substr(0, 60)) + " (" + rule + ")";
-            }
+    input.onDecision = [&](const Floodgate::Replay::DecisionEvent& e) {
+        const RequestFacts& f = *e.facts;
+        const Decision& d = *e.decision;
+        ClientStats& c = clients[f.client.toString()];
+        if (c.agent.empty())
+            c.agent = std::string(f.userAgent);
+        ++c.requests;
+        for (const HeaderField& h : f.headers)
+            c.rangeParts += equalsIgnoreCase(h.name, "Range");
+        c.times.push_back(e.time);
+        if (d.reason == Reason::Counted || d.reason == Reason::OverLimit)
+            c.counted.push_back(e.time);
+        if (d.refused()) {
+            ++c.refused;
+            ++refusedRequests;
+            const std::string rule(d.rule.view());
+            ++c.refusingRules[rule];
+            if (c.firstRefusal.empty())
+                c.firstRefusal = std::string(f.method) + " " + std::string(f.path.substr(0, 60)) + " (" + rule + ")";
         }
-        i = j;
+    };
+    // The defaults of a new database.
+    const Floodgate::Replay::Result result = Floodgate::Replay::replay(input, {Floodgate::Replay::Configuration{}});
+    if (!result.fatal.empty()) {
+        std::cerr << "replay_log: " << result.fatal << "\n";
+        return 1;
     }
+    for (const Floodgate::Replay::FileSummary& f : result.files)
+        if (!f.error.empty())
+            std::cerr << "replay_log: " << f.path << ": " << f.error << "\n";
 
     std::size_t refusedClients = 0, browsers = 0, refusedBrowsers = 0, closest = 0;
     for (const auto& [client, c] : clients) {
@@ -225,8 +159,12 @@ int main(int argc, char** argv)
         refusedClients += c.refused > 0;
         refusedBrowsers += browser && c.refused > 0;
     }
-    const double span = lines.empty() ? 0 : double(lines.back().second - lines.front().second) / 3600.0;
-    std::printf("Requests: %zu (%zu lines not in combined format), over %.1f hours\n", lines.size(), unparsed, span);
+    const double span = result.firstTime ? double(*result.lastTime - *result.firstTime) / 3'600'000.0 : 0.0;
+    std::printf("Requests: %llu (%llu lines that did not parse), over %.1f hours\n", (unsigned long long)result.requests,
+                (unsigned long long)result.badLines, span);
+    if (result.late > 0)
+        std::printf("Out of time order by more than %lld s: %llu lines, decided at the time already reached (as floodgate replay does)\n",
+                    (long long)Floodgate::Replay::ReorderSeconds, (unsigned long long)result.late);
     std::printf("Clients: %zu, of which %zu look like browsers\n", clients.size(), browsers);
     std::printf("Refused: %zu requests; %zu clients (%.2f%%), of which %zu look like browsers\n", refusedRequests,
                 refusedClients, clients.empty() ? 0.0 : 100.0 * double(refusedClients) / double(clients.size()), refusedBrowsers);
