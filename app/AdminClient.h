@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A blocking GET against a running Floodgate's admin API, for `floodgate
 // explain`: one request per connection, loopback or wherever --admin points,
 // bounded in time. Boost stays in the .cpp file.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What a cluster node shares with the others (docs/CLUSTER.md, "what the
 // nodes share"), in storage's terms: the safelist and the blocklist, the
 // tiers, the customers and the rules. What is changed here (the console,

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The commands of docs/CLI.md: the lists, tiers, customers and rules of the
 // database, through the same storage code and audit trail as the console and
 // the admin API ("cli:$USER"); `token`; `explain` asks a running instance's

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The console: the runtime (Runtime.h) with the window on top.
 #pragma once
 

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Drives DemoTraffic into a running listener over real loopback HTTP. Each
 // actor keeps its own keep-alive connection; the actor's address travels in
 // the header --real-ip-header names (X-Forwarded-For by default), which the

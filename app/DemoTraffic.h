@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Synthetic traffic with realistic actors (browsers with cookies, a good bot
 // at 1 req/s, a scraper flood at 20 req/s, a double-submitter, API customers
 // of each tier, an IPv6 rotator). It only says *what* to send and when; the

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Headless mode: the runtime (Runtime.h) without a window, stopped by
 // SIGINT/SIGTERM, reloaded by SIGHUP, printing who is hammering once a
 // second with --demo.

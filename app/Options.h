@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The command line of docs/INTERFACE.md, parsed into plain values. Errors name the
 // option and what was wrong (exit code 2).
 #pragma once

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `floodgate replay ACCESS_LOG...` (docs/CLI.md): access logs through the
 // rules of a database or a rules file, on the logs' own clock; nothing is
 // sent anywhere and the database is only read.

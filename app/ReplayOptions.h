@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What `floodgate replay` is asked to do (docs/CLI.md): the command line
 // fills it, app/Replay runs it. Plain values, so the parser and the replay
 // do not depend on each other.

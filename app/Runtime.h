@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The composition root shared by headless mode and the console: opens the
 // database, builds the engine from it, starts the listener, the store's
 // writer, the admin API and (with --demo) the demo traffic, and stops them

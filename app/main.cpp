@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // floodgate: the console, or --headless: engine + listener + admin API, or a command.
 #include "app/Commands.h"
 #include "app/ConsoleApp.h"

@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: MIT
+# SPDX-License-Identifier: GPL-3.0-or-later
 # One INTERFACE target carries the flags every Floodgate target shares.
 add_library(fg_common INTERFACE)
 target_compile_features(fg_common INTERFACE cxx_std_20)

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Add or edit a safelist or blocklist entry. OK stays disabled, with the
 // reason shown, while the address does not parse; IPv6 is shown as it will
 // be stored (RFC 5952, host bits cleared) so duplicates cannot slip in.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The "Answers and clients" section of the Rules view: how refusals are
 // answered (status, dry run, RateLimit headers), whose forwarding headers
 // are believed, how clients are counted and where a customer is named.

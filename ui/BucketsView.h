@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What sits in each bucket. For one client: every rule level's buckets as
 // bars, the running total through the window as a line and the limit it
 // must stay under, with the sum, what is left and when the window is whole

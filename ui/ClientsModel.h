@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The tracked clients, merged by counting key from each snapshot.
 #pragma once
 

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The tracked clients: sortable and filterable, selection and sort kept
 // across refreshes; the block and safelist actions act on the selection.
 #pragma once

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Cluster window, opened from the status bar's indicator (only with
 // --redis): Redis's state and what it means here, the round trip, the sync
 // lag, the clock offset, the breaker, the errors and the last one, and the

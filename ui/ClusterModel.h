@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The cluster's nodes as this node last heard them from Redis (its
 // heartbeats), merged by name from each snapshot.
 #pragma once

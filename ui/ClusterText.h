@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // How the console words and colours a cluster node's view of its cluster
 // (docs/CLUSTER.md): one place for the status bar's indicator and the
 // Cluster dialog, so both say "Redis down" and the same consequence.

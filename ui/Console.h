@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The console's controller: runs the snapshot worker on its own thread,
 // hands each snapshot to the views, and performs the operator's writes
 // through the store, calling back on the GUI thread only after COMMIT (so a

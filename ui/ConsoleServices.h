@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What the console works with, handed in by the composition root (app/):
 // the engine and the store, the refusal events, the request samples, and
 // the few controls that start or stop things. The console never owns them.

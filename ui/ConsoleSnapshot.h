@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // One refresh of the console: a bounded copy of everything the views show,
 // taken off the GUI thread (SnapshotWorker) and handed over whole. The GUI
 // thread only merges it into its models and charts.

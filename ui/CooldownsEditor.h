@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The cooldowns section of the Rules view: once an action succeeded, the
 // same user may not repeat it for a while. A table edited in place.
 #pragma once

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Cells that paint rather than widgets per row (Wireshark's
 // SparkLineDelegate): a use bar for "5 of 6 used", a sparkline of the
 // last minute.

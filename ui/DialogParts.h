@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What every editing dialog of the console has: the line that says why OK
 // is disabled, and OK / Cancel wired to accept and reject.
 #pragma once

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The escalation section of the Rules view: clients that keep being refused
 // go on the blocklist, for longer on each repeat.
 #pragma once

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The stream of refusals (what limiter.log holds), filterable, each with its
 // "why": the rule, the window, the count against the limit, and how the
 // client's address was derived; and the audit trail of every change.

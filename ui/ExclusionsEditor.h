@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The "Not counted" section of the Rules view: excluded paths, safe user
 // agents, and counting only requests without cookies.
 #pragma once

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // How the console writes numbers, durations, times and addresses: one
 // place, so every view says "4 m 12 s" and "19.8/s" the same way.
 #pragma once

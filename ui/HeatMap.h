@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The "dump of the buckets" (docs/BACKGROUND.md, time buckets), made visual: the busiest clients (rows)
 // against the 20 live buckets of 3 s (columns), each cell the client's
 // exact count in that bucket, shaded by how hot it is; the bottom row is

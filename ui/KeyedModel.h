@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Table models whose rows are merged from snapshots by key, so a selected
 // or sorted row stays where the operator left it while the numbers move
 // (qBittorrent's TransferListModel): rows that are still there are updated

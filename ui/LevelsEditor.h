@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Edits a list of levels ("100 per 1 min", "5,000 per 1 h"): limit, period
 // with its unit, and for rules the algorithm and lockout. Says what is
 // wrong (a repeated period, a missing level) while it is wrong.

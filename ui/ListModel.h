@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // One access list (safelist, or blocklist with the automatic bans). It
 // applies the snapshot's ListDelta — the entries added, changed, removed or
 // ended since the previous one — so its work is the size of the change, not

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The safelist and the blocklist (with the automatic bans): address or
 // range, reason, source, created, a live countdown to the expiry; add,
 // edit, extend, remove, import and export.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The console window: navigation between the views, the toolbar (ToolBar:
 // listener, dry run, demo traffic, block and safelist, find), the status bar
 // (StatusBar: mode, requests and refusals per second, tracked clients,

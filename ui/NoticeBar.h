@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Two strips above the views. The notice: "Blocked 203.0.113.66 for 7 days
 // — Undo", shown after the change is committed and gone by itself after a
 // while (an undoable notice rather than a modal wall). The banner: a

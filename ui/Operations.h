@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The operator's list changes, shared by every view that offers them
 // (clients, events, access lists, the toolbar): block or safelist ranges,
 // remove them, extend an entry, import and export files. Each change goes

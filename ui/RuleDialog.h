@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Edit one throttle rule besides the per-IP one: what it counts by (address
 // + user agent, or a header's value such as an API key), which requests it
 // applies to (method, path glob) and its levels. OK stays disabled, with the

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // One section of the Rules view — the per-IP and other rules, cooldowns,
 // what is not counted, answers and clients, escalation: it shows its part
 // of the rules, writes it back and says what is wrong with it. RulesView

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Everything the operator configures besides tiers: the per-IP levels and
 // their algorithms, cooldowns, what is not counted, how refusals are
 // answered, who is a trusted proxy, the IPv6 prefix, escalation — one

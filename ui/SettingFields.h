@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The console's widgets for rows of the setting table (SettingTable.h): the
 // row gives a widget its range, its tooltip (the help text and the default)
 // and the member it shows and writes; the section gives it a label and a

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Where things are: the database, the limiter log, the listener, the admin
 // API and its bearer token (required when the API is bound beyond loopback).
 #pragma once

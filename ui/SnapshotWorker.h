@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Takes a ConsoleSnapshot about four times a second on a thread of its own,
 // so walking 100,000 tracked clients never stalls the window, and hands it
 // to the GUI thread with a queued signal. Never on the request path: it

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The window's status bar: the mode (and DRY RUN when on), requests and
 // refusals in the last complete second, the clients tracked, with --redis
 // the cluster's indicator (a coloured dot, the nodes counting, Redis's

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Streams that only grow: refusals (what limiter.log holds) and the audit
 // trail, appended a batch per refresh and bounded.
 #pragma once

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The console's colours and icons. Colours follow the system palette: each
 // meaning (allowed, throttled, blocked, dry run, safelisted) has a shade
 // that reads on a light window and one that reads on a dark one.

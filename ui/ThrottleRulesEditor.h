@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The rules section of the Rules view: the per-IP levels that limit every
 // anonymous client (with the warning when there are none), and the table
 // of the other rules — another key, or one path limited more tightly —

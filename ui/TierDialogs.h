@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Edit a tier (its levels) or a customer (tier and overrides). OK stays
 // disabled, with the reason shown, while the input cannot be saved.
 #pragma once

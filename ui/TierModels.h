@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Customer tiers and customers, from the published configuration, with each
 // customer's current use of each of its levels.
 #pragma once

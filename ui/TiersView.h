@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Customer tiers (Free 100/h; Pro 100/min + 5K/h; Enterprise 200/min +
 // 10K/h) and the customers on them, with each customer's current use.
 // Edits are validated, saved, and apply to the next request.

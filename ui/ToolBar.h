@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The window's toolbar: where the listener listens (or that it is stopped)
 // and its stop/start, dry run, demo traffic, block (with its menu of
 // lengths), safelist, the find box and settings. The actions are the

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Live traffic: headline numbers a newcomer reads in ten seconds, requests
 // per second split by action over 1 min / 10 min / 1 h, and the rates of the
 // five busiest clients over the last minute. Fixed-size point lists replaced

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The console window's actions, each a member made once: the toolbar, the
 // clients' context menu and the shortcuts hold these very objects. What
 // they do is the window's business (MainWindow connects them); what they

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The admin API's front: the gate (Origin, Host, the bearer token), the
 // answers that never wait (/healthz, /metrics), and the table that sends
 // every /api/v1/ request to its resource's file (ApiClients, ApiLists,

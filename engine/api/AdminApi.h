@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The admin API as plain functions from request to response: /healthz,
 // /metrics, clients, buckets, lists, tiers, customers, rules, events and the
 // audit trail. Writes go through the store and answer only after COMMIT,

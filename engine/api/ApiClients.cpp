@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // GET /api/v1/clients, /api/v1/clients/{address}, /api/v1/buckets: what the engine tracks now.
 #include "api/AdminApi.h"
 

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // /api/v1/cluster and the cluster's lines of /metrics (docs/CLUSTER.md):
 // the nodes seen, Redis's state, the sync's figures. Without --redis the
 // resource says {"enabled": false} and /metrics has no cluster lines.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // /api/v1/tiers, /api/v1/customers, /api/v1/rules: what the operator configures.
 #include "api/AdminApi.h"
 

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // /api/v1/events and /api/v1/audit: the refusals limiter.log holds and the audit trail.
 #include "api/AdminApi.h"
 

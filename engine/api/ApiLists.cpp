@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // /api/v1/lists: both lists as a file, an import, one list, an entry added or removed.
 #include "api/AdminApi.h"
 

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What every route of the admin API uses (private to engine/api): JSON and
 // error answers, the answer to a write after its COMMIT, the path's
 // segments, query parameters, bodies, names and who is asking.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A node's link to its cluster (docs/CLUSTER.md): one background thread
 // that sends the engine's reports to Redis in batches, brings back the
 // other nodes' counts and this node's leases, keeps this node's heartbeat

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // One blocking connection to Redis, for the cluster's sync thread (the only
 // thread that uses it: there is no event loop to integrate with, so every
 // call waits, bounded by the connect and I/O timeouts). hiredis does the

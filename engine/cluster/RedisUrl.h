@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Where the cluster's Redis is and how to log in: the --redis URL, parsed
 // once. The password lives only in `password`; every text made from a URL
 // for a person (redacted(), address(), parse errors) leaves it out, so a

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Lua scripts the sync runs in Redis (EVALSHA; loaded again when a
 // restarted Redis has forgotten them). docs/CLUSTER.md explains the data
 // they keep and the error bound they hold.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The pure parts of the sync (no I/O, tested on their own): how an entry's
 // report is written for the report script and its answer read back, the
 // circuit breaker that keeps a sick Redis off the request path, and the

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // IP addresses as 16 bytes (IPv4 mapped into IPv6, ::ffff:a.b.c.d), CIDR
 // ranges over them, parsing that says why it refused, RFC 5952 output.
 #pragma once

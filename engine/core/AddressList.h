@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A safelist or blocklist: CIDR entries with an absolute expiry, immutable
 // once built (an edit makes a new list that is published in its place).
 // Lookup finds the longest prefix that covers an address and has not

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What the engine and the cluster sync (engine/cluster, docs/CLUSTER.md)
 // hand each other: plain values, no I/O. The engine decides every request
 // on what it holds; the sync thread takes the reports of the entries that

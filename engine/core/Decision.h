@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What the listener tells the engine about a request, and what the engine answers.
 #pragma once
 

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The engine's life and its publications: construction, configuration and
 // list edits (each builds the next immutable set), and purge. The request
 // path is in EngineDecide.cpp, the snapshots in EngineQueries.cpp.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The throttle engine: decides every request (allow, throttle, block, dry-run)
 // and keeps the counters that explain why. Plain C++20: no Qt, no I/O, time
 // passed in by the caller. Safe to call from many listener threads at once.

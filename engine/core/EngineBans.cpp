@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Escalation and the automatic bans. The engine is the only in-memory owner
 // of the bans it makes: storage journals them behind (an entry with id 0 is
 // not on disk yet) and tells the engine once a row is written.

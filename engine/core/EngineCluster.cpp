@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A cluster node's side of the sync (docs/CLUSTER.md): the gate a deciding
 // thread passes before it counts a request of a shared entry (the error
 // budget and the lease), the queue of entries that have something to

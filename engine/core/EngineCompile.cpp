@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Compiling a configuration: each rule's, tier's and customer's levels laid
 // out in the cells of one table entry, signatures that tell when a key's
 // entry no longer fits the levels, strings hashed into keys once.

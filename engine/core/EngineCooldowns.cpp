@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Cooldowns shared by the nodes of a cluster (docs/CLUSTER.md): the engine
 // tells the hook of each cooldown reportSuccess starts, takes the ones other
 // nodes started, and lists what it holds. The request path only reads the

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The request path: decide() and reportSuccess(), and the few things they
 // do besides the levels (lists, what is not counted, Range continuations,
 // cooldowns, the binding level's answer). Everything here runs on listener

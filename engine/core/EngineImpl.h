@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The engine's insides, shared by its source files and private to them:
 // the compiled configuration, what is published to deciding threads, the
 // state kept beside the key table (cooldowns, escalation history), and

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The bounded snapshots the console and the admin API read: counters, the
 // per-second history, the top clients, the live buckets, one client, one
 // customer. Each reads one published set; none counts anything.

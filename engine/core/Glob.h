@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Glob patterns for paths and user agents: '*' matches any run of characters
 // (including '/'), '?' one character. A set of patterns is compiled so the
 // common shapes ("*.css", "/static/*", "/login") cost a comparison, not a

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Hashes for the engine's tables.
 //
 // Two kinds, for two jobs:

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The tracked keys: a sharded open-addressing hash table whose entries carry
 // their own cells (bucket rings, lockout state), an LRU list per shard for
 // eviction at capacity, and idle expiry when a key's last bucket has left its

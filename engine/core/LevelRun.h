@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The per-level run of one decision: the levels that share one entry's cells
 // are evaluated together, then counted, refused or left alone as one, and the
 // binding level (what the answer reports) is chosen. Private to the engine.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The words the engine's enums are written as in the API, the log and the UI.
 #include "core/Decision.h"
 #include "core/Snapshot.h"

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A problem a background writer ran into (the store's writer, limiter.log's
 // writer), kept for the console's banner: it shows each serial once.
 #pragma once

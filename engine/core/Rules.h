@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What the operator configures: throttle rules and their levels, cooldowns,
 // customer tiers, bot options, escalation and settings. Plain values; the
 // engine compiles a validated copy and publishes it atomically.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // One row per scalar setting of the rules document (a bot option, the
 // escalation, the settings): its name in the API and in the database, what
 // it may be, what it means, and where it lives in EngineConfig. The JSON

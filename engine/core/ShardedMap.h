@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A small map split in 16 shards, each behind its own mutex, for engine state
 // touched only on some requests (cooldowns, escalation history). Private to
 // the engine.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Bounded copies of the engine's state for the console and the admin API.
 // Taking one never holds more than one shard lock at a time.
 #pragma once

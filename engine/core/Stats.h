@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Per-second decision counters by action, one hour deep. Each listener thread
 // writes its own padded slot (no shared cache line on the request path); a
 // reader sums the slots.

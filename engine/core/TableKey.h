@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The key of an entry in the engine's key table (KeyTable.h): an address, or
 // a string's keyed hash, with what else tells entries apart. On its own so
 // that the cluster's plain values (Cluster.h) can name an entry.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The request target, normalised once before anything matches it. Rules,
 // cooldowns and exclusions compare paths as text, so every spelling of one
 // resource ("//comments", "/%63omments", "/./comments", "/comments/",

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Time in the engine: integer milliseconds since the Unix epoch, always passed
 // in by the caller (one timestamp per event-loop pass), so tests inject it.
 #pragma once

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Every tunable of the engine core in one place, units in the names.
 #pragma once
 

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // UTF-8 as RFC 3629 defines it, for the bytes requests bring (a user agent,
 // a path, a customer id may be anything): where a valid character starts
 // and ends, and where a field may be cut without splitting one. Header-only

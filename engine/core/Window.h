@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The per-key counting algorithms, working on a key's own small array of
 // 32-bit cells (docs/BACKGROUND.md, time buckets: each key carries its ring of buckets stamped with
 // the bucket epoch, so a window sum is a loop over a few integers).

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Files that hold secrets or visitors' data: the database (the admin token)
 // and limiter.log (client addresses). They are created readable by their
 // owner only whatever the umask, in folders only the owner can enter; an

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include <utility>  // before Asio (Boost 1.74 + GCC 12)
 
 #include "http/AdminServer.h"

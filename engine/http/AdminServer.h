@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The admin listener (its own port): /healthz, /metrics and the admin API.
 // A small Beast server: one I/O thread carries the bytes and answers what
 // never waits (health checks, metrics) at once; everything else runs on a

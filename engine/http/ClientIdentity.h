@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Who is the client? The TCP peer, unless the peer is a trusted proxy: then
 // the one forwarding header the operator names (--real-ip-header, like
 // nginx's real_ip_header: X-Forwarded-For by default, Forwarded per RFC

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // One deadline model for both servers (the traffic listener and the admin
 // server): what a connection waits for from its client, the moment it stops
 // waiting, and the sweep that closes connections past that moment. Deadlines

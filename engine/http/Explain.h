@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The sentence that says why a request was refused, for a person: the
 // admin API's events ("why") and the console's events view both show it.
 #pragma once

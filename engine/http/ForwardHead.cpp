@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Proxy mode, the request head the upstream receives: the upstream URL, the
 // client's fields without the hop-by-hop ones (RFC 9110 section 7.6.1), and
 // the forwarding headers Floodgate writes itself (X-Forwarded-*, X-Real-IP,

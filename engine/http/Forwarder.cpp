@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Proxy mode: an allowed request is relayed to the upstream and the answer
 // back to the client, a bounded piece at a time in each direction. A piece
 // is written before the next is read (back-pressure), so a proxied

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // limiter.log: one CSV line per throttled, blocked or would-be-throttled
 // request (docs/BACKGROUND.md, N per D seconds), written by a background
 // thread, up to Tuning::limiterLogLinesPerClientSecond lines a second for

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The traffic listener on Boost.Beast + Asio. One io_context per I/O thread,
 // each with its own SO_REUSEPORT acceptor (the kernel spreads connections),
 // so a connection lives on one thread and needs no strand or lock; the

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The traffic listener: an HTTP/1.1 server (Boost.Beast, hidden in the .cpp)
 // that puts the engine in front of every request. Decision mode answers
 // 200/429/403 itself (nginx auth_request, Traefik ForwardAuth, Envoy

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Listener counters for /metrics (Prometheus text format). Each listener
 // thread writes its own padded slot with plain stores (one writer per slot);
 // the admin thread reads and sums them.

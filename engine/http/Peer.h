@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The peer of a socket as a Core address, for both servers (traffic
 // listener, admin listener); their deadlines are in Deadlines.h. Internal
 // to engine/http: included by .cpp files only, so Boost stays out of the

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The engine's description of a request (Core::RequestFacts) from its head.
 // The listener builds it for every request it decides and `floodgate
 // replay` (engine/replay) for every access-log line, through this one

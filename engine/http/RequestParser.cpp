@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The request parser: a Beast basic_parser that copies what the engine needs
 // into per-connection storage reused from request to request, and refuses
 // what HTTP says to refuse (obs-fold, a missing or doubled Host, framing that

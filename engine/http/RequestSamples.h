@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What the console shows beside a client's counts: the last path it asked
 // for and its user agent. The engine keeps counts, not strings, so the
 // listener threads copy a sample of requests into their own bounded rings

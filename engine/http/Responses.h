@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The bytes Floodgate answers with itself (decision mode, refusals, errors).
 // Written by hand into a reused string: no allocation once warm, and exactly
 // the headers docs/INTERFACE.md promises.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // One client connection: reading with deadlines, deciding at the header
 // (the request facts built from the parsed request), answering, pipelining;
 // responses are written by hand and batched when pipelined. Proxy mode's

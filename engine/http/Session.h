@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Inside the traffic listener: one connection (Session), its thread, the
 // request and response parsers. Private to fg_http: only Listener.cpp
 // (accepting, stopping), RequestParser.cpp, Session.cpp (deciding,

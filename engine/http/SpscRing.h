@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A bounded single-producer single-consumer ring of fixed-size records: one
 // listener thread writes, one background thread reads. Writing never waits:
 // when the ring is full the record is dropped and counted. The producer's and

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Access-log lines as web servers write them, parsed into what a request
 // carried: Apache/nginx "combined" and "common", nginx JSON
 // (`log_format ... escape=json`) and Floodgate's own limiter.log. Strict: a

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A log file read line by line in bounded memory: plain or gzip (by its
 // magic bytes, so a rotated "access.log.1.gz" and a gzip without the
 // suffix both work; concatenated gzip members as logrotate may leave them

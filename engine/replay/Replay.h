@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Replays access logs through the real engine (Core::Engine::decide, the
 // code live traffic goes through) on the logs' own clock, for one or more
 // configurations side by side, and keeps what an operator needs to judge

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What a replay found, for a person (text), for a program (JSON) and one
 // CSV row per decision (--decisions).
 #pragma once

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The database schema: a version in PRAGMA user_version, ordered migrations
 // (schema changes, and the data changes that go with them) applied inside
 // the caller's write transaction, and the application id that tells a

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // RAII over the sqlite3 C API: a connection, prepared statements, and a
 // write transaction. Errors throw SqliteError carrying SQLite's primary
 // result code and message; the store turns them into one-line reasons.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The SQLite store: opens (or creates, with docs/INTERFACE.md's defaults) the
 // database, refuses a corrupt, locked, foreign or newer file without touching
 // it, and runs every write on one writer thread that batches queued jobs into

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What the Store's files share (private to engine/storage): the effects of
 // a batch of jobs, published to the engine only after its COMMIT, and the
 // audit trail's name for a list entry.

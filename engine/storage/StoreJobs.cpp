@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The jobs the API, the console and the CLI submit: list entries (add, remove, import) and the configuration (tiers, customers, rules). Each runs inside the writer's transaction and says what it changed.
 #include "storage/Store.h"
 

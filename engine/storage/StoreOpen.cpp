@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Opening the database (the checks that refuse a file, schema migration), and the reads: what the engine loads at start, the audit trail, the lists, the rules.
 #include "storage/Store.h"
 

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Publishing what was committed to the engine (the rules, list changes, everything after another process wrote), and purging expired entries.
 #include "storage/Store.h"
 

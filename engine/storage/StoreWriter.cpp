@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The writer thread: jobs queued by anyone, run in one transaction per batch, answered after COMMIT; automatic bans written behind.
 #include "storage/Store.h"
 

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Rows <-> engine values: list entries, tiers, customers, rules and settings,
 // the audit trail and meta values. Plain functions over one connection; the
 // caller owns the transaction. Internal to fg_storage.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The wire shapes of the engine's values (docs/INTERFACE.md): list entries, tiers,
 // customers, the rules document, clients and buckets, as JSON; RFC 3339 times
 // and durations. Decoding is strict and names the field that is wrong

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Safelist and blocklist entries as JSON.
 #include "wire/Codec.h"
 #include "wire/JsonReader.h"

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Levels, tiers, customers and the rules document as JSON (its settings row by
 // row from SettingTable.h); the names of the rule enums.
 #include "wire/Codec.h"

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What the engine shows of its clients and buckets, as JSON (the admin API, the console).
 #include "wire/Codec.h"
 

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // RFC 3339 times and durations, as the API writes and reads them.
 #include "wire/Codec.h"
 #include "wire/Decimal.h"

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // CSV as Floodgate writes and reads it (RFC 4180), for every file that is
 // CSV: list exports and imports, limiter.log. One writer, so every field
 // written anywhere is quoted and defused the same way.

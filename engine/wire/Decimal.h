@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A number as text for machines (Prometheus, CSV, logs): always '.' as the
 // decimal point. printf("%g"), std::to_string(double) and ostreams follow
 // the C locale, which the console's QApplication sets from the user's

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A small JSON value for the admin API, the audit trail and list import and
 // export: strict RFC 8259 parsing with bounds (depth, keys per object,
 // values) and an error that says where, compact output, objects that keep

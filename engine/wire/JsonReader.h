@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Strict reading of the JSON the API receives (private to engine/wire):
 // every key must be known, every value of the right type and range, and the
 // first problem names its field ("levels[1].period must be > 0").

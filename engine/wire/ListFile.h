@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Safelist and blocklist files for import and export, as CSV (RFC 4180, a
 // header line) or JSON (the API's entry shape). Parsing reports every line
 // it rejects and why, so an import can be all or nothing with a full report.

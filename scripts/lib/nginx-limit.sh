@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: MIT
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Sourced by scripts/bench-http and scripts/bench-cluster: the nginx they
 # compare Floodgate with, one worker, logging off, limit_req in front of
 # `return 200` (a bare `return` runs before limit_req: serve through

@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: MIT
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Sourced by scripts/hostile-slow and scripts/soak: the built binary, headless
 # in proxy mode in front of a one-worker nginx on 127.0.0.1, in a scratch
 # folder that is removed (and every process stopped) on exit.

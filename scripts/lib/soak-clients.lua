@@ -1,4 +1,4 @@
--- SPDX-License-Identifier: MIT
+-- SPDX-License-Identifier: GPL-3.0-or-later
 -- wrk script for scripts/soak: every request carries X-Forwarded-For with
 -- the next address of a pool (Floodgate trusts 127.0.0.1 as the proxy), so
 -- one wrk plays many clients. Arguments: FIRST_OCTET_OFFSET POOL_SIZE;

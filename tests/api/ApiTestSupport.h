@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What the admin API suites share: the serving stack with the admin server on
 // 127.0.0.1 port 0 (TrafficStack plus AdminApi and AdminServer), calls with
 // and without the admin token, a string field of a JSON answer, and a

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Whom the admin API answers, over real sockets: never a web page (Origin, a
 // rebound Host); every API request wants the bearer token on loopback too,
 // and beyond loopback /healthz and /metrics want it as well.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The admin port on 127.0.0.1 stays available: /healthz and /metrics are
 // answered while a huge body is parsed or a write waits for the database's
 // lock, slow clients cannot take every slot, slow headers and bodies are

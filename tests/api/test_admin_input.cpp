@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Bad input to the admin API over real sockets is 400 naming the field (or
 // the query parameter) and changes nothing in the SQLite file or the engine;
 // oversized bodies and wrong methods are refused; a seeded fuzzer sends

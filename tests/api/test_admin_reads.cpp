@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What the admin API's read routes answer over real sockets: events that
 // explain each refusal, valid UTF-8 and locale-independent numbers whatever
 // the request sent, clients and buckets.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Admin API writes over real sockets on a real SQLite file (lists, imports,
 // tiers, customers, rules): each answers after COMMIT and the very next
 // request to the traffic listener is decided under it.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The operator's commands through the built binary on a real SQLite file:
 // a running `floodgate --headless` applies `floodgate block` within 2 s (403)
 // and `unblock` the same way; the audit trail names the command line's user;

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The command line as CLI11 parses it into App::Options: every option of the
 // serving modes in its old form and as --opt=value with the same result;
 // the last of a repeated option counts, --trusted-proxy adds up; refused

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A fixed-rate HTTP load for scripts/bench-cluster, which wrk cannot give
 // (wrk sends as fast as it can): request i leaves at start + i / RATE on a
 // keep-alive connection, whatever the answers, and names its client in

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The console's refresh tick with 100,000 tracked clients and the demo
 // traffic running: the runtime starts as `floodgate --demo` does (a fresh
 // database, the listener on 127.0.0.1, the demo driving it over loopback),

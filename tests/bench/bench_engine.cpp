@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Engine::decide() cost: a hot key and 1,000,000 distinct keys, 1 and 2 threads.
 // Run through scripts/bench-engine, which writes the figures to docs/BENCHMARKS.md.
 #include "core/Engine.h"

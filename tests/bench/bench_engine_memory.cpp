@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Bytes per tracked key: the RSS delta of tracking 1,000,000 distinct clients
 // with the default rules (the live ring + 6/3 s lockout + 300/5 min + 600/30 min).
 #include "core/Engine.h"

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The listener's threading model, measured rather than assumed: the same
 // minimal Beast HTTP server (answer "ok" to every request, keep-alive) run
 // either as N threads sharing one io_context (a strand per connection, one

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Start-up with a big database, and the price of operator edits on it:
 //   1. writes N list entries (99 % /32 blocklist, 1 % /24, plus 1,000
 //      safelist entries) into a new database in a temporary folder;

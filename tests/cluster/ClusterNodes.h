@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Floodgate cluster nodes as an operator runs them (docs/CLUSTER.md), for
 // the cluster suites: `floodgate --headless` processes on one RedisServer,
 // each with its own database, traffic and admin ports on 127.0.0.1 and its

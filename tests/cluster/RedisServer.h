@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A redis-server of the test's own, for every cluster suite: started on
 // 127.0.0.1 on a free port in a temporary folder, with no persistence
 // (--save "" --appendonly no, so a restart is an empty Redis), plus the

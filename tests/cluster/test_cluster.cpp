@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Nodes counting together (docs/CLUSTER.md), as an operator runs them: a
 // redis-server of the test's own and two or three `floodgate --headless`
 // processes pointed at it, driven over real sockets. The bound of the

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The sync's queue of changes made on a node while Redis is out of reach
 // (ClusterSync::publish): at most ClusterSync::maxPendingChanges wait; what
 // has ended by itself goes first, then the oldest, and every change dropped

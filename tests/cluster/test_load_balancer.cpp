@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Cluster nodes behind a load balancer, run from the page that documents it:
 // docs/CLUSTER.md "Behind a load balancer" shows three nodes behind nginx and
 // behind HAProxy; this suite takes the node's command line and both

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Redis URL and the blocking Redis connection of cluster mode, against
 // a real redis-server (RedisServer.h) and against peers that are not Redis
 // (a tiny TCP server in this file): every failure kind, pipelines, binary

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Helpers shared by the engine suites: addresses from text, requests built
 // field by field, readable names for the engine's enums, COMPARE_ACTION and
 // the binding rule of a decision, FNV-1a collisions of the engine's old key

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // IpAddress and Cidr: strict parsing that says why, RFC 5952 output,
 // IPv4-mapped addresses, masking, and the counting key of a client.
 #include <QtTest>

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Safelist / blocklist lookup: longest active prefix, expiry to the
 // millisecond, IPv4-mapped clients, immutable edits, and a list large enough
 // that a scan would show. Edits kept beside the base (the list is not

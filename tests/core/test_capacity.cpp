@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Bounded memory: tracked keys are capped with least-recently-used eviction,
 // idle keys expire once their last bucket has left the longest window, and
 // list entries never count as tracked keys.

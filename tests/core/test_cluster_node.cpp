@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // One node of a cluster, on the engine alone (docs/CLUSTER.md): the error
 // budget and the lease that bound what it admits before Redis acknowledges,
 // the other nodes' counts it is given back, the reports it hands the sync,

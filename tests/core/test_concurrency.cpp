@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Many listener threads deciding at once: a level never admits more than its
 // limit, no decision is lost from the counters, and configuration, lists and
 // snapshots may change or be read while traffic flows; a list edited entry

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Engine cooldowns (docs/INTERFACE.md): after a successful create the same
 // user waits before the next one; only a success starts the clock, a request
 // without the user header is keyed by its address, and users whose ids

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Engine::decide on what counts and under which key (docs/INTERFACE.md): the
 // IPv6 and IPv4 prefixes a client is counted by; what is not counted
 // (excluded paths, requests with cookies when only cookieless ones count,

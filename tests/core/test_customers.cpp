@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Engine::decide for customers (docs/INTERFACE.md): a known customer is
 // decided by its tier's levels, wherever its id comes from; an unknown one
 // falls back to the per-IP rules; per-customer overrides replace or add

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Engine::decide end to end on the default per-IP levels (docs/INTERFACE.md):
 // the binding level, Retry-After and the reset, steady bots and floods, and
 // the seconds a Decision reports. Time is injected.

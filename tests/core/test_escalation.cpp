@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // fail2ban-style escalation: K over-limit refusals within F put the client's
 // counting key on the automatic blocklist for T, T x factor on each repeat up
 // to a cap. Here K = 5, F = 10 s, T = 60 s, cap 240 s, factor 2.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The fixed window of Window.h over a key's own cells: the window is keyed by
 // the clock, Retry-After and the reset, refusals counted or not.
 // Time is injected; most cases run twice, from t = 0 and from a 2026

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Glob patterns for paths and user agents, and compiled pattern sets.
 #include <QtTest>
 

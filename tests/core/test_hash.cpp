@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The keyed hash behind string keys (header values, user ids, user agents,
 // paths): SipHash-2-4 checked against the test vectors of its reference
 // implementation (key 00 01 .. 0f, message 00 01 .. of each length 0-63;

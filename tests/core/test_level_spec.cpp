@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A level compiled for the counting algorithms of Window.h (LevelSpec): its
 // cells, bucket width and keep time, its shape signature; and what every
 // algorithm does with a key's cells beside counting: uncount, peek,

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Engine::decide with the safelist and the blocklist (docs/INTERFACE.md): a
 // safelisted client skips every throttle, a blocklisted one is refused
 // without spending counters and before any exclusion, the longest prefix

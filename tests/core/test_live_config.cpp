@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Engine::setConfig while the engine decides (docs/INTERFACE.md): a new
 // configuration applies to the next decision and keeps what was counted, an
 // invalid one changes nothing; level names, method and path rules, and rules

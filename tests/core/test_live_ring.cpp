@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The 3 s x 20 live ring of Window.h (a client's last minute for the live
 // view): counting and reading oldest first, forgetting after sixty seconds,
 // saturating per bucket. Time is injected; the first case runs from t = 0

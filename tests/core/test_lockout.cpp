@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The lockout algorithm of Window.h over a key's own cells: a window from the
 // first request, a lock after a refusal (restarted by a counted refusal,
 // longer than the period if configured), the reset.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What the console and the admin API read: per-second counts by action, top
 // clients, the live 3 s x 20 buckets, one client's levels and buckets, and
 // the counters. One scripted scenario, read from every side.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Engine::decide on HTTP Range reads (docs/INTERFACE.md): a download in parts
 // is one page hit, its uncounted continuations bounded per resource and per
 // client; a refused first part opens no window; what is not a continuation;

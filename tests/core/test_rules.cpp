@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What the operator configures: validation that names the bad field, the
 // defaults of a new database (docs/INTERFACE.md), customer overrides and the
 // compact period names used in level names.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The sliding window over buckets of Window.h over a key's own cells: buckets
 // leaving the window, Retry-After over several buckets, the reset, a fresh
 // key at any epoch, a late timestamp.

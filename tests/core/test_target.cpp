@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Request-target normalisation: every spelling of one resource comes out as
 // one text (what is forwarded) and one matching path (what rules compare).
 #include <QtTest>

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // UTF-8 for request bytes: which sequences are characters (RFC 3629), and
 // where a field is cut so that no character is split: the limiter log's
 // records (copyTruncated) and the engine's short names (ShortName).

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The fuzz targets' oracle: a property that does not hold is a crash, with
 // the property's text and the input's length on stderr, so libFuzzer saves
 // the input and a regression test can replay it.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Address and CIDR parsing (engine/core/Address.h): never crashes, says why
 // it refused, and whatever it accepts prints back as text that parses to the
 // same value (the console, the lists and the API all round-trip through it).

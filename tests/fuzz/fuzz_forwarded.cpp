@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The forwarding-header parser (engine/http/ClientIdentity.h): any
 // X-Forwarded-For or Forwarded text from a trusted proxy. Never crashes; the
 // chain is empty exactly when the client is the peer itself or no hop was

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The JSON reader (engine/core/Json.h) on any bytes: never crashes, bounded
 // depth, a reason on refusal, and what it accepts dumps to a document that
 // reads back to the same value.

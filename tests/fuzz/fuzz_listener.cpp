@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The whole HTTP request path through the real listener: its parser (a Beast
 // basic_parser private to Listener.cpp, reachable only through a socket), the
 // smuggling checks, pipelining, the trusted-proxy headers, the engine and the

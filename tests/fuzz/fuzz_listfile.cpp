@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The list-file reader (engine/core/ListFile.h), CSV or JSON by the first
 // byte: never crashes, every refusal has a reason, and a file it accepts
 // whole exports to a file that imports again whole, with the same entries.

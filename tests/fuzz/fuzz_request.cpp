@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The request path after parsing, up to the decision and its answer: the
 // facts the listener hands the engine (method, target, headers, the client
 // resolved through a trusted proxy), Engine::decide under the default rules,

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Every fuzz target's corpus replayed as a regression suite in the normal
 // build: each file in tests/fuzz/corpus/<target>/ (the hand-written seeds and
 // every input that once crashed, named regression-*) goes through the same

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The built `floodgate` as a child process (headless or the console: both
 // print the same start-up lines): started with arguments, its start-up
 // lines read for the real ports, stopped with a signal. Every child

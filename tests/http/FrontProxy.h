@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A real nginx or HAProxy (Debian's packages, installed by scripts/setup) in
 // front of what a test started, run with a configuration taken from docs/:
 // in the foreground, from a temporary folder of its own, listening on

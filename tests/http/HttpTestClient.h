@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A deliberately small HTTP/1.1 client on POSIX sockets for the tests: it
 // sends exactly the bytes a test writes (including malformed ones) and reads
 // responses back, so nothing in between can "fix" a hostile request.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The traffic listener in process on 127.0.0.1 port 0, with its engine
 // (escalation off, so a test's refusals never turn into bans), the limiter
 // log in memory and metrics. ProxyServer puts it in proxy mode in front of a

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A process's resident memory from /proc/<pid>/status, for the tests that
 // prove a body is streamed rather than held: VmRSS now, VmHWM the peak since
 // the last resetPeak() (Linux 4.0+, /proc/<pid>/clear_refs "5").

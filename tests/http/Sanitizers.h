@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Whether this test binary runs under a sanitizer (scripts/test-sanitizers),
 // for the few tests that measure time or memory: instrumented code runs
 // several times slower (TSan about 5-15x) and holds more memory.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A tiny upstream for proxy-mode tests: accepts on 127.0.0.1 (any port),
 // records every request it receives verbatim (Content-Length or chunked
 // bodies; a large body is counted and hashed, not kept), and answers with

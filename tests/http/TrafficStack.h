@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A serving stack in process for the suites above the listener (admin API,
 // console): a SQLite file opened by the store (polling other processes'
 // changes every 50 ms) and its writer, the engine on the stored rules, the

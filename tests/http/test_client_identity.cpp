@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Who the client is behind trusted proxies: the one header the operator
 // names, walked from the right; RFC 7239 Forwarded parsed to the letter
 // (quoted values, several elements and pairs, case-insensitive names,

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The built `floodgate`, headless, with its database on a file system that
 // fails under it: a small tmpfs that fills up, and an ext4 image that the
 // kernel turns read-only while Floodgate runs (errors=remount-ro, the way a

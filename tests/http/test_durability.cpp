@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The built `floodgate` and its database, as an operator meets them: a block
 // added through the admin API survives SIGKILL right after its 201; a
 // corrupt, newer or locked database stops the start with exit code 4 and

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The built `floodgate --headless` as a child process, over HTTP: start-up
 // lines, decisions, /healthz and /metrics, exit codes 0, 2 and 3.
 #include <QtTest>

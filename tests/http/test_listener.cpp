@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The traffic listener in process, over real sockets on 127.0.0.1: decision
 // mode answers, client identity, hostile input, pipelining, timeouts, the
 // limiter log. Proxy mode has its own suite (test_proxy).

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A real nginx (Debian's package, installed by scripts/setup) in front, with
 // auth_request pointing at Floodgate in decision mode: a flood through nginx
 // gets 429 with Retry-After, a calm client gets the page. The configuration

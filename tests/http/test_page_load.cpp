@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The default rules of a new database, through the real listener on
 // 127.0.0.1 with the real clock: an ordinary visitor loading a page (a
 // document, its fonts, images and scripts), reloading it and downloading a

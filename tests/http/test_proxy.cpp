@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Proxy mode over real sockets: Floodgate between a raw test client and a
 // test upstream that records exactly what it received.
 #include <QElapsedTimer>

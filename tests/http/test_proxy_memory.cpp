@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Proxy mode streams: the built `floodgate --headless --upstream` relays a
 // 200 MB response while its resident memory stays within a few megabytes of
 // where it started, and a client that stops reading stops the upstream (the

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Slow clients against the traffic listener, in process over real sockets: a
 // few hundred connections that send a header a byte at a time (slowloris),
 // send a body a byte at a time, or ask for answers and never read them, held

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Request smuggling against proxy mode, over real sockets: a raw client sends
 // each hostile request, Floodgate's listener forwards what it allows to a test
 // upstream that keeps the exact bytes it received, and those bytes are read

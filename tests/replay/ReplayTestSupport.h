@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What the replay suites share: files written into a temporary folder
 // (plain and gzip) and combined-format lines at a given time.
 #pragma once

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // engine/replay in process: a log replayed through the engine gives the
 // decisions the live listener gave for the same requests at the same
 // times (both run here, on one manual clock), every format is read, and bad

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `floodgate replay` through the built binary: the report, --json and
 // --decisions; a corrupt line, a truncated gzip, timestamps going
 // backwards, an empty file and a 2 GB sparse file each handled with a clear

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The SQLite store on real files: first run with the defaults, writes that
 // are on disk before they are reported and in the engine before the next
 // request, TTL and purge, automatic bans that survive a restart with their

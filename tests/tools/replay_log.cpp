@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Replays real web server access logs (Apache/nginx "combined" format)
 // through the engine with the default rules, on the log's own clock, and
 // reports which clients the defaults would have refused and why.

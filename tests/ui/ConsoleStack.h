@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The console on a real stack for the GUI suites: the serving stack of
 // TrafficStack.h on a SQLite file in a temporary folder, the console's
 // services over it, and the window, offscreen.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The console, offscreen, on the real stack (SQLite file, store writer,
 // engine, listener on 127.0.0.1): one click on "Block for 7 days" is a
 // blocklist row on disk and a 403 for the next request, undoable; editing a

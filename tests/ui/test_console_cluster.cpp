@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The console on a node of a cluster (docs/CLUSTER.md), its window
 // offscreen: a redis-server of the test's own with a password, the Runtime
 // started as `floodgate --redis URL --node-name console-a` starts it (the

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The built console (`floodgate` without --headless) as a child process,
 // offscreen: what a desktop session does to it. SIGTERM (a logout,
 // `systemctl stop`, `kill`) and SIGINT close it as its window's close

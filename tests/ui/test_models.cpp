@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The console's models under QAbstractItemModelTester while snapshots come
 // and go: rows merged by key (updated in place, appended, removed), the
 // selection and sort of a view surviving refreshes, streams bounded; the

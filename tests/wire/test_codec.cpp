@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The wire shapes: RFC 3339 times, durations, list entries from the API,
 // the rules document, and list files (CSV and JSON) with their per-line
 // reports. Everything here is what an operator types or a script sends.

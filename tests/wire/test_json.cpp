@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The JSON the admin API reads and writes: strict parsing with a reason and
 // an offset, a depth bound, exact integers, UTF-8 checked, compact output.
 #include <QtTest>
