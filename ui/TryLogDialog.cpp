@@ -177,7 +177,7 @@ TryLogDialog::TryLogDialog(Replay::Configuration inForce, Replay::Configuration 
     layout->addWidget(m_clients, 1);
 
     m_footnote = new QLabel(tr("Times are the log's, in UTC. Known crawler: by the user agent, which any client can forge. "
-                               "Safelist and blocklist entries apply to both sides alike; automatic bans and dry run do not."));
+                               "Safelist and blocklist entries apply to both sides alike; each side makes its own automatic bans as it replays (\"automatic ban\"), none of today's are carried in; dry run is off."));
     m_footnote->setWordWrap(true);
     Theme::setTextColor(m_footnote, Theme::muted());
     layout->addWidget(m_footnote);

@@ -436,8 +436,11 @@ private:
     {
         ++run.out.byAction[std::size_t(d.action)];
         const bool refused = d.refused();
+        // A ban the replay's own escalation made refuses as "blocklist" does
+        // live; told apart here, as the operator's entries are the same on
+        // every side of a comparison and these are not.
         if (refused)
-            ++run.out.refusalsByRule[std::string(d.rule.view())];
+            ++run.out.refusalsByRule[d.reason == Core::Reason::AutoBanned ? std::string("automatic ban") : std::string(d.rule.view())];
         const Core::IpAddress key = Core::countingKey(m_facts.client, run.settings.ipv6PrefixBits, run.settings.ipv4PrefixBits);
         ClientStat* found = run.clients.find(key, run.clients.size() < run.capacity);
         if (!found) {

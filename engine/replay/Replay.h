@@ -142,7 +142,7 @@ struct RefusedClient {
 struct RunResult {
     std::string name;
     std::array<std::uint64_t, Core::ActionCount> byAction{};
-    std::map<std::string, std::uint64_t> refusalsByRule;  // the binding rule of each refusal
+    std::map<std::string, std::uint64_t> refusalsByRule;  // the binding rule of each refusal ("automatic ban": escalation's, made during the replay)
     std::vector<RefusedClient> refused;  // most refusals first
     std::uint64_t clientsSeen = 0;       // distinct counting keys tracked
     std::uint64_t untrackedRequests = 0;  // of clients first seen after the client table was full: in the totals, not listed

@@ -501,6 +501,32 @@ private Q_SLOTS:
         QCOMPARE(diff[0].after->first.limit, std::uint32_t(2));
     }
 
+    // A ban the replay's escalation makes is counted apart from the
+    // operator's blocklist entries: "automatic ban" and "blocklist".
+    void automaticBansAreCountedApartFromTheBlocklist()
+    {
+        QTemporaryDir dir;
+        const Core::Millis t = logStart();
+        std::string log;
+        for (int i = 0; i < 300; ++i) {  // 100 a second for 3 s: 100 refusals within a minute, then a ban
+            log += combinedLine("192.0.2.7", t + i * 10, "/flood");
+            if (i % 100 == 0)
+                log += combinedLine("198.51.100.9", t + i * 10, "/listed");
+        }
+        const std::string path = dir.filePath(QStringLiteral("a.log")).toStdString();
+        writeFile(path, log);
+        Replay::Configuration conf = configuration(Core::defaultConfig());
+        Core::ListEntry listed;
+        listed.range = *Core::Cidr::parse("198.51.100.9");
+        listed.reason = "operator";
+        conf.blocklist.push_back(listed);
+        const Replayed r = replayFiles({path}, {conf});
+        const auto& byRule = r.result.runs.at(0).refusalsByRule;
+        QCOMPARE(byRule.at("blocklist"), std::uint64_t(3));
+        QVERIFY(byRule.count("automatic ban") == 1 && byRule.at("automatic ban") > 0);
+        QCOMPARE(byRule.at("automatic ban") + byRule.at("ip-3s"), std::uint64_t(300 - 6));
+    }
+
     // The console's worker: progress as the lines go, and a cancel that stops.
     void progressAndCancel()
     {
