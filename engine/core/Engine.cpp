@@ -68,14 +68,14 @@ void Engine::editList(ListKind kind, const std::vector<ListEntry>& puts, const s
 {
     if (puts.empty() && removals.empty())
         return;
-    auto slot = [kind](ListSet& l) -> std::shared_ptr<const AddressList>& { return kind == ListKind::Safelist ? l.safelist : l.blocklist; };
+    const auto slot = kind == ListKind::Safelist ? &ListSet::safelist : &ListSet::blocklist;
     // Made outside the publication lock, which deciding threads take to pick
     // up a new set; made again under it when another edit came first.
     ListSet now = m->snapshot()->lists;
-    const std::shared_ptr<const AddressList> before = slot(now);
+    const std::shared_ptr<const AddressList> before = now.*slot;
     auto next = std::make_shared<const AddressList>(before->edited(puts, removals));
     m->publish([&](Published& p) {
-        std::shared_ptr<const AddressList>& list = slot(p.lists);
+        std::shared_ptr<const AddressList>& list = p.lists.*slot;
         if (list != before)
             next = std::make_shared<const AddressList>(list->edited(puts, removals));
         list = next;

@@ -71,9 +71,20 @@ LimiterLog::Producer::Producer(std::size_t records) : ring(records)
     index.fill(-1);
 }
 
+namespace {
+
+// The hash of a client, action and rule: the writer's per-second table and
+// a listener thread's fold table key records the same way.
+std::uint64_t recordHash(const Core::IpAddress& ip, Core::Action action, std::string_view rule)
+{
+    return Core::hashWords(ip.hi(), ip.lo(), (std::uint64_t(action) << 56) ^ std::hash<std::string_view>{}(rule));
+}
+
+}  // namespace
+
 std::size_t LimiterLog::KeyHash::operator()(const Key& k) const
 {
-    return std::size_t(Core::hashWords(k.ip.hi(), k.ip.lo(), (std::uint64_t(k.action) << 56) ^ std::hash<std::string>{}(k.rule)));
+    return std::size_t(recordHash(k.ip, k.action, k.rule));
 }
 
 LimiterLog::~LimiterLog()
@@ -295,11 +306,10 @@ void LimiterLog::fold(Producer& p, const Core::Decision& d, const Core::RequestF
     constexpr std::size_t mask = std::tuple_size_v<decltype(p.index)> - 1;
     static_assert((mask & (mask + 1)) == 0, "the index is a power of two");
     const std::string_view rule = d.rule.view();
-    const std::uint64_t kind = (std::uint64_t(d.action) << 56) ^ std::hash<std::string_view>{}(rule);
     // The slot of (ip, action, rule) in the index: its record, or the empty
     // place for it (the index is at most a quarter full: probing ends).
     auto probe = [&](const Core::IpAddress& ip) {
-        std::size_t i = std::size_t(Core::hashWords(ip.hi(), ip.lo(), kind)) & mask;
+        std::size_t i = std::size_t(recordHash(ip, d.action, rule)) & mask;
         for (; p.index[i] >= 0; i = (i + 1) & mask) {
             const LogRecord& r = p.folded[std::size_t(p.index[i])];
             if (r.ip == ip && r.action == d.action && r.rule.view() == rule)
@@ -376,9 +386,7 @@ void LimiterLog::take(const LogRecord& r, std::string& batch, std::uint64_t& lin
         // fresh budget. (A record of an earlier second, from a thread that
         // was behind, counts in the current one.)
         if (e.summary) {
-            batch += formatLogLine(*e.summary, e.summary->refusals);
-            ++lines;
-            m_summarised.fetch_add(e.summary->refusals, std::memory_order_relaxed);
+            writeSummary(*e.summary, batch, lines);
             e.summary.reset();
         }
         e.second = second;
@@ -399,6 +407,13 @@ void LimiterLog::take(const LogRecord& r, std::string& batch, std::uint64_t& lin
     e.summary->time = std::max(e.summary->time, r.time);
 }
 
+void LimiterLog::writeSummary(const LogRecord& summary, std::string& batch, std::uint64_t& lines)
+{
+    batch += formatLogLine(summary, summary.refusals);
+    ++lines;
+    m_summarised.fetch_add(summary.refusals, std::memory_order_relaxed);
+}
+
 void LimiterLog::close(std::int64_t second, std::int64_t wallSecond, std::string& batch, std::uint64_t& lines)
 {
     for (auto it = m_pending.begin(); it != m_pending.end();) {
@@ -407,11 +422,8 @@ void LimiterLog::close(std::int64_t second, std::int64_t wallSecond, std::string
             ++it;
             continue;
         }
-        if (e.summary) {
-            batch += formatLogLine(*e.summary, e.summary->refusals);
-            ++lines;
-            m_summarised.fetch_add(e.summary->refusals, std::memory_order_relaxed);
-        }
+        if (e.summary)
+            writeSummary(*e.summary, batch, lines);
         it = m_pending.erase(it);
     }
     m_closedBefore = std::max(m_closedBefore, second);

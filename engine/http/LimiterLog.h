@@ -186,6 +186,8 @@ private:
     // Writes the summary lines of the seconds before `second`, and of those
     // opened before the writer's clock reached `wallSecond`.
     void close(std::int64_t second, std::int64_t wallSecond, std::string& batch, std::uint64_t& lines);
+    // One summary line: the refusals `summary` stands for.
+    void writeSummary(const LogRecord& summary, std::string& batch, std::uint64_t& lines);
     // Appends `lines` formatted records (and the header / a line break when
     // due), counts what landed and what did not, reports a failure.
     void writeOut(const std::string& batch, std::uint64_t lines);
