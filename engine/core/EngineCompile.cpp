@@ -36,9 +36,8 @@ std::vector<LevelSpec> compileLevels(const std::vector<std::pair<Level, std::str
 {
     std::vector<LevelSpec> out;
     for (const auto& [level, name] : named) {
-        LevelSpec spec = LevelSpec::compile(level, name);
+        LevelSpec spec = LevelSpec::compile(level, name, shared);
         spec.offset = offset;
-        spec.shared = shared;
         offset = std::uint16_t(offset + (shared ? 2 : 1) * spec.cells);  // a shared level: the other nodes' counts follow
         keepMs = std::max(keepMs, spec.keepMs());
         out.push_back(spec);

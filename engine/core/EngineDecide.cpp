@@ -272,7 +272,13 @@ Decision Engine::decide(const RequestFacts& f, Millis now)
         Millis keepMs;
         bool reserved;
     };
-    std::array<Reservation, MAX_SECONDARY> secondary;
+    // Uninitialised, like runLevels' verdicts: most decisions reserve nothing.
+    union Reservations {
+        Reservations() {}
+        Reservation at[MAX_SECONDARY];
+    } reservations;
+    Reservation* secondary = reservations.at;
+    static_assert(std::is_trivially_destructible_v<Reservation>);
     std::size_t secondaryCount = 0;
     auto runSecondary = [&](KeyTable& table, std::uint8_t tableId, const TableKey& k, const std::vector<LevelSpec>& levels,
                             const SharedEntry& shared, std::uint32_t sig, Millis keep) {
@@ -285,7 +291,8 @@ Decision Engine::decide(const RequestFacts& f, Millis now)
             groupRefused = run(group, cells, tableId, k, sig, shared);
         });
         if (secondaryCount < MAX_SECONDARY)  // always: validate() caps the keyed rules
-            secondary[secondaryCount++] = {&table, tableId, k, &levels, &shared, sig, keep, !groupRefused && !refused && !waiting};
+            new (&secondary[secondaryCount++])
+                Reservation{&table, tableId, k, &levels, &shared, sig, keep, !groupRefused && !refused && !waiting};
         refused = refused || groupRefused;
     };
 

@@ -9,6 +9,8 @@
 
 #include <array>
 #include <cstdint>
+#include <new>
+#include <type_traits>
 #include <vector>
 
 namespace Floodgate::Core {
@@ -78,10 +80,18 @@ template <class Admit>
 bool runLevels(const LevelGroup& group, std::uint32_t* cells, Millis now, bool refusedBefore, Binding& binding, LevelView view,
                Admit&& admit)
 {
-    std::array<Verdict, Tuning::maxLevelsPerEntry> verdicts;
+    // Room for the most levels an entry may have, left uninitialised: a
+    // decision writes only the ones it evaluates (zeroing all 64 cost more
+    // than evaluating three).
+    union Verdicts {
+        Verdicts() {}
+        Verdict at[Tuning::maxLevelsPerEntry];
+    } store;
+    Verdict* verdicts = store.at;
+    static_assert(std::is_trivially_destructible_v<Verdict>);
     bool refused = false;
     for (std::size_t i = 0; i < group.size; ++i) {
-        verdicts[i] = evaluate(*group.specs[i], cells + group.specs[i]->offset, now, view);
+        new (&verdicts[i]) Verdict(evaluate(*group.specs[i], cells + group.specs[i]->offset, now, view));
         refused = refused || !verdicts[i].allowed;
     }
     const bool pass = !refused && !refusedBefore;

@@ -9,6 +9,8 @@
 
 namespace Floodgate::Core {
 
+__extension__ typedef unsigned __int128 UInt128;  // GCC and Clang's; -Wpedantic knows it is an extension
+
 using Millis = std::int64_t;  // milliseconds since 1970-01-01T00:00:00Z
 
 // The units, stated once: every duration in the code is built from these.
@@ -41,6 +43,40 @@ constexpr std::int64_t floorDiv(std::int64_t a, std::int64_t b)
     const std::int64_t q = a / b;
     return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
+
+// floorDiv by a divisor fixed once (a level's bucket width, its number of
+// buckets) without a division instruction on the request path: a multiply
+// by a precomputed reciprocal and a shift (Granlund and Montgomery,
+// "Division by invariant integers using multiplication", 1994, theorem 4.2:
+// with l = ceil(log2 d) and m = ceil(2^(63 + l) / d), floor(m n / 2^(63 + l))
+// = floor(n / d) for every 0 <= n < 2^63). Negative numerators take floorDiv.
+class Divisor {
+public:
+    constexpr Divisor() = default;
+    constexpr explicit Divisor(std::int64_t d) : m_d(d)
+    {
+        unsigned l = 0;
+        while ((std::uint64_t(1) << l) < std::uint64_t(d))
+            ++l;
+        m_shift = 63 + l;
+        const UInt128 one = 1;
+        m_magic = std::uint64_t(((one << m_shift) + std::uint64_t(d) - 1) / std::uint64_t(d));
+    }
+    constexpr std::int64_t value() const { return m_d; }
+    constexpr std::int64_t floor(std::int64_t n) const
+    {
+        if (n < 0)
+            return floorDiv(n, m_d);
+        return std::int64_t((UInt128(std::uint64_t(n)) * m_magic) >> m_shift);
+    }
+    // n mod d in [0, d).
+    constexpr std::int64_t mod(std::int64_t n) const { return n - floor(n) * m_d; }
+
+private:
+    std::int64_t m_d = 1;
+    std::uint64_t m_magic = std::uint64_t(1) << 63;
+    unsigned m_shift = 63;
+};
 
 class Clock {
 public:

@@ -12,6 +12,7 @@ namespace Floodgate::Core {
 namespace {
 
 constexpr std::uint32_t SATURATED = std::numeric_limits<std::uint32_t>::max();
+constexpr std::uint32_t SATURATED16 = 0xffffu;
 
 std::int64_t modPos(std::int64_t b, std::int64_t n)
 {
@@ -30,82 +31,148 @@ void store64(std::uint32_t* c, Millis v)
     c[1] = std::uint32_t(std::uint64_t(v) >> 32);
 }
 
-// The bucket index `now` falls in, never older than the newest bucket the
-// cells already hold: two listener threads may take their timestamps in one
-// order and the lock in the other, and a late-arriving older timestamp must
-// count in the newest bucket rather than wipe the ring.
-std::int64_t currentBucket(std::uint32_t stamp, Millis now, Millis width)
+// A ring's bucket counts: one per cell, or (packed) two 16-bit counts per
+// cell, the even position in the low half.
+std::size_t countCells(std::uint32_t n, bool packed)
 {
-    const std::int64_t cur = floorDiv(now, width);
-    const auto delta = std::int32_t(std::uint32_t(cur) - stamp);
-    return delta < 0 ? cur - delta : cur;
+    return packed ? (n + 1) / 2 : n;
+}
+
+std::uint32_t bucketAt(const std::uint32_t* counts, bool packed, std::size_t pos)
+{
+    return packed ? (counts[pos / 2] >> (pos % 2 * 16)) & 0xffffu : counts[pos];
+}
+
+void clearBucket(std::uint32_t* counts, bool packed, std::size_t pos)
+{
+    if (packed)
+        counts[pos / 2] &= (pos % 2) ? 0x0000ffffu : 0xffff0000u;
+    else
+        counts[pos] = 0;
+}
+
+// One more, saturating: a full count stays full.
+void addToBucket(std::uint32_t* counts, bool packed, std::size_t pos)
+{
+    if (bucketAt(counts, packed, pos) == (packed ? SATURATED16 : SATURATED))
+        return;
+    if (packed)
+        counts[pos / 2] += 1u << (pos % 2 * 16);
+    else
+        ++counts[pos];
+}
+
+// One fewer, never below zero; a saturated count no longer says how many,
+// so it stays.
+void takeFromBucket(std::uint32_t* counts, bool packed, std::size_t pos)
+{
+    const std::uint32_t v = bucketAt(counts, packed, pos);
+    if (v == 0 || v == (packed ? SATURATED16 : SATURATED))
+        return;
+    if (packed)
+        counts[pos / 2] -= 1u << (pos % 2 * 16);
+    else
+        --counts[pos];
+}
+
+// The bucket index `now` falls in (nowBucket: floor(now / width)), never
+// older than the newest bucket the cells already hold: two listener
+// threads may take their timestamps in one order and the lock in the
+// other, and a late-arriving older timestamp must count in the newest
+// bucket rather than wipe the ring.
+std::int64_t currentBucket(std::uint32_t stamp, std::int64_t nowBucket)
+{
+    const auto delta = std::int32_t(std::uint32_t(nowBucket) - stamp);
+    return delta < 0 ? nowBucket - delta : nowBucket;
 }
 
 // Drops buckets that left the window; returns the current bucket index.
-std::int64_t advanceRing(std::uint32_t* stampCell, std::uint32_t* counts, std::uint32_t n, Millis now, Millis width,
-                         bool packed16)
+// `place` maps a bucket index to its position in the ring (b mod n).
+template <class Place>
+std::int64_t advanceRing(std::uint32_t* stampCell, std::uint32_t* counts, std::uint32_t n, std::int64_t nowBucket, bool packed,
+                         Place place)
 {
-    const std::size_t countCells = packed16 ? (n + 1) / 2 : n;
-    std::int64_t cur = currentBucket(*stampCell, now, width);
-    if (cur != floorDiv(now, width)
-        && std::all_of(counts, counts + countCells, [](std::uint32_t c) { return c == 0; })) {
+    const std::size_t cellsUsed = countCells(n, packed);
+    std::int64_t cur = currentBucket(*stampCell, nowBucket);
+    if (cur != nowBucket && std::all_of(counts, counts + cellsUsed, [](std::uint32_t c) { return c == 0; })) {
         // The stamp looks newer than now, but nothing was ever counted: a fresh
         // key (stamp 0) whose truncated bucket index has its top bit set. There
         // is no late request to protect; start the ring at now.
-        cur = floorDiv(now, width);
+        cur = nowBucket;
         *stampCell = std::uint32_t(cur);
         return cur;
     }
     const std::uint32_t d = std::uint32_t(cur) - *stampCell;
     if (d == 0)
         return cur;
-    auto zero = [&](std::int64_t b) {
-        const auto pos = std::size_t(modPos(b, n));
-        if (packed16)
-            counts[pos / 2] &= (pos % 2) ? 0x0000ffffu : 0xffff0000u;
-        else
-            counts[pos] = 0;
-    };
     if (d >= n) {
-        std::memset(counts, 0, sizeof(std::uint32_t) * countCells);
+        std::memset(counts, 0, sizeof(std::uint32_t) * cellsUsed);
     } else {
-        for (std::uint32_t k = 1; k <= d; ++k)
-            zero(cur - d + k);
+        // Buckets cur - d + 1 .. cur are new: positions in a row, wrapping.
+        std::size_t pos = place(cur - d + 1);
+        for (std::uint32_t k = 0; k < d; ++k) {
+            clearBucket(counts, packed, pos);
+            pos = pos + 1 == n ? 0 : pos + 1;
+        }
     }
     *stampCell = std::uint32_t(cur);
     return cur;
 }
 
+// A sliding level's ring: where bucket b sits, and the ring brought up to now.
+std::size_t placeOf(const LevelSpec& s, std::int64_t b)
+{
+    return std::size_t(s.byBuckets.mod(b));
+}
+
+std::int64_t advanceSliding(const LevelSpec& s, std::uint32_t* cells, Millis now)
+{
+    return advanceRing(cells, cells + 1, s.buckets, s.byBucket.floor(now), s.packed,
+                       [&](std::int64_t b) { return placeOf(s, b); });
+}
+
+std::int64_t currentSlidingBucket(const LevelSpec& s, const std::uint32_t* cells, Millis now)
+{
+    return currentBucket(cells[0], s.byBucket.floor(now));
+}
+
 Verdict evaluateSliding(const LevelSpec& s, std::uint32_t* cells, Millis now)
 {
     const std::int64_t n = s.buckets;
-    std::uint32_t* counts = cells + 1;
-    const std::int64_t cur = advanceRing(cells, counts, s.buckets, now, s.bucketMs, false);
+    const std::uint32_t* counts = cells + 1;
+    const std::int64_t cur = advanceSliding(s, cells, now);
     std::uint64_t sum = 0;
     for (std::int64_t i = 0; i < n; ++i)
-        sum += counts[i];
+        sum += bucketAt(counts, s.packed, std::size_t(i));
     Verdict v;
     v.windowStartMs = (cur - n + 1) * s.bucketMs;
     v.used = std::uint32_t(std::min<std::uint64_t>(sum, SATURATED));
     v.allowed = sum < s.limit;
+    if (sum == 0)
+        return v;
     // Reset: when the newest non-empty bucket leaves the window.
+    const std::size_t curPos = placeOf(s, cur);
+    std::size_t pos = curPos;
     for (std::int64_t b = cur; b > cur - n; --b) {
-        if (counts[modPos(b, n)] != 0) {
+        if (bucketAt(counts, s.packed, pos) != 0) {
             v.resetMs = (b + n) * s.bucketMs - now;
             break;
         }
+        pos = pos == 0 ? std::size_t(n - 1) : pos - 1;
     }
     if (!v.allowed) {
         // Retry-after: when enough of the oldest buckets have left the window
         // for the sum to drop below the limit. Bucket b leaves at (b + n) * width.
         const std::uint64_t need = sum - s.limit + 1;
         std::uint64_t dropped = 0;
+        pos = curPos + 1 == std::size_t(n) ? 0 : curPos + 1;  // the oldest, cur - n + 1
         for (std::int64_t b = cur - n + 1; b <= cur; ++b) {
-            dropped += counts[modPos(b, n)];
+            dropped += bucketAt(counts, s.packed, pos);
             if (dropped >= need) {
                 v.retryAfterMs = (b + n) * s.bucketMs - now;
                 break;
             }
+            pos = pos + 1 == std::size_t(n) ? 0 : pos + 1;
         }
     }
     return v;
@@ -113,7 +180,7 @@ Verdict evaluateSliding(const LevelSpec& s, std::uint32_t* cells, Millis now)
 
 std::int64_t fixedWindowIndex(const LevelSpec& s, std::uint32_t* cells, Millis now)
 {
-    const std::int64_t idx = floorDiv(now, s.periodMs);
+    const std::int64_t idx = s.byPeriod.floor(now);
     const auto delta = std::int32_t(std::uint32_t(idx) - cells[0]);
     if (delta > 0 || (cells[1] == 0 && delta != 0)) {
         cells[0] = std::uint32_t(idx);
@@ -168,7 +235,7 @@ Verdict evaluateLockout(const LevelSpec& s, std::uint32_t* cells, Millis now)
 
 } // namespace
 
-LevelSpec LevelSpec::compile(const Level& level, std::string_view name)
+LevelSpec LevelSpec::compile(const Level& level, std::string_view name, bool shared)
 {
     LevelSpec s;
     s.name.assign(name);
@@ -176,25 +243,38 @@ LevelSpec LevelSpec::compile(const Level& level, std::string_view name)
     s.limit = level.limit;
     s.periodMs = level.periodMs;
     s.countRefused = level.countRefused;
-    s.cells = cellsFor(level);
+    s.shared = shared;
+    s.packed = packs(level, shared);
+    s.cells = cellsFor(level, shared);
     if (level.algorithm == Algorithm::SlidingWindow) {
         s.bucketMs = level.bucketMs > 0 ? level.bucketMs
                                         : std::max<Millis>(1, ceilDiv(level.periodMs, Tuning::defaultSlidingBuckets));
         s.buckets = std::uint32_t(ceilDiv(level.periodMs, s.bucketMs));
+        s.byBucket = Divisor(s.bucketMs);
+        s.byBuckets = Divisor(s.buckets);
     } else if (level.algorithm == Algorithm::Lockout) {
         s.lockoutMs = level.lockoutMs > 0 ? level.lockoutMs : level.periodMs;
+    } else {
+        s.byPeriod = Divisor(s.periodMs);
     }
     return s;
 }
 
-std::uint16_t LevelSpec::cellsFor(const Level& level)
+bool LevelSpec::packs(const Level& level, bool shared)
+{
+    // Counts only admitted requests, under a limit that fits: no bucket can
+    // pass the limit, so none can pass 65,535.
+    return level.algorithm == Algorithm::SlidingWindow && !shared && !level.countRefused && level.limit <= SATURATED16;
+}
+
+std::uint16_t LevelSpec::cellsFor(const Level& level, bool shared)
 {
     switch (level.algorithm) {
     case Algorithm::SlidingWindow: {
         const Millis width = level.bucketMs > 0
             ? level.bucketMs
             : std::max<Millis>(1, ceilDiv(level.periodMs, Tuning::defaultSlidingBuckets));
-        return std::uint16_t(1 + ceilDiv(level.periodMs, width));
+        return std::uint16_t(1 + countCells(std::uint32_t(ceilDiv(level.periodMs, width)), packs(level, shared)));
     }
     case Algorithm::FixedWindow: return 2;
     case Algorithm::Lockout: return 5;
@@ -204,7 +284,9 @@ std::uint16_t LevelSpec::cellsFor(const Level& level)
 
 std::uint64_t LevelSpec::shapeSignature() const
 {
-    return hashWords(std::uint64_t(algorithm) + 1, std::uint64_t(periodMs), std::uint64_t(bucketMs) ^ (std::uint64_t(offset) << 48));
+    // Packed or not is part of the shape: the same cells mean other counts.
+    return hashWords(std::uint64_t(algorithm) + 1, std::uint64_t(periodMs),
+                     std::uint64_t(bucketMs) ^ (std::uint64_t(offset) << 48) ^ (std::uint64_t(packed) << 47));
 }
 
 Millis LevelSpec::keepMs() const
@@ -242,13 +324,14 @@ void mergeRemote(const LevelSpec& s, std::uint32_t* merged, const std::uint32_t*
     case Algorithm::SlidingWindow: {
         // The remote ring holds the buckets up to its stamp; the own ring is
         // at least as new (the sync stamps it with the bucket of its report).
+        // A shared level's cells are never packed (LevelSpec::packs).
         const std::int64_t n = s.buckets;
-        const std::int64_t cur = currentBucket(merged[0], now, s.bucketMs);  // the full index of merged[0]
-        const std::int64_t ahead = std::int32_t(merged[0] - remote[0]);     // own newest minus remote newest
+        const std::int64_t cur = currentSlidingBucket(s, merged, now);  // the full index of merged[0]
+        const std::int64_t ahead = std::int32_t(merged[0] - remote[0]);  // own newest minus remote newest
         const std::int64_t from = std::max<std::int64_t>(0, ahead);
         const std::int64_t to = std::min<std::int64_t>(n, n + ahead);
         for (std::int64_t k = from; k < to; ++k) {  // bucket cur - k
-            const auto pos = std::size_t(modPos(cur - k, n));
+            const std::size_t pos = placeOf(s, cur - k);
             merged[1 + pos] = saturatingAdd(merged[1 + pos], remote[1 + pos]);
         }
         break;
@@ -308,7 +391,7 @@ void storeRemote(const LevelSpec& spec, std::uint32_t* cells, const RemoteCounts
         remote[0] = std::uint32_t(r.stamp);
         const std::int64_t given = std::min<std::int64_t>(n, std::int64_t(r.size));
         for (std::int64_t k = 0; k < given; ++k)  // counts[size - 1] is bucket stamp
-            remote[1 + modPos(r.stamp - k, n)] = r.counts[r.size - 1 - std::size_t(k)];
+            remote[1 + placeOf(spec, r.stamp - k)] = r.counts[r.size - 1 - std::size_t(k)];
         break;
     }
     case Algorithm::FixedWindow:
@@ -333,10 +416,10 @@ RemoteCounts ownCounts(const LevelSpec& spec, const std::uint32_t* cells, Millis
     switch (spec.algorithm) {
     case Algorithm::SlidingWindow: {
         const std::int64_t n = spec.buckets;
-        const std::int64_t cur = currentBucket(copy[0], now, spec.bucketMs);
+        const std::int64_t cur = currentSlidingBucket(spec, copy, now);
         r.stamp = cur;
         for (std::int64_t b = cur - n + 1; b <= cur; ++b)
-            out.push_back(copy[1 + modPos(b, n)]);
+            out.push_back(bucketAt(copy + 1, spec.packed, placeOf(spec, b)));
         break;
     }
     case Algorithm::FixedWindow:
@@ -357,13 +440,9 @@ RemoteCounts ownCounts(const LevelSpec& spec, const std::uint32_t* cells, Millis
 void count(const LevelSpec& spec, std::uint32_t* cells, Millis now)
 {
     switch (spec.algorithm) {
-    case Algorithm::SlidingWindow: {
-        const std::int64_t cur = currentBucket(cells[0], now, spec.bucketMs);
-        std::uint32_t& c = cells[1 + modPos(cur, spec.buckets)];
-        if (c != SATURATED)
-            ++c;
+    case Algorithm::SlidingWindow:
+        addToBucket(cells + 1, spec.packed, placeOf(spec, currentSlidingBucket(spec, cells, now)));
         break;
-    }
     case Algorithm::FixedWindow:
         if (cells[1] != SATURATED)
             ++cells[1];
@@ -382,9 +461,9 @@ Millis resetAfterCount(const LevelSpec& spec, const std::uint32_t* cells, Millis
     switch (spec.algorithm) {
     case Algorithm::SlidingWindow:
         // The bucket just counted into is the newest non-empty one.
-        return (currentBucket(cells[0], now, spec.bucketMs) + spec.buckets) * spec.bucketMs - now;
+        return (currentSlidingBucket(spec, cells, now) + spec.buckets) * spec.bucketMs - now;
     case Algorithm::FixedWindow: {
-        const std::int64_t idx = floorDiv(now, spec.periodMs);
+        const std::int64_t idx = spec.byPeriod.floor(now);
         const auto delta = std::int32_t(std::uint32_t(idx) - cells[0]);
         return (idx - std::min(delta, 0) + 1) * spec.periodMs - now;
     }
@@ -398,8 +477,8 @@ void uncount(const LevelSpec& spec, std::uint32_t* cells, Millis now)
     std::uint32_t* c = nullptr;
     switch (spec.algorithm) {
     case Algorithm::SlidingWindow:
-        c = &cells[1 + modPos(currentBucket(cells[0], now, spec.bucketMs), spec.buckets)];
-        break;
+        takeFromBucket(cells + 1, spec.packed, placeOf(spec, currentSlidingBucket(spec, cells, now)));
+        return;
     case Algorithm::FixedWindow: c = &cells[1]; break;
     case Algorithm::Lockout: c = &cells[2]; break;
     }
@@ -455,9 +534,9 @@ std::vector<BucketView> bucketsOf(const LevelSpec& spec, const std::uint32_t* ce
     switch (spec.algorithm) {
     case Algorithm::SlidingWindow: {
         const std::int64_t n = spec.buckets;
-        const std::int64_t cur = advanceRing(copy, copy + 1, spec.buckets, now, spec.bucketMs, false);
+        const std::int64_t cur = advanceSliding(spec, copy, now);
         for (std::int64_t b = cur - n + 1; b <= cur; ++b)
-            out.push_back({b * spec.bucketMs, copy[1 + modPos(b, n)]});
+            out.push_back({b * spec.bucketMs, bucketAt(copy + 1, spec.packed, placeOf(spec, b))});
         break;
     }
     case Algorithm::FixedWindow: {
@@ -476,15 +555,26 @@ std::vector<BucketView> bucketsOf(const LevelSpec& spec, const std::uint32_t* ce
 
 namespace LiveRing {
 
+namespace {
+
+// The ring's size and width are constants: the compiler divides by them
+// with a multiply.
+std::size_t livePlace(std::int64_t b)
+{
+    return std::size_t(modPos(b, std::int64_t(Tuning::liveBucketCount)));
+}
+
+std::int64_t advanceLive(std::uint32_t* cells, Millis now)
+{
+    return advanceRing(cells, cells + 1, Tuning::liveBucketCount, floorDiv(now, Tuning::liveBucketMs), true, livePlace);
+}
+
+} // namespace
+
 void count(std::uint32_t* cells, Millis now)
 {
-    const std::int64_t cur = advanceRing(cells, cells + 1, Tuning::liveBucketCount, now, Tuning::liveBucketMs, true);
-    const auto pos = std::size_t(modPos(cur, Tuning::liveBucketCount));
-    std::uint32_t& cell = cells[1 + pos / 2];
-    const unsigned shift = (pos % 2) ? 16 : 0;
-    const std::uint32_t value = (cell >> shift) & 0xffffu;
-    if (value != 0xffffu)  // 65,535 per 3 s is "more than you need to know"
-        cell += 1u << shift;
+    // Saturates at 65,535 per 3 s: "more than you need to know".
+    addToBucket(cells + 1, true, livePlace(advanceLive(cells, now)));
 }
 
 std::array<std::uint32_t, Tuning::liveBucketCount> read(const std::uint32_t* cells, Millis now)
@@ -492,12 +582,10 @@ std::array<std::uint32_t, Tuning::liveBucketCount> read(const std::uint32_t* cel
     std::uint32_t copy[Cells];
     std::memcpy(copy, cells, sizeof copy);
     const std::int64_t n = Tuning::liveBucketCount;
-    const std::int64_t cur = advanceRing(copy, copy + 1, Tuning::liveBucketCount, now, Tuning::liveBucketMs, true);
+    const std::int64_t cur = advanceLive(copy, now);
     std::array<std::uint32_t, Tuning::liveBucketCount> out{};
-    for (std::int64_t i = 0; i < n; ++i) {
-        const auto pos = std::size_t(modPos(cur - n + 1 + i, n));
-        out[std::size_t(i)] = (copy[1 + pos / 2] >> ((pos % 2) ? 16 : 0)) & 0xffffu;
-    }
+    for (std::int64_t i = 0; i < n; ++i)
+        out[std::size_t(i)] = bucketAt(copy + 1, true, livePlace(cur - n + 1 + i));
     return out;
 }
 

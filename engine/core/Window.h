@@ -5,6 +5,7 @@
 //
 // Cell layouts (all counts saturate instead of wrapping):
 //   sliding:  [newest bucket index (epoch, truncated to 32 bits)] [count x N]
+//             or, packed, [newest bucket index] [N 16-bit counts, two per cell]
 //   fixed:    [window index (truncated to 32 bits)] [count]
 //   lockout:  [window start ms lo][hi] [count] [locked-until ms lo][hi]
 //   live ring (3 s x 20): [newest bucket index] [20 x 16-bit counts packed in 10 cells]
@@ -32,13 +33,23 @@ struct LevelSpec {
     bool countRefused = false;
     std::uint16_t offset = 0;  // first cell
     std::uint16_t cells = 0;   // cells used (this node's own counts)
+    // Sliding: two 16-bit counts per cell. Only where no bucket can pass
+    // 65,535: a level that counts only admitted requests (not countRefused)
+    // with a limit of at most 65,535 on one node's own counts (not shared).
+    bool packed = false;
+    Divisor byBucket;          // sliding: floor(now / bucketMs) without a division
+    Divisor byBuckets;         // sliding: a bucket index's place in the ring
+    Divisor byPeriod;          // fixed: the window's index
     // In a cluster (docs/CLUSTER.md): the other nodes' counts, as the last
     // sync with Redis brought them, follow the own cells in the same layout
     // (cells more cells). Only the sync writes them; this node counts in its own.
     bool shared = false;
 
-    static LevelSpec compile(const Level& level, std::string_view name);
-    static std::uint16_t cellsFor(const Level& level);
+    // `shared`: the level is counted across a cluster (its remote cells
+    // follow its own, in the same wide layout).
+    static LevelSpec compile(const Level& level, std::string_view name, bool shared = false);
+    static std::uint16_t cellsFor(const Level& level, bool shared = false);
+    static bool packs(const Level& level, bool shared);
     // Identifies the cell layout (algorithm, period, bucket width): a key's
     // counts survive a change of limit but not of shape.
     std::uint64_t shapeSignature() const;

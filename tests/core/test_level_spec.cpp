@@ -3,12 +3,14 @@
 // cells, bucket width and keep time, its shape signature; and what every
 // algorithm does with a key's cells beside counting: uncount, peek,
 // bucketsOf. Time is injected; bucketsOfSliding runs twice, from t = 0 and
-// from a 2026 wall-clock time.
+// from a 2026 wall-clock time. And Time.h's Divisor against plain division.
 #include <QtTest>
 
 #include "TestSupport.h"
 #include "core/Window.h"
 
+#include <limits>
+#include <random>
 #include <vector>
 
 using namespace Floodgate::Core;
@@ -28,6 +30,7 @@ private Q_SLOTS:
     void bucketsOfSliding_data() { addBases(); }
     void bucketsOfSliding();
     void bucketsOfFixedAndLockout();
+    void divisorAgreesWithDivision();
 };
 
 // ---- compile ---------------------------------------------------------------------
@@ -46,18 +49,20 @@ void TestLevelSpec::compile_data()
     QTest::addColumn<qint64>("keepMs");
 
     // Sliding keep = buckets * width + width: the last bucket has left the window.
+    // Cells: the stamp, then two 16-bit counts per cell (LevelSpec::packs;
+    // test_sliding_window checks the wide layout gives the same answers).
     QTest::newRow("sliding 6/3s") << int(SLIDING) << 6u << qint64(3000) << qint64(0) << qint64(0)
-                                  << qint64(300) << 10u << 11 << qint64(0) << qint64(3300);
+                                  << qint64(300) << 10u << 6 << qint64(0) << qint64(3300);
     QTest::newRow("sliding 300/5m") << int(SLIDING) << 300u << qint64(300000) << qint64(0) << qint64(0)
-                                    << qint64(30000) << 10u << 11 << qint64(0) << qint64(330000);
+                                    << qint64(30000) << 10u << 6 << qint64(0) << qint64(330000);
     QTest::newRow("sliding 600/30m") << int(SLIDING) << 600u << qint64(1800000) << qint64(0) << qint64(0)
-                                     << qint64(180000) << 10u << 11 << qint64(0) << qint64(1980000);
+                                     << qint64(180000) << 10u << 6 << qint64(0) << qint64(1980000);
     QTest::newRow("sliding 1s by 300ms (rounded up)") << int(SLIDING) << 5u << qint64(1000) << qint64(300) << qint64(0)
-                                                      << qint64(300) << 4u << 5 << qint64(0) << qint64(1500);
+                                                      << qint64(300) << 4u << 3 << qint64(0) << qint64(1500);
     QTest::newRow("sliding 1h by 1m") << int(SLIDING) << 100u << qint64(3600000) << qint64(60000) << qint64(0)
-                                      << qint64(60000) << 60u << 61 << qint64(0) << qint64(3660000);
+                                      << qint64(60000) << 60u << 31 << qint64(0) << qint64(3660000);
     QTest::newRow("sliding 7ms (1 ms buckets)") << int(SLIDING) << 1u << qint64(7) << qint64(0) << qint64(0)
-                                                << qint64(1) << 7u << 8 << qint64(0) << qint64(8);
+                                                << qint64(1) << 7u << 5 << qint64(0) << qint64(8);
     QTest::newRow("fixed 3s") << int(FIXED) << 6u << qint64(3000) << qint64(0) << qint64(0)
                               << qint64(0) << 0u << 2 << qint64(0) << qint64(3000);
     QTest::newRow("lockout 3s (lock = period)") << int(LOCKOUT) << 6u << qint64(3000) << qint64(0) << qint64(0)
@@ -205,6 +210,28 @@ void TestLevelSpec::bucketsOfFixedAndLockout()
     b = lock.buckets(6500);
     QCOMPARE(b.size(), std::size_t(1));
     QCOMPARE(b[0].count, 0u);
+}
+
+// ---- Divisor (Time.h): floor division without a division instruction ---------------
+
+void TestLevelSpec::divisorAgreesWithDivision()
+{
+    const std::int64_t divisors[] = {1, 2, 3, 7, 10, 20, 300, 1000, 3000, 30'000, 180'000, 3'600'000,
+                                     366 * DAY, (std::int64_t(1) << 31) - 1, std::int64_t(1) << 31, (std::int64_t(1) << 40) + 1};
+    std::mt19937_64 rng(42);
+    for (const std::int64_t d : divisors) {
+        const Divisor by(d);
+        QCOMPARE(by.value(), d);
+        std::vector<std::int64_t> ns = {0, 1, d - 1, d, d + 1, 2 * d - 1, -1, -d, -d - 1, EPOCH_2026, EPOCH_2026 + d - 1,
+                                        (std::int64_t(1) << 62), std::numeric_limits<std::int64_t>::max(),
+                                        std::numeric_limits<std::int64_t>::max() - 1};
+        for (int i = 0; i < 20'000; ++i)
+            ns.push_back(std::int64_t(rng() >> (rng() % 63)) - (i % 5 == 0 ? std::int64_t(rng() % 100'000) : 0));
+        for (const std::int64_t n : ns) {
+            if (by.floor(n) != floorDiv(n, d) || by.mod(n) != n - floorDiv(n, d) * d)
+                QFAIL(qPrintable(QStringLiteral("%1 / %2: %3, not %4").arg(n).arg(d).arg(by.floor(n)).arg(floorDiv(n, d))));
+        }
+    }
 }
 
 QTEST_APPLESS_MAIN(TestLevelSpec)

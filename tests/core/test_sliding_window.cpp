@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The sliding window over buckets of Window.h over a key's own cells: buckets
 // leaving the window, Retry-After over several buckets, the reset, a fresh
-// key at any epoch, a late timestamp.
+// key at any epoch, a late timestamp; the packed ring (two 16-bit counts per
+// cell) against the wide one.
 // Time is injected; most cases run twice, from t = 0 and from a 2026
 // wall-clock time, to show the arithmetic does not depend on the epoch.
 #include <QtTest>
@@ -9,6 +10,7 @@
 #include "TestSupport.h"
 #include "core/Window.h"
 
+#include <random>
 #include <vector>
 
 using namespace Floodgate::Core;
@@ -29,6 +31,9 @@ private Q_SLOTS:
     void slidingFreshKeyAtAnyEpoch_data();
     void slidingFreshKeyAtAnyEpoch();
     void slidingLateTimestampCountsInTheNewestBucket();
+    void packedRingAgreesWithTheWideOne_data();
+    void packedRingAgreesWithTheWideOne();
+    void packingNeedsCountsThatCannotPassItsWidth();
 };
 
 // ---- sliding window --------------------------------------------------------------
@@ -185,6 +190,97 @@ void TestSlidingWindow::slidingLateTimestampCountsInTheNewestBucket()
     QCOMPARE(b.size(), std::size_t(10));
     QCOMPARE(b.back().startMs, Millis(2700));
     QCOMPARE(b.back().count, 4u);
+}
+
+// ---- packed and wide rings ----------------------------------------------------
+
+void TestSlidingWindow::packedRingAgreesWithTheWideOne_data()
+{
+    QTest::addColumn<uint>("limit");
+    QTest::addColumn<qint64>("period");
+    QTest::addColumn<qint64>("bucket");
+    QTest::addColumn<qint64>("base");
+    // Odd and even bucket counts (the last cell half used), small and large
+    // limits, from 0 and from 2026.
+    QTest::newRow("6/3s, 10 buckets") << 6u << qint64(3000) << qint64(0) << qint64(0);
+    QTest::newRow("300/5m, 10 buckets, 2026") << 300u << qint64(300'000) << qint64(0) << qint64(EPOCH_2026);
+    QTest::newRow("40/7s by 1s, 7 buckets") << 40u << qint64(7000) << qint64(1000) << qint64(EPOCH_2026);
+    QTest::newRow("65535/1s by 100ms") << 65535u << qint64(1000) << qint64(100) << qint64(0);
+    QTest::newRow("3/1s by 1s, 1 bucket") << 3u << qint64(1000) << qint64(1000) << qint64(EPOCH_2026);
+}
+
+void TestSlidingWindow::packedRingAgreesWithTheWideOne()
+{
+    QFETCH(uint, limit);
+    QFETCH(qint64, period);
+    QFETCH(qint64, bucket);
+    QFETCH(qint64, base);
+    const Level l = makeLevel(SLIDING, limit, period, bucket);
+    Key packed(l);
+    // The same level compiled as a cluster's shared level keeps the wide
+    // layout; without a cluster view its arithmetic is the single node's.
+    Key wide(l);
+    wide.spec = LevelSpec::compile(l, "test", true);
+    wide.cells.assign(wide.spec.cells, 0u);
+    QVERIFY(packed.spec.packed);
+    QVERIFY(!wide.spec.packed);
+    QVERIFY(packed.spec.cells < wide.spec.cells || packed.spec.buckets == 1);
+
+    std::mt19937_64 rng(limit * 7919u + std::uint64_t(period));
+    Millis now = base;
+    for (int step = 0; step < 20'000; ++step) {
+        // Mostly bursts inside a bucket, sometimes a step across buckets or
+        // past the whole window, now and then a late timestamp.
+        const std::uint64_t r = rng() % 100;
+        if (r < 60)
+            now += Millis(rng() % 3);
+        else if (r < 90)
+            now += Millis(rng() % std::uint64_t(packed.spec.bucketMs * 2));
+        else if (r < 97)
+            now += Millis(rng() % std::uint64_t(period * 2));
+        const Millis at = r >= 97 ? now - Millis(rng() % std::uint64_t(packed.spec.bucketMs)) : now;
+        const Verdict a = packed.eval(at);
+        const Verdict b = wide.eval(at);
+        QCOMPARE(a.allowed, b.allowed);
+        QCOMPARE(a.used, b.used);
+        QCOMPARE(a.resetMs, b.resetMs);
+        QCOMPARE(a.retryAfterMs, b.retryAfterMs);
+        QCOMPARE(a.windowStartMs, b.windowStartMs);
+        if (a.allowed) {
+            packed.hit(at);
+            wide.hit(at);
+            QCOMPARE(packed.resetAfterCount(at), wide.resetAfterCount(at));
+            if (rng() % 8 == 0) {  // a reservation given back
+                packed.uncount(at);
+                wide.uncount(at);
+            }
+        }
+        if (step % 97 == 0) {
+            const auto pb = packed.buckets(at);
+            const auto wb = wide.buckets(at);
+            QCOMPARE(pb.size(), wb.size());
+            for (std::size_t i = 0; i < pb.size(); ++i) {
+                QCOMPARE(pb[i].startMs, wb[i].startMs);
+                QCOMPARE(pb[i].count, wb[i].count);
+            }
+        }
+    }
+}
+
+void TestSlidingWindow::packingNeedsCountsThatCannotPassItsWidth()
+{
+    // Packed: admitted requests only, under a limit that fits 16 bits.
+    QVERIFY(LevelSpec::compile(makeLevel(SLIDING, 65535, 60'000), "a").packed);
+    QVERIFY(!LevelSpec::compile(makeLevel(SLIDING, 65536, 60'000), "b").packed);
+    QVERIFY(!LevelSpec::compile(makeLevel(SLIDING, 100, 60'000, 0, 0, true), "c").packed);  // counts refusals too
+    QVERIFY(!LevelSpec::compile(makeLevel(SLIDING, 100, 60'000), "d", true).packed);         // shared in a cluster
+    QCOMPARE(int(LevelSpec::compile(makeLevel(SLIDING, 100, 60'000), "e").cells), 1 + 5);
+    QCOMPARE(int(LevelSpec::compile(makeLevel(SLIDING, 100, 70'000, 10'000), "f").cells), 1 + 4);  // 7 buckets
+    // A wide level past 65,535 in one bucket still counts exactly.
+    Key k(makeLevel(SLIDING, 100'000, 1000, 1000));
+    for (int i = 0; i < 70'000; ++i)
+        k.hit(EPOCH_2026);
+    QCOMPARE(k.eval(EPOCH_2026).used, 70'000u);
 }
 
 QTEST_APPLESS_MAIN(TestSlidingWindow)
