@@ -61,8 +61,13 @@ struct RequestFacts {
 // is cut, never inside a UTF-8 character (a customer id comes from the request).
 struct ShortName {
     static constexpr std::size_t Capacity = 47;
-    char text[Capacity + 1] = {};
+    // Only the first `length` bytes and the terminator are ever written or
+    // read: a Decision (two of these) is made on every request, and zeroing
+    // 96 bytes it never reads showed in the profile.
+    char text[Capacity + 1];
     std::uint8_t length = 0;
+
+    ShortName() { text[0] = '\0'; }
 
     void assign(std::string_view s)
     {

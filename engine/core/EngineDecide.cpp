@@ -77,7 +77,9 @@ const Published& Engine::Impl::current(std::size_t& slot)
     return *tc.published;
 }
 
-Decision Engine::Impl::finish(Decision& d, const Compiled& c, std::size_t slot, Millis now)
+// Completes d in place: every return of decide() returns the one Decision
+// it built (no copy of it on the way out).
+void Engine::Impl::finish(Decision& d, const Compiled& c, std::size_t slot, Millis now)
 {
     d.wouldBe = d.action;
     d.throttleStatus = std::uint16_t(c.settings.throttleStatus);
@@ -85,7 +87,6 @@ Decision Engine::Impl::finish(Decision& d, const Compiled& c, std::size_t slot, 
     if (c.settings.dryRun && d.refused())
         d.action = Action::DryRun;
     stats.record(slot, d.action, now);
-    return d;
 }
 
 void Engine::Impl::trackOnly(const Published& p, const IpAddress& key, const RequestFacts& f, Millis now, std::uint32_t customerTag)
@@ -157,27 +158,31 @@ Decision Engine::decide(const RequestFacts& f, Millis now)
             d.resetMs = d.retryAfterMs;
             // No rule counter is spent; the live view still shows who keeps knocking.
             m->trackOnly(p, countingKey(f.client, c.settings.ipv6PrefixBits, c.settings.ipv4PrefixBits), f, now, 0);
-            return m->finish(d, c, slot, now);
+            m->finish(d, c, slot, now);
+            return d;
         }
         if (entry) {
             d.reason = Reason::Safelisted;
             d.rule.assign("safelist");
             d.listExpiresAt = entry->expiresAt;
             m->trackOnly(p, countingKey(f.client, c.settings.ipv6PrefixBits, c.settings.ipv4PrefixBits), f, now, 0);
-            return m->finish(d, c, slot, now);
+            m->finish(d, c, slot, now);
+            return d;
         }
     }
 
     // 2. What is not counted at all.
     if (!c.excluded.empty() && c.excluded.matches(f.path)) {
         d.reason = Reason::ExcludedPath;
-        return m->finish(d, c, slot, now);
+        m->finish(d, c, slot, now);
+        return d;
     }
     const IpAddress key = countingKey(f.client, c.settings.ipv6PrefixBits, c.settings.ipv4PrefixBits);
     if ((!c.safeAgents.empty() && c.safeAgents.matches(f.userAgent)) || (c.cookielessOnly && f.cookieCount > 0)) {
         d.reason = c.cookielessOnly && f.cookieCount > 0 ? Reason::HasCookies : Reason::SafeUserAgent;
         m->trackOnly(p, key, f, now, 0);
-        return m->finish(d, c, slot, now);
+        m->finish(d, c, slot, now);
+        return d;
     }
     // A part of a resource this client is already reading is not a new
     // page hit (bounded per resource and per client, Tuning.h).
@@ -187,7 +192,8 @@ Decision Engine::decide(const RequestFacts& f, Millis now)
         d.reason = Reason::RangeContinuation;
         const CompiledCustomer* cu = customerOf(c, f);
         m->trackOnly(p, key, f, now, cu ? cu->tag : 0);
-        return m->finish(d, c, slot, now);
+        m->finish(d, c, slot, now);
+        return d;
     }
 
     // 3. Cooldowns (read only here; a success starts them).
@@ -222,7 +228,8 @@ Decision Engine::decide(const RequestFacts& f, Millis now)
             d.retryAfterMs = SECOND;
             d.resetMs = SECOND;
             m->trackOnly(p, key, f, now, 0);
-            return m->finish(d, c, slot, now);
+            m->finish(d, c, slot, now);
+            return d;
         }
     }
     Binding binding;
@@ -363,9 +370,9 @@ Decision Engine::decide(const RequestFacts& f, Millis now)
     if (waiting) {
         // Nothing was counted: the listener asks again shortly.
         m->cluster.waits.fetch_add(1, std::memory_order_relaxed);
-        Decision w;
-        w.waitForCluster = true;
-        return w;
+        d = Decision{};
+        d.waitForCluster = true;
+        return d;
     }
 
     // 5. The answer, from the binding level or the cooldown.
@@ -408,7 +415,8 @@ Decision Engine::decide(const RequestFacts& f, Millis now)
     // 6. Escalation: repeated refusals put the client on the blocklist.
     if (d.action == Action::Throttle && d.reason == Reason::OverLimit && c.escalation.enabled && !c.settings.dryRun)
         d.autoBanned = m->escalate(c, key, now);
-    return m->finish(d, c, slot, now);
+    m->finish(d, c, slot, now);
+    return d;
 }
 
 void Engine::reportSuccess(const RequestFacts& f, Millis now)

@@ -343,7 +343,7 @@ struct Engine::Impl {
     void stopCompactor();
 
     // ---- the request path (EngineDecide.cpp) ----
-    Decision finish(Decision& d, const Compiled& c, std::size_t slot, Millis now);
+    void finish(Decision& d, const Compiled& c, std::size_t slot, Millis now);
     void trackOnly(const Published& p, const IpAddress& key, const RequestFacts& f, Millis now, std::uint32_t customerTag);
     bool continuesResource(const Published& p, const IpAddress& key, std::uint64_t resource, Millis now);
     void beginResource(const Published& p, const IpAddress& key, std::uint64_t resource, Millis now);
