@@ -166,6 +166,7 @@ int main(int argc, char** argv)
     double rate = 0, seconds = 0;
     bool closedLoop = false;  // --rate max
     bool distinct = false;    // --clients distinct
+    bool firstGiven = false;
     std::uint64_t requests = 0, clients = 1;
     std::uint32_t firstClient = 0x0a000001;  // 10.0.0.1
     int perTarget = 8;
@@ -201,6 +202,7 @@ int main(int argc, char** argv)
             if (inet_pton(AF_INET, v.c_str(), &addr) != 1)
                 usage("--first-client: expected an IPv4 address");
             firstClient = ntohl(addr.s_addr);
+            firstGiven = true;
         } else if (a == "--connections") {
             perTarget = std::atoi(v.c_str());
         } else {
@@ -220,6 +222,8 @@ int main(int argc, char** argv)
         if (requests == 0)
             requests = std::uint64_t(rate * seconds);
     }
+    if (distinct && firstGiven)
+        usage("--clients distinct has its own addresses: no --first-client");
     if (distinct && requests > 1'000'000'000)
         usage("--clients distinct: at most 1,000,000,000 requests (--requests)");
 
