@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-# Sourced by scripts/hostile-slow and scripts/soak: the built binary, headless
-# in proxy mode in front of a one-worker nginx on 127.0.0.1, in a scratch
+# Sourced by scripts/hostile-slow, scripts/soak and scripts/bench-spray: the
+# built binary, headless, in proxy mode in front of a one-worker nginx on
+# 127.0.0.1 (or in decision mode when no upstream was started), in a scratch
 # folder that is removed (and every process stopped) on exit.
 # Needs: $root (the repository). Sets: $work, $binary, $up_port, $fg_port,
 # $admin_port, $db, $auth (the admin bearer token header), $fg_pid.
+# Optional: $serving_cpu, a core to pin Floodgate to (taskset).
 
 binary="${FLOODGATE_BINARY:-${FLOODGATE_BUILD_DIR:-$root/build}/app/floodgate}"
 work="$(mktemp -d /tmp/floodgate-hostile.XXXXXX)"
@@ -58,10 +60,15 @@ CONF
   wait_port "$up_port"
 }
 
-# The binary, headless, proxy mode; extra arguments are passed on.
+# The binary, headless: proxy mode in front of start_upstream's nginx, or
+# decision mode when start_upstream did not run. Extra arguments are passed on.
+# A database already at $work/floodgate.db (prepared by the caller) is used.
 start_floodgate() {
   db="$work/floodgate.db"
-  "$binary" --headless --listen 127.0.0.1:0 --admin 127.0.0.1:0 --upstream "http://127.0.0.1:$up_port" \
+  local mode=() pin=()
+  [ -z "${up_port:-}" ] || mode=(--upstream "http://127.0.0.1:$up_port")
+  [ -z "${serving_cpu:-}" ] || pin=(taskset -c "$serving_cpu")
+  "${pin[@]}" "$binary" --headless --listen 127.0.0.1:0 --admin 127.0.0.1:0 "${mode[@]}" \
     --db "$db" --log off "$@" >"$work/floodgate.out" 2>"$work/floodgate.err" &
   fg_pid=$!
   serving_pids+=($fg_pid)
@@ -76,5 +83,6 @@ start_floodgate() {
   auth="Authorization: Bearer $("$binary" token --db "$db")"
 }
 
-# Resident set size of a process in KiB.
+# Resident set size of a process in KiB, and its peak (the high-water mark).
 rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0; }
+hwm_kib() { awk '/^VmHWM:/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0; }

@@ -4,13 +4,29 @@
 // keep-alive connection, whatever the answers, and names its client in
 // X-Forwarded-For (the nodes trust 127.0.0.1 as a proxy), so one process can
 // be one attacker, a thousand calm clients or a spray of a hundred thousand.
+// With --rate max it sends as fast as the answers come instead (each
+// connection's next request leaves when its answer is in), for
+// scripts/bench-spray, which needs an exact count of requests that each name
+// a client of their own (wrk's Lua cannot stop at a count without cutting
+// requests in flight).
 //
 //   bench_cluster_load --targets HOST:PORT[,HOST:PORT...] --rate R (--seconds S | --requests N)
 //                      [--clients K] [--first-client A.B.C.D] [--connections C]
+//   bench_cluster_load --targets HOST:PORT[,HOST:PORT...] --rate max --seconds S [--requests N]
+//                      [--clients K | --clients distinct] [--first-client A.B.C.D] [--connections C]
 //
 // Request i is client (first + i % K). A client's m-th request goes to target
 // (m + client) % T: each client alternates over the targets (round robin, as
 // a load balancer would spread it), and so does the stream as a whole.
+// With --rate max, S is a time limit: sending stops after N requests or S
+// seconds, whichever comes first, and the answers still due are waited for.
+// --clients distinct gives every request a client of its own (a spray of
+// spoofed addresses), request i going to target i % T: of each eight
+// requests, seven come from IPv4 addresses counting up from 10.0.0.0
+// (10.0.0.0/8 holds 16,777,216; beyond it the count runs on into 11.0.0.0
+// and up) and the eighth from an IPv6 address in a /64 of its own
+// (2001:db8:X:Y::1; IPv6 clients are counted per /64 by default). At most
+// 1,000,000,000 requests then, so that no address reaches 127.0.0.0/8.
 // One outstanding request per connection; C connections per target (default
 // 8). When every connection of the next request's target is busy, the
 // request waits and is counted late; a rate the nodes cannot follow shows
@@ -64,7 +80,9 @@ struct Connection {
 {
     std::fprintf(stderr,
                  "bench_cluster_load: %s\nusage: bench_cluster_load --targets HOST:PORT[,HOST:PORT...] --rate R (--seconds S | --requests N)\n"
-                 "                          [--clients K] [--first-client A.B.C.D] [--connections C]\n",
+                 "                          [--clients K] [--first-client A.B.C.D] [--connections C]\n"
+                 "       bench_cluster_load --targets HOST:PORT[,HOST:PORT...] --rate max --seconds S [--requests N]\n"
+                 "                          [--clients K | --clients distinct] [--first-client A.B.C.D] [--connections C]\n",
                  why);
     std::exit(1);
 }
@@ -146,6 +164,9 @@ int main(int argc, char** argv)
 {
     std::vector<Target> targets;
     double rate = 0, seconds = 0;
+    bool closedLoop = false;  // --rate max
+    bool distinct = false;    // --clients distinct
+    bool firstGiven = false;
     std::uint64_t requests = 0, clients = 1;
     std::uint32_t firstClient = 0x0a000001;  // 10.0.0.1
     int perTarget = 8;
@@ -167,28 +188,44 @@ int main(int argc, char** argv)
                 start = comma + 1;
             }
         } else if (a == "--rate") {
-            rate = std::atof(v.c_str());
+            closedLoop = v == "max";
+            rate = closedLoop ? 0 : std::atof(v.c_str());
         } else if (a == "--seconds") {
             seconds = std::atof(v.c_str());
         } else if (a == "--requests") {
             requests = std::strtoull(v.c_str(), nullptr, 10);
         } else if (a == "--clients") {
-            clients = std::strtoull(v.c_str(), nullptr, 10);
+            distinct = v == "distinct";
+            clients = distinct ? 1 : std::strtoull(v.c_str(), nullptr, 10);
         } else if (a == "--first-client") {
             in_addr addr{};
             if (inet_pton(AF_INET, v.c_str(), &addr) != 1)
                 usage("--first-client: expected an IPv4 address");
             firstClient = ntohl(addr.s_addr);
+            firstGiven = true;
         } else if (a == "--connections") {
             perTarget = std::atoi(v.c_str());
         } else {
             usage(("unknown option " + a).c_str());
         }
     }
-    if (targets.empty() || !(rate > 0) || clients == 0 || perTarget <= 0 || (requests == 0) == (seconds <= 0))
-        usage("need --targets, a positive --rate, and one of --seconds or --requests");
-    if (requests == 0)
-        requests = std::uint64_t(rate * seconds);
+    if (targets.empty() || clients == 0 || perTarget <= 0)
+        usage("need --targets, and positive --clients and --connections");
+    if (closedLoop) {
+        if (!(seconds > 0))
+            usage("--rate max needs --seconds (the time limit)");
+        if (requests == 0)
+            requests = UINT64_MAX;
+    } else {
+        if (!(rate > 0) || (requests == 0) == (seconds <= 0))
+            usage("need a positive --rate (or max), and one of --seconds or --requests");
+        if (requests == 0)
+            requests = std::uint64_t(rate * seconds);
+    }
+    if (distinct && firstGiven)
+        usage("--clients distinct has its own addresses: no --first-client");
+    if (distinct && requests > 1'000'000'000)
+        usage("--clients distinct: at most 1,000,000,000 requests (--requests)");
 
     std::vector<Connection> conns;
     for (std::size_t t = 0; t < targets.size(); ++t)
@@ -207,21 +244,32 @@ int main(int argc, char** argv)
     std::map<int, std::uint64_t> statuses;
     std::vector<std::uint32_t> latencies;
     std::vector<std::uint64_t> okPerSecond;
-    latencies.reserve(requests);
+    latencies.reserve(std::min<std::uint64_t>(requests, 100'000'000));
     std::uint64_t sent = 0, answered = 0, errors = 0, lateOver1ms = 0;
     double lateMaxMs = 0;
     std::size_t outstanding = 0;
-    const double interval = 1.0 / rate;
+    // Closed loop: every request is due at the start, sent when a connection is free.
+    const double interval = closedLoop ? 0.0 : 1.0 / rate;
     const Clock::time_point start = Clock::now();
+    auto after = [&](double s) { return start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s)); };
+    // No request leaves after this (closed loop: the time limit).
+    const Clock::time_point sendUntil = closedLoop ? after(seconds) : Clock::time_point::max();
     // Answers still missing this long after the last request was due are errors.
-    const Clock::time_point deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(double(requests) * interval + 5.0));
-    auto dueAt = [&](std::uint64_t i) { return start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(double(i) * interval)); };
-    auto targetOf = [&](std::uint64_t i) { return std::size_t((i / clients + i % clients) % targets.size()); };
+    const Clock::time_point deadline = closedLoop ? after(seconds + 5.0) : after(double(requests) * interval + 5.0);
+    auto dueAt = [&](std::uint64_t i) { return after(double(i) * interval); };
+    auto targetOf = [&](std::uint64_t i) { return std::size_t((distinct ? i : i / clients + i % clients) % targets.size()); };
     auto requestFor = [&](std::uint64_t i) {
-        const std::uint32_t c = firstClient + std::uint32_t(i % clients);
         char buf[160];
-        const int n = std::snprintf(buf, sizeof buf, "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Forwarded-For: %u.%u.%u.%u\r\n\r\n", c >> 24, (c >> 16) & 255,
-                                    (c >> 8) & 255, c & 255);
+        int n;
+        if (distinct && i % 8 == 7) {
+            const std::uint64_t v6 = i / 8;
+            n = std::snprintf(buf, sizeof buf, "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Forwarded-For: 2001:db8:%x:%x::1\r\n\r\n", unsigned(v6 >> 16),
+                              unsigned(v6 & 0xffff));
+        } else {
+            const std::uint32_t c = distinct ? 0x0a000000u + std::uint32_t(i / 8 * 7 + i % 8) : firstClient + std::uint32_t(i % clients);
+            n = std::snprintf(buf, sizeof buf, "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Forwarded-For: %u.%u.%u.%u\r\n\r\n", c >> 24, (c >> 16) & 255,
+                              (c >> 8) & 255, c & 255);
+        }
         return std::string(buf, std::size_t(n));
     };
     auto lose = [&](Connection& k) {  // the connection failed: its request is an error, a new one replaces it
@@ -240,18 +288,20 @@ int main(int argc, char** argv)
     std::vector<pollfd> fds;
     std::vector<int> fdConn;
     char buf[65536];
-    while ((sent < requests || outstanding > 0) && Clock::now() < deadline) {
+    while (((sent < requests && Clock::now() < sendUntil) || outstanding > 0) && Clock::now() < deadline) {
         Clock::time_point now = Clock::now();
-        while (sent < requests && dueAt(sent) <= now) {
+        while (sent < requests && dueAt(sent) <= now && now < sendUntil) {
             Target& t = targets[targetOf(sent)];
             if (t.idle.empty())
                 break;  // late: waits for an answer on that target
             const int ci = t.idle.back();
             t.idle.pop_back();
             Connection& k = conns[std::size_t(ci)];
-            const double late = std::chrono::duration<double, std::milli>(now - dueAt(sent)).count();
-            lateMaxMs = std::max(lateMaxMs, late);
-            lateOver1ms += late > 1.0;
+            if (!closedLoop) {
+                const double late = std::chrono::duration<double, std::milli>(now - dueAt(sent)).count();
+                lateMaxMs = std::max(lateMaxMs, late);
+                lateOver1ms += late > 1.0;
+            }
             k.busy = true;
             k.request = sent;
             k.sentAt = now;
@@ -264,7 +314,7 @@ int main(int argc, char** argv)
         // Sleep until the next request is due (if its target has a free
         // connection) or an answer comes.
         int timeoutUs = 100'000;
-        if (sent < requests && !targets[targetOf(sent)].idle.empty())
+        if (sent < requests && now < sendUntil && !targets[targetOf(sent)].idle.empty())
             timeoutUs = int(std::clamp<std::int64_t>(std::chrono::duration_cast<std::chrono::microseconds>(dueAt(sent) - now).count(), 0, 100'000));
         fds.clear();
         fdConn.clear();
@@ -298,7 +348,8 @@ int main(int argc, char** argv)
             latencies.push_back(std::uint32_t(std::chrono::duration_cast<std::chrono::microseconds>(done - k.sentAt).count()));
             ++statuses[status];
             if (status >= 200 && status < 300) {
-                const std::size_t second = std::size_t(double(k.request) * interval);
+                const std::size_t second = closedLoop ? std::size_t(std::chrono::duration<double>(k.sentAt - start).count())
+                                                      : std::size_t(double(k.request) * interval);
                 if (okPerSecond.size() <= second)
                     okPerSecond.resize(second + 1);
                 ++okPerSecond[second];
