@@ -12,9 +12,11 @@ namespace Floodgate::Cluster::Scripts {
 // bucket or two, and Lua's number parsing and printing is most of what a
 // report costs. Times are Redis's (TIME), so no node's clock matters.
 //
-// A report (ARGV[4 + i]) is "held;H1;H2;...#S1;S2;...": what is left of the
-// node's lease, each level's header "algorithm,limit,period,bucket,stamp,
-// lockedUntil,total,n", and the levels as stored.
+// A report (ARGV[4 + i]) is "held,quietMs;H1;H2;...#S1;S2;...": what is
+// left of the node's lease, how long the entry's quiet lease lasts (fixed
+// per entry by a hash of its key, the same on every node: Tuning.h), each
+// level's header "algorithm,limit,period,bucket,stamp,lockedUntil,total,n",
+// and the levels as stored.
 //
 // The grant: the headroom of the entry's tightest level, after every
 // node's counts (a bucket or window newer than the report's counted as its
@@ -23,8 +25,10 @@ namespace Floodgate::Cluster::Scripts {
 // the entry). The sum of counts and leases so stays within the limit, and a node
 // admits at most E more than its lease (Tuning.h), which gives the bound of
 // docs/CLUSTER.md. A client far below every limit (everything counted and
-// leased at most half of it) gets the long lease (ARGV[4]), so it reports
-// that rarely; any other the short one (ARGV[3]).
+// leased at most half of it) gets its quiet lease (at most ARGV[4], the
+// longest any entry gets), so it reports that rarely; any other the short
+// one (ARGV[3]). Every key is kept for its longest window and bucket plus
+// ARGV[4], so no node's field goes while its lease runs.
 //
 // The answer, per entry: "granted,reserved,leaseMs,lapseAt;O1;O2;...". The
 // other nodes' unexpired leases come back apart from their counts
@@ -59,7 +63,10 @@ for i = 1, #KEYS do
   local key = KEYS[i]
   local head, stored = string.match(ARGV[4 + i], '^([^#]*)#(.*)$')
   local parts = split(head, ';')
-  local held = tonumber(parts[1])
+  local first = numbers(parts[1])
+  local held = first[1]
+  local quietMs = first[2]
+  if quietMs > longMs then quietMs = longMs end
   local levels = {}
   local keep = 0
   for l = 2, #parts do
@@ -152,7 +159,7 @@ for i = 1, #KEYS do
     if grant == nil or g < grant then grant = g end
   end
   grant = grant or 0
-  local leaseMs = far and longMs or shortMs
+  local leaseMs = far and quietMs or shortMs
 
   redis.call('HSET', key, node, now .. ';' .. (now + leaseMs) .. ';' .. (held + grant) .. ';' .. stored)
   redis.call('PEXPIRE', key, keep)

@@ -8,10 +8,13 @@
 #include <QtTest>
 
 #include "ClusterNodes.h"
+#include "core/Cluster.h"
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <set>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -145,6 +148,50 @@ private Q_SLOTS:
         const Response metrics = call(a->admin(), get("/metrics"));
         for (const char* line : {"floodgate_cluster_nodes 2", "floodgate_cluster_breaker_open 0", "floodgate_cluster_redis_state{state=\"up\"} 1"})
             QVERIFY2(metrics.body.find(line) != std::string::npos, line);
+    }
+
+    // A client far below its limits gets its entry's own quiet lease from
+    // the report script (Core::quietLeaseMs, fixed by a hash of the entry's
+    // key, the same on every node), so clients first seen together do not
+    // renew together; Redis keeps every entry longer than any such lease.
+    void eachQuietClientGetsItsEntrysQuietLease()
+    {
+        TwoNodes t;
+        const QString failed = t.start();
+        QVERIFY2(failed.isEmpty(), qPrintable(failed));
+        std::this_thread::sleep_for(std::chrono::milliseconds(1200));  // both heartbeats: N = 2
+        // Under the default rules (6 per 3 s the lowest limit, E = 1) a new
+        // client's first request is reported at once.
+        constexpr int clients = 20;
+        for (int c = 1; c <= clients; ++c)
+            QCOMPARE(call(t.a->port(), get("/"), ("127.0.3." + std::to_string(c)).c_str()).status, 200);
+        std::map<std::string, std::string> fields;
+        QVERIFY(within(3000, [&] { return int((fields = entryFields(t.redis, "a")).size()) == clients; }));
+        using namespace ::Floodgate::Core;
+        std::set<Millis> lengths;
+        for (const auto& [key, field] : fields) {
+            // "fg:e:c:<a><b><extra>:<space>:<shape>", each word 16 hex digits
+            TableKey k;
+            char kind = 0;
+            unsigned long long a = 0, b = 0, extra = 0;
+            unsigned space = 0;
+            QVERIFY2(std::sscanf(key.c_str(), "fg:e:%c:%16llx%16llx%16llx:%x:", &kind, &a, &b, &extra, &space) == 5, key.c_str());
+            k.a = a;
+            k.b = b;
+            k.extra = extra;
+            k.space = space;
+            const long long written = std::atoll(field.c_str());
+            const long long until = std::atoll(field.c_str() + field.find(';') + 1);
+            const Millis quiet = quietLeaseMs(k);
+            QVERIFY(quiet >= Tuning::clusterQuietReportMs && quiet < Tuning::clusterQuietReportMs + Tuning::clusterQuietSpreadMs);
+            QVERIFY2(until - written == quiet, qPrintable(QStringLiteral("%1: %2, %3").arg(QString::fromStdString(key)).arg(until - written).arg(quiet)));
+            lengths.insert(quiet);
+            // Kept for the longest window (30 min) and its bucket, plus the
+            // longest quiet lease: past every node's lease.
+            const long long ttl = t.redis.command({"PTTL", key}).integer;
+            QVERIFY2(ttl > until - written, qPrintable(QString::number(ttl)));
+        }
+        QVERIFY2(lengths.size() >= clients / 2, qPrintable(QString::number(lengths.size())));
     }
 
     void aProCustomerSpreadOverTwoNodesGetsOneQuota()
