@@ -8,6 +8,8 @@
 #include <QtTest>
 
 #include "ClusterNodes.h"
+#include "cluster/Scripts.h"
+#include "cluster/SyncProtocol.h"
 #include "core/Cluster.h"
 
 #include <algorithm>
@@ -192,6 +194,48 @@ private Q_SLOTS:
             QVERIFY2(ttl > until - written, qPrintable(QString::number(ttl)));
         }
         QVERIFY2(lengths.size() >= clients / 2, qPrintable(QString::number(lengths.size())));
+    }
+
+    // The report script, driven as two nodes drive it for a client far
+    // below its limit that keeps renewing on both: each renewal tops the
+    // node's lease up to its share of the room (limit / 2N here), it does
+    // not add a share to what the node holds. Added up, the two leases
+    // filled the room within four renewals and the client lost its quiet
+    // lease (2 s instead of its own 10 to 20 s).
+    void renewalsTopTheLeaseUpAndAQuietClientStaysQuiet()
+    {
+        RedisServer redis;
+        QVERIFY2(redis.start(), qPrintable(redis.error()));
+        using namespace ::Floodgate;
+        std::string why;
+        auto url = Cluster::RedisUrl::parse(redis.nodeUrl(), &why);
+        QVERIFY2(url, why.c_str());
+        Cluster::RedisConnection conn(*url, std::chrono::milliseconds(1000), std::chrono::milliseconds(5000));
+        QVERIFY(conn.connect().ok());
+        Cluster::Script script{std::string(Cluster::Scripts::report)};
+        // One sliding level of 1,000 per minute; each node counted 1 request.
+        Core::SyncReport r;
+        r.entry = "c:test";
+        r.quietLeaseMs = 15'000;
+        r.levels = {Core::SharedLevel{Core::Algorithm::SlidingWindow, 1000, Core::MINUTE, 10 * Core::SECOND, 100, {0, 0, 0, 0, 0, 1}, 0}};
+        std::map<std::string, std::uint32_t> lease;
+        for (int round = 0; round < 8; ++round) {
+            const std::string node = round % 2 ? "b" : "a";
+            r.held = lease[node];  // nothing spent: it restates all of it
+            std::vector<Cluster::Reply> replies;
+            const auto o = conn.pipeline({Cluster::Command::eval(script, {"fg:e:" + r.entry},
+                                                                 {node, "2", std::to_string(Core::Tuning::clusterLeaseMs),
+                                                                  std::to_string(Core::Tuning::clusterQuietReportMs + Core::Tuning::clusterQuietSpreadMs),
+                                                                  Cluster::encodeReport(r)})},
+                                         replies);
+            QVERIFY2(o.ok() && replies.size() == 1 && replies[0].elements.size() == 1, o.message.c_str());
+            const auto ack = Cluster::decodeAck(replies[0].elements[0].text, r);
+            QVERIFY(ack);
+            lease[node] = r.held + ack->granted;
+            qInfo("round %d, node %s: lease %u for %lld ms", round, node.c_str(), lease[node], static_cast<long long>(ack->leaseMs));
+            QCOMPARE(ack->leaseMs, r.quietLeaseMs);
+            QVERIFY2(lease[node] <= 1000 / 4, qPrintable(QString::number(lease[node])));
+        }
     }
 
     void aProCustomerSpreadOverTwoNodesGetsOneQuota()
