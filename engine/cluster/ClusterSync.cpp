@@ -432,7 +432,7 @@ public:
     {
         std::vector<std::string> keys;
         std::vector<std::string> args{m_options.node, std::to_string(m_engine.clusterNodes()), std::to_string(Core::Tuning::clusterLeaseMs),
-                                      std::to_string(Core::Tuning::clusterQuietReportMs)};
+                                      std::to_string(Core::Tuning::clusterQuietReportMs + Core::Tuning::clusterQuietSpreadMs)};
         keys.reserve(reports.size());
         for (const Core::SyncReport& r : reports) {
             keys.push_back(ENTRY_PREFIX + r.entry);

@@ -12,19 +12,24 @@ namespace Floodgate::Cluster::Scripts {
 // bucket or two, and Lua's number parsing and printing is most of what a
 // report costs. Times are Redis's (TIME), so no node's clock matters.
 //
-// A report (ARGV[4 + i]) is "held;H1;H2;...#S1;S2;...": what is left of the
-// node's lease, each level's header "algorithm,limit,period,bucket,stamp,
-// lockedUntil,total,n", and the levels as stored.
+// A report (ARGV[4 + i]) is "held,quietMs;H1;H2;...#S1;S2;...": what is
+// left of the node's lease, how long the entry's quiet lease lasts (fixed
+// per entry by a hash of its key, the same on every node: Tuning.h), each
+// level's header "algorithm,limit,period,bucket,stamp,lockedUntil,total,n",
+// and the levels as stored.
 //
-// The grant: the headroom of the entry's tightest level, after every
+// The lease: the headroom of the entry's tightest level, after every
 // node's counts (a bucket or window newer than the report's counted as its
 // newest) and every other node's unexpired lease, split 2 * nodes ways
 // (nodes: the larger of the reporter's count and the nodes with a field on
-// the entry). The sum of counts and leases so stays within the limit, and a node
-// admits at most E more than its lease (Tuning.h), which gives the bound of
-// docs/CLUSTER.md. A client far below every limit (everything counted and
-// leased at most half of it) gets the long lease (ARGV[4]), so it reports
-// that rarely; any other the short one (ARGV[3]).
+// the entry), or what the node still holds of its lease if that is more
+// (the grant tops it up; it never adds to it). The sum of counts and leases
+// so stays within the limit, and a node admits at most E more than its
+// lease (Tuning.h), which gives the bound of docs/CLUSTER.md. A client far below every limit (everything counted and
+// leased at most half of it) gets its quiet lease (at most ARGV[4], the
+// longest any entry gets), so it reports that rarely; any other the short
+// one (ARGV[3]). Every key is kept for its longest window and bucket plus
+// ARGV[4], so no node's field goes while its lease runs.
 //
 // The answer, per entry: "granted,reserved,leaseMs,lapseAt;O1;O2;...". The
 // other nodes' unexpired leases come back apart from their counts
@@ -59,7 +64,10 @@ for i = 1, #KEYS do
   local key = KEYS[i]
   local head, stored = string.match(ARGV[4 + i], '^([^#]*)#(.*)$')
   local parts = split(head, ';')
-  local held = tonumber(parts[1])
+  local first = numbers(parts[1])
+  local held = first[1]
+  local quietMs = first[2]
+  if quietMs > longMs then quietMs = longMs end
   local levels = {}
   local keep = 0
   for l = 2, #parts do
@@ -134,27 +142,40 @@ for i = 1, #KEYS do
     end
   end
 
-  -- The grant, from the tightest level.
-  local grant = nil
-  local far = true
+  -- The lease, from the tightest level: its share of the room the others'
+  -- counts and leases and this node's counts leave, split 2 * ways, or
+  -- what this node still holds if that is more. A renewal tops the lease
+  -- up to its share rather than adding a share to what is held: added up,
+  -- the leases of a client that renews on every node would fill all the
+  -- room, and no client would stay far below its limits for long.
+  local target = nil
+  local used = {}
   local ways = nodes
   if alive > ways then ways = alive end
   for l = 1, #levels do
     local f = levels[l]
-    local used = held + leases + f[7] + others[l][3]
-    local room = f[2] - used
+    used[l] = leases + f[7] + others[l][3]
+    local room = f[2] - used[l]
     if f[1] == 2 and (f[6] > now or others[l][2] > now) then room = 0 end
-    if room <= 0 or used * 2 > f[2] then far = false end
     local g = 0
     -- split among the nodes counting, or those seen here if more (a node
     -- that joined before this one's heartbeat saw it)
     if room > 0 then g = math.floor(room / (2 * ways)) end
-    if grant == nil or g < grant then grant = g end
+    if target == nil or g < target then target = g end
   end
-  grant = grant or 0
-  local leaseMs = far and longMs or shortMs
+  local lease = held
+  if target ~= nil and target > lease then lease = target end
+  local grant = lease - held
+  -- Far below every limit: everything counted and leased, this lease
+  -- included, at most half of it (and no lockout running).
+  local far = true
+  for l = 1, #levels do
+    local f = levels[l]
+    if (used[l] + lease) * 2 > f[2] or (f[1] == 2 and (f[6] > now or others[l][2] > now)) then far = false end
+  end
+  local leaseMs = far and quietMs or shortMs
 
-  redis.call('HSET', key, node, now .. ';' .. (now + leaseMs) .. ';' .. (held + grant) .. ';' .. stored)
+  redis.call('HSET', key, node, now .. ';' .. (now + leaseMs) .. ';' .. lease .. ';' .. stored)
   redis.call('PEXPIRE', key, keep)
 
   local out = {grant .. ',' .. leases .. ',' .. leaseMs .. ',' .. lapseAt}

@@ -8,15 +8,16 @@
 
 namespace Floodgate::Cluster::Scripts {
 
-// One batch of entry reports.
+// One batch of entry reports (the formats in detail: Scripts.cpp).
 //   KEYS[i]   the entry's hash ("fg:e:<entry>"), one field per node
-//   ARGV[1]   this node's name; ARGV[2] nodes counting together; ARGV[3] lease (ms)
-//   ARGV[3+i] the report of KEYS[i]: "held;L1;L2;..." with each level
-//             "algorithm,limit,period,bucket,stamp,lockedUntil,c1,c2,..."
-//             (algorithm 0 sliding, 1 fixed, 2 lockout; counts oldest first)
-// Returns, per entry, "granted,reserved;O1;O2;..." (reserved: the other
-// nodes' unexpired leases) with each level's other-node
-// counts "stamp,lockedUntil,c1,c2,..." aligned to the report's stamps.
+//   ARGV[1]   this node's name; ARGV[2] nodes counting together; ARGV[3]
+//             the short lease (ms); ARGV[4] the longest quiet lease (ms)
+//   ARGV[4+i] the report of KEYS[i]: "held,quietMs;H1;H2;...#S1;S2;..."
+//             (what is left of the lease, the entry's quiet lease, each
+//             level's header, then the levels as Redis stores them)
+// Returns, per entry, "granted,reserved,leaseMs,lapseAt;O1;O2;..."
+// (reserved: the other nodes' unexpired leases) with each level's
+// other-node counts aligned to the report's stamps.
 extern const std::string_view report;
 
 // One change to a shared collection: the collection's hash (the snapshot

@@ -39,13 +39,16 @@ bool readNumbers(std::string_view s, std::vector<std::int64_t>& out)
 
 std::string encodeReport(const Core::SyncReport& r)
 {
-    // "held;H1;H2;...#S1;S2;..." (Scripts.h): the headers the script reads,
-    // then the levels as Redis stores them, which it does not parse.
+    // "held,quietMs;H1;H2;...#S1;S2;..." (Scripts.h): the headers the
+    // script reads, then the levels as Redis stores them, which it does not
+    // parse.
     std::string out;
     std::string stored;
-    out.reserve(32 + r.levels.size() * 48);
+    out.reserve(40 + r.levels.size() * 48);
     stored.reserve(r.levels.size() * 32);
     appendNumber(out, r.held);
+    out += ',';
+    appendNumber(out, r.quietLeaseMs);
     // Numbers separated by commas, after `lead` (';' between levels).
     auto list = [](std::string& to, char lead, std::initializer_list<std::int64_t> numbers) {
         for (const std::int64_t v : numbers) {

@@ -16,8 +16,9 @@
 
 namespace Floodgate::Cluster {
 
-// "held;H1;H2;...#S1;S2;..." (Scripts.h): the levels' headers, then the
-// levels as Redis keeps them (only a sliding window's buckets that are not zero).
+// "held,quietMs;H1;H2;...#S1;S2;..." (Scripts.h): what is left of the
+// lease and the entry's quiet lease, the levels' headers, then the levels as
+// Redis keeps them (only a sliding window's buckets that are not zero).
 std::string encodeReport(const Core::SyncReport& report);
 // "granted,reserved,leaseMs,lapseAt;O1;O2;...": nullopt when it does not
 // fit the report (another number of levels, a bucket out of range), which

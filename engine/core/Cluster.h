@@ -45,6 +45,7 @@ struct SyncReport {
     // key and the shape of its levels, in hex): what Redis keys it under.
     std::string entry;
     std::uint32_t held = 0;  // requests of its lease this node keeps
+    Millis quietLeaseMs = Tuning::clusterQuietReportMs;  // its lease if Redis finds it far below its limits (quietLeaseMs())
     std::vector<SharedLevel> levels;
 
     // The engine's handle on the entry; the sync does not read these.
@@ -60,10 +61,16 @@ struct SyncAck {
     bool ok = false;         // false: not delivered (the report stands as unsent)
     std::uint32_t granted = 0;   // requests added to this node's lease
     std::uint32_t reserved = 0;  // the other nodes' unexpired leases: room they may be spending unreported
-    Millis leaseMs = Tuning::clusterLeaseMs;  // how long the lease lasts (clusterQuietReportMs for a client far below its limits)
+    Millis leaseMs = Tuning::clusterLeaseMs;  // how long the lease lasts (the report's quietLeaseMs for a client far below its limits)
     Millis reservedLapseAt = 0;  // when the first of the other nodes' leases ends (Redis's clock; 0: none)
     std::vector<SharedLevel> others;  // per level: the other nodes' counts (what they admitted)
 };
+
+// How long a quiet lease of the entry with this key lasts (Tuning.h): from
+// clusterQuietReportMs up to, not including, clusterQuietReportMs +
+// clusterQuietSpreadMs, fixed by a hash of the key. The key names the entry
+// the same on every node, so every node gives it the same length.
+Millis quietLeaseMs(const TableKey& key);
 
 // A cooldown as the nodes of a cluster share it: who is cooling down from
 // which action (an opaque key, the same on every node: the user id's keyed

@@ -66,10 +66,12 @@ EntryShape shapeOf(const Compiled& c, std::uint8_t table, const TableKey& key)
 }
 
 // When an entry with no lease and most of its budget reports at the
-// latest (takeReports takes it a margin before its "lease" ends).
-Millis quietReportBy(Millis now)
+// latest (takeReports takes it a margin before its "lease" ends): a quiet
+// lease from now, so that clients first seen at the same moment report
+// spread over the quiet leases' range.
+Millis quietReportBy(Millis now, const TableKey& key)
 {
-    return now + Tuning::clusterQuietReportMs + Tuning::clusterLeaseMarginMs;
+    return now + quietLeaseMs(key) + Tuning::clusterLeaseMarginMs;
 }
 
 std::string entryName(std::uint8_t table, const TableKey& k, std::uint64_t shape)
@@ -83,6 +85,14 @@ std::string entryName(std::uint8_t table, const TableKey& k, std::uint64_t shape
 }
 
 } // namespace
+
+Millis quietLeaseMs(const TableKey& key)
+{
+    // mix64 has no per-process seed: every node computes the same.
+    const std::uint64_t h = mix64(key.a ^ mix64(key.b ^ mix64(key.extra ^ mix64(std::uint64_t(key.space) + GOLDEN_GAMMA))));
+    static_assert(Tuning::clusterQuietSpreadMs > 0);
+    return Tuning::clusterQuietReportMs + Millis(h % std::uint64_t(Tuning::clusterQuietSpreadMs));
+}
 
 std::uint32_t Engine::Impl::clusterBudget(std::uint32_t minLimit) const
 {
@@ -102,21 +112,21 @@ bool ClusterGate::admit()
     std::uint32_t* s = sync;
     if (!(s[2] & SyncCells::Ready)) {
         // A new entry: the error budget, no lease yet. Its first report
-        // waits while the budget lasts, up to clusterQuietReportMs, so a
-        // client far below its limits costs no report per request.
+        // waits while the budget lasts, up to its quiet lease, so a client
+        // far below its limits costs no report per request.
         setAllowance(s, budget);
-        setLeaseEnd(s, quietReportBy(now));
+        setLeaseEnd(s, quietReportBy(now, entry.key));
         s[2] |= SyncCells::Ready;
     }
     if (state == ClusterState::Up) {
         // A lease that lapsed with no report on its way to renew it: only
         // the error budget is left, less what is still unreported. A client
-        // back after a quiet spell is a new one: it reports within
-        // clusterQuietReportMs, or once half the budget is spent.
+        // back after a quiet spell is a new one: it reports within its
+        // quiet lease, or once half the budget is spent.
         const Millis end = leaseEnd(s);
         if (end != 0 && now >= end && !(s[2] & SyncCells::InFlight)) {
             setAllowance(s, std::min<std::int64_t>(allowance(s), std::int64_t(budget) - std::int64_t(s[1])));
-            setLeaseEnd(s, s[1] == 0 ? quietReportBy(now) : 0);
+            setLeaseEnd(s, s[1] == 0 ? quietReportBy(now, entry.key) : 0);
             s[2] &= ~SyncCells::Leased;
         }
         if (allowance(s) <= 0) {
@@ -260,6 +270,7 @@ std::vector<SyncReport> Engine::takeReports(Millis now, std::size_t max, bool al
             r.signature = h.signature;
             r.admitted = s[1];
             r.held = end > now ? std::uint32_t(std::max<std::int64_t>(0, std::int64_t(allowance(s)) - budget)) : 0;
+            r.quietLeaseMs = quietLeaseMs(e.key);
             for (const LevelSpec& spec : *shape.levels) {
                 const RemoteCounts own = ownCounts(spec, cells + spec.offset, now, counts);
                 r.levels.push_back(SharedLevel{spec.algorithm, spec.limit, spec.periodMs, spec.bucketMs, own.stamp, counts, own.lockedUntil});

@@ -173,11 +173,18 @@ inline constexpr std::uint32_t clusterEpsilonPerMille = 10;
 // clock; here a margin sooner), so a lease a node stops using is given back.
 inline constexpr std::int64_t clusterLeaseMs = 2 * SECOND;
 // A client far below its limits (everything counted and leased at most
-// half of each) gets a lease this long instead, and a new client whose
-// first requests are well within the error budget (half of it left) reports
-// them this late at most: such clients cost one report per this long, not
-// one per lease. What the other nodes show of them is at most this old.
+// half of each) gets a quiet lease instead, and a new client whose first
+// requests are well within the error budget (half of it left) reports them
+// that late at most: such clients cost one report per quiet lease, not one
+// per short lease. A quiet lease lasts clusterQuietReportMs plus a part of
+// clusterQuietSpreadMs that a hash of the entry's key fixes
+// (Core::quietLeaseMs, the same on every node), so clients first seen
+// together (a node's start, Redis back after an outage) do not renew
+// together ever after: their reports spread over the range. What the other
+// nodes show of a quiet client is at most the longest of these old. The
+// length does not enter the error bound (docs/CLUSTER.md).
 inline constexpr std::int64_t clusterQuietReportMs = 10 * SECOND;
+inline constexpr std::int64_t clusterQuietSpreadMs = 10 * SECOND;
 // An entry whose lease ends within this reports its counts before it does.
 inline constexpr std::int64_t clusterLeaseMarginMs = 500;
 // The longest a request waits for Redis to acknowledge its client's earlier

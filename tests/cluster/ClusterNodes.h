@@ -13,6 +13,7 @@
 #include <QTemporaryDir>
 
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -111,6 +112,21 @@ inline int overdrafts(const std::vector<Node*>& nodes)
             total += std::atoi(body.c_str() + at + 13);
     }
     return total;
+}
+
+// The field of node `node` in each entry's hash in Redis, by the entry's
+// key ("fg:e:<entry>"): "written;leaseUntil;lease;L1;L2;..." with each
+// level "stamp,lockedUntil,total,n[,k,c]..." (engine/cluster/Scripts.cpp).
+inline std::map<std::string, std::string> entryFields(RedisServer& redis, const std::string& node)
+{
+    using Floodgate::Cluster::Reply;
+    std::map<std::string, std::string> out;
+    for (const Reply& key : redis.command({"KEYS", "fg:e:*"}).elements) {
+        const Reply field = redis.command({"HGET", key.text, node});
+        if (field.kind == Reply::Kind::String)
+            out[key.text] = field.text;
+    }
+    return out;
 }
 
 } // namespace FloodgateTest

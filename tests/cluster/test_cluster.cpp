@@ -8,10 +8,15 @@
 #include <QtTest>
 
 #include "ClusterNodes.h"
+#include "cluster/Scripts.h"
+#include "cluster/SyncProtocol.h"
+#include "core/Cluster.h"
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <set>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -145,6 +150,92 @@ private Q_SLOTS:
         const Response metrics = call(a->admin(), get("/metrics"));
         for (const char* line : {"floodgate_cluster_nodes 2", "floodgate_cluster_breaker_open 0", "floodgate_cluster_redis_state{state=\"up\"} 1"})
             QVERIFY2(metrics.body.find(line) != std::string::npos, line);
+    }
+
+    // A client far below its limits gets its entry's own quiet lease from
+    // the report script (Core::quietLeaseMs, fixed by a hash of the entry's
+    // key, the same on every node), so clients first seen together do not
+    // renew together; Redis keeps every entry longer than any such lease.
+    void eachQuietClientGetsItsEntrysQuietLease()
+    {
+        TwoNodes t;
+        const QString failed = t.start();
+        QVERIFY2(failed.isEmpty(), qPrintable(failed));
+        std::this_thread::sleep_for(std::chrono::milliseconds(1200));  // both heartbeats: N = 2
+        // Under the default rules (6 per 3 s the lowest limit, E = 1) a new
+        // client's first request is reported at once.
+        constexpr int clients = 20;
+        for (int c = 1; c <= clients; ++c)
+            QCOMPARE(call(t.a->port(), get("/"), ("127.0.3." + std::to_string(c)).c_str()).status, 200);
+        std::map<std::string, std::string> fields;
+        QVERIFY(within(3000, [&] { return int((fields = entryFields(t.redis, "a")).size()) == clients; }));
+        using namespace ::Floodgate::Core;
+        std::set<Millis> lengths;
+        for (const auto& [key, field] : fields) {
+            // "fg:e:c:<a><b><extra>:<space>:<shape>", each word 16 hex digits
+            TableKey k;
+            char kind = 0;
+            unsigned long long a = 0, b = 0, extra = 0;
+            unsigned space = 0;
+            QVERIFY2(std::sscanf(key.c_str(), "fg:e:%c:%16llx%16llx%16llx:%x:", &kind, &a, &b, &extra, &space) == 5, key.c_str());
+            k.a = a;
+            k.b = b;
+            k.extra = extra;
+            k.space = space;
+            const long long written = std::atoll(field.c_str());
+            const long long until = std::atoll(field.c_str() + field.find(';') + 1);
+            const Millis quiet = quietLeaseMs(k);
+            QVERIFY(quiet >= Tuning::clusterQuietReportMs && quiet < Tuning::clusterQuietReportMs + Tuning::clusterQuietSpreadMs);
+            QVERIFY2(until - written == quiet, qPrintable(QStringLiteral("%1: %2, %3").arg(QString::fromStdString(key)).arg(until - written).arg(quiet)));
+            lengths.insert(quiet);
+            // Kept for the longest window (30 min) and its bucket, plus the
+            // longest quiet lease: past every node's lease.
+            const long long ttl = t.redis.command({"PTTL", key}).integer;
+            QVERIFY2(ttl > until - written, qPrintable(QString::number(ttl)));
+        }
+        QVERIFY2(lengths.size() >= clients / 2, qPrintable(QString::number(lengths.size())));
+    }
+
+    // The report script, driven as two nodes drive it for a client far
+    // below its limit that keeps renewing on both: each renewal tops the
+    // node's lease up to its share of the room (limit / 2N here), it does
+    // not add a share to what the node holds. Added up, the two leases
+    // filled the room within four renewals and the client lost its quiet
+    // lease (2 s instead of its own 10 to 20 s).
+    void renewalsTopTheLeaseUpAndAQuietClientStaysQuiet()
+    {
+        RedisServer redis;
+        QVERIFY2(redis.start(), qPrintable(redis.error()));
+        using namespace ::Floodgate;
+        std::string why;
+        auto url = Cluster::RedisUrl::parse(redis.nodeUrl(), &why);
+        QVERIFY2(url, why.c_str());
+        Cluster::RedisConnection conn(*url, std::chrono::milliseconds(1000), std::chrono::milliseconds(5000));
+        QVERIFY(conn.connect().ok());
+        Cluster::Script script{std::string(Cluster::Scripts::report)};
+        // One sliding level of 1,000 per minute; each node counted 1 request.
+        Core::SyncReport r;
+        r.entry = "c:test";
+        r.quietLeaseMs = 15'000;
+        r.levels = {Core::SharedLevel{Core::Algorithm::SlidingWindow, 1000, Core::MINUTE, 10 * Core::SECOND, 100, {0, 0, 0, 0, 0, 1}, 0}};
+        std::map<std::string, std::uint32_t> lease;
+        for (int round = 0; round < 8; ++round) {
+            const std::string node = round % 2 ? "b" : "a";
+            r.held = lease[node];  // nothing spent: it restates all of it
+            std::vector<Cluster::Reply> replies;
+            const auto o = conn.pipeline({Cluster::Command::eval(script, {"fg:e:" + r.entry},
+                                                                 {node, "2", std::to_string(Core::Tuning::clusterLeaseMs),
+                                                                  std::to_string(Core::Tuning::clusterQuietReportMs + Core::Tuning::clusterQuietSpreadMs),
+                                                                  Cluster::encodeReport(r)})},
+                                         replies);
+            QVERIFY2(o.ok() && replies.size() == 1 && replies[0].elements.size() == 1, o.message.c_str());
+            const auto ack = Cluster::decodeAck(replies[0].elements[0].text, r);
+            QVERIFY(ack);
+            lease[node] = r.held + ack->granted;
+            qInfo("round %d, node %s: lease %u for %lld ms", round, node.c_str(), lease[node], static_cast<long long>(ack->leaseMs));
+            QCOMPARE(ack->leaseMs, r.quietLeaseMs);
+            QVERIFY2(lease[node] <= 1000 / 4, qPrintable(QString::number(lease[node])));
+        }
     }
 
     void aProCustomerSpreadOverTwoNodesGetsOneQuota()

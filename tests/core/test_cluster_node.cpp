@@ -9,6 +9,9 @@
 
 #include "TestSupport.h"
 
+#include <map>
+#include <tuple>
+
 using namespace Floodgate::Core;
 using namespace Floodgate::Core::Test;
 
@@ -130,24 +133,28 @@ private Q_SLOTS:
         QCOMPARE(asked[0].admitted, 3u);
     }
 
-    // A client far below its limits costs one report per
-    // Tuning::clusterQuietReportMs, not one per request or per short lease.
+    // A client far below its limits costs one report per quiet lease
+    // (Tuning::clusterQuietReportMs plus its part of clusterQuietSpreadMs),
+    // not one per request or per short lease.
     void aQuietClientReportsRarely()
     {
         // 100,000 / min over 2 nodes: E = 500.
         auto e = node(perMinute(100'000));
         for (int i = 0; i < 100; ++i)
             QVERIFY(!decide(*e, Request(), T0 + i).waitForCluster);
-        QVERIFY2(e->takeReports(T0 + 5 * SECOND, 100, false).empty(), "well within its budget: no report yet");
-        const Millis first = T0 + Tuning::clusterQuietReportMs;
+        QVERIFY2(e->takeReports(T0 + Tuning::clusterQuietReportMs - 1, 100, false).empty(), "well within its budget: no report yet");
+        const Millis first = T0 + Tuning::clusterQuietReportMs + Tuning::clusterQuietSpreadMs;
         auto reports = e->takeReports(first, 100, false);
         QCOMPARE(reports.size(), std::size_t(1));
         QCOMPARE(reports[0].admitted, 100u);
-        // Far below its limit, Redis grants the long lease.
+        // The report names the entry's quiet lease, which Redis grants if it
+        // finds the client far below its limits.
+        const Millis quiet = reports[0].quietLeaseMs;
+        QCOMPARE(quiet, quietLeaseMs(reports[0].key));
         std::vector<SyncAck> acks(1);
         acks[0].ok = true;
         acks[0].granted = 20'000;
-        acks[0].leaseMs = Tuning::clusterQuietReportMs;
+        acks[0].leaseMs = quiet;
         acks[0].others = reports[0].levels;
         for (SharedLevel& l : acks[0].others)
             std::fill(l.counts.begin(), l.counts.end(), 0u);
@@ -155,18 +162,19 @@ private Q_SLOTS:
         for (int i = 0; i < 100; ++i)
             QVERIFY(!decide(*e, Request(), first + 2 + i).waitForCluster);
         // The node ends a lease a margin early and reports a margin before that.
-        const Millis renew = first + Tuning::clusterQuietReportMs - 2 * Tuning::clusterLeaseMarginMs;
+        const Millis renew = first + quiet - 2 * Tuning::clusterLeaseMarginMs;
         QVERIFY(e->takeReports(renew - 1, 100, false).empty());
         reports = e->takeReports(renew, 100, false);
         QCOMPARE(reports.size(), std::size_t(1));
         acks[0].others = reports[0].levels;
         e->applyAcks(reports, acks, renew + 1);
-        // Back after a quiet minute (the lease long gone): a new client again.
+        // Back after a quiet minute (the lease long gone): a new client
+        // again, which reports one quiet lease after it is back.
         const Millis back = renew + MINUTE;
         for (int i = 0; i < 10; ++i)
-            QVERIFY(!decide(*e, Request(), back + i).waitForCluster);
-        QVERIFY(e->takeReports(back + 100, 100, false).empty());
-        QCOMPARE(e->takeReports(back + Tuning::clusterQuietReportMs, 100, false).size(), std::size_t(1));
+            QVERIFY(!decide(*e, Request(), back).waitForCluster);
+        QVERIFY(e->takeReports(back + quiet - 1, 100, false).empty());
+        QCOMPARE(e->takeReports(back + quiet, 100, false).size(), std::size_t(1));
 
         // Another new client that spends half its budget reports at once.
         auto busy = node(perMinute(100'000));
@@ -175,6 +183,81 @@ private Q_SLOTS:
         QVERIFY(busy->takeReports(T0 + 300, 100, false).empty());
         decide(*busy, Request(), T0 + 300);
         QCOMPARE(busy->takeReports(T0 + 301, 100, false).size(), std::size_t(1));
+    }
+
+    // Many quiet clients first seen at the same instant (a node's start, a
+    // benchmark's first second) do not report together, neither the first
+    // time nor when their quiet leases come due: each entry's quiet lease
+    // has its own length within the range, so their reports spread over it
+    // and a steady calm load costs Redis a steady trickle.
+    void quietClientsFirstSeenTogetherReportSpreadOverTheRange()
+    {
+        auto e = node(perMinute(100'000));  // E = 500: 2 requests a second each stay far within it
+        constexpr int clients = 1000;
+        constexpr Millis step = 100;
+        constexpr Millis Q = Tuning::clusterQuietReportMs;
+        constexpr Millis S = Tuning::clusterQuietSpreadMs;
+        constexpr Millis margin = Tuning::clusterLeaseMarginMs;
+        auto address = [](int c) { return "10.9." + std::to_string(c / 256) + "." + std::to_string(c % 256); };
+        // Every client makes a request every 500 ms from T0 on; every 100 ms
+        // the sync takes the reports due and Redis answers each as it
+        // answers a client far below its limits: with the report's quiet
+        // lease. Per client, the times its reports came due.
+        std::map<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, std::uint32_t>, std::vector<Millis>> due;
+        int biggestStep = 0;
+        for (Millis now = T0; now < T0 + 2 * (Q + S); now += step) {
+            if ((now - T0) % 500 == 0)
+                for (int c = 0; c < clients; ++c)
+                    QVERIFY(!decide(*e, Request().from(address(c)), now).waitForCluster);
+            const auto reports = e->takeReports(now, 100'000, false);
+            std::vector<SyncAck> acks;
+            for (const SyncReport& r : reports) {
+                QCOMPARE(r.quietLeaseMs, quietLeaseMs(r.key));
+                QVERIFY(r.quietLeaseMs >= Q && r.quietLeaseMs < Q + S);
+                due[{r.key.a, r.key.b, r.key.extra, r.key.space}].push_back(now - T0);
+                SyncAck a;
+                a.ok = true;
+                a.granted = 1000;
+                a.leaseMs = r.quietLeaseMs;
+                a.others = r.levels;
+                for (SharedLevel& l : a.others)
+                    std::fill(l.counts.begin(), l.counts.end(), 0u);
+                acks.push_back(std::move(a));
+            }
+            e->applyAcks(reports, acks, now);
+            biggestStep = std::max(biggestStep, int(reports.size()));
+        }
+        QCOMPARE(int(due.size()), clients);
+        // Per second after T0: the first reports, and the renewals (the
+        // second reports).
+        // (A report came due at most a step before the sync took it.)
+        std::map<Millis, int> first, renewal;
+        for (const auto& [key, times] : due) {
+            QVERIFY(times.size() >= 2);
+            // A quiet lease after it was first seen, then that lease (built
+            // when the first report was taken) less the margins.
+            const Millis q = quietLeaseMs(TableKey{std::get<0>(key), std::get<1>(key), std::get<2>(key), std::get<3>(key), 0});
+            QVERIFY(times[0] >= q && times[0] < q + step);
+            const Millis renew = times[0] + q - 2 * margin;
+            QVERIFY(times[1] >= renew && times[1] < renew + step);
+            ++first[q / SECOND];
+            ++renewal[renew / SECOND];
+        }
+        // The first reports spread over the range's 10 seconds, about a
+        // tenth in each (each within half of that); the renewals over twice
+        // that, none with more than a tenth; never more than 5 % in one
+        // 100 ms step (about 1 % on average, with the later rounds
+        // overlapping). Without the spread, all 1,000 came due in one step.
+        const int seconds = int(S / SECOND);
+        QCOMPARE(int(first.size()), seconds);
+        for (const auto& [second, n] : first) {
+            QVERIFY2(second >= Q / SECOND && second < (Q + S) / SECOND, qPrintable(QString::number(second)));
+            QVERIFY2(n >= clients / seconds / 2 && n <= clients / seconds * 3 / 2, qPrintable(QStringLiteral("%1 s: %2").arg(second).arg(n)));
+        }
+        QVERIFY2(int(renewal.size()) >= 2 * seconds, qPrintable(QString::number(renewal.size())));
+        for (const auto& [second, n] : renewal)
+            QVERIFY2(second >= 2 * Q / SECOND - 1 && n <= clients / seconds, qPrintable(QStringLiteral("%1 s: %2").arg(second).arg(n)));
+        QVERIFY2(biggestStep <= clients * 5 / 100, qPrintable(QString::number(biggestStep)));
     }
 
     void theOtherNodesCountsRefuseAtTheSharedLimit()

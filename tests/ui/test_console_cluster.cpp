@@ -31,6 +31,7 @@
 #include <QToolButton>
 #include <QUrl>
 
+#include <cstdlib>
 #include <functional>
 #include <memory>
 
@@ -255,11 +256,22 @@ private Q_SLOTS:
             QCOMPARE(call(b->port(), get("/"), "127.0.0.77").status, 200);
         // b reports its first request at once and spends its lease on the
         // second without reporting until the lease is about to end: far
-        // below its limit, the client has the long lease
-        // (Tuning::clusterQuietReportMs, ended a margin early, reported a
-        // margin before that). Wait for that report, so Redis holds b's 2
-        // when this node reports.
-        QTest::qWait(int(Core::Tuning::clusterQuietReportMs - 2 * Core::Tuning::clusterLeaseMarginMs + 500));
+        // below its limit, the client has its quiet lease (10 to 20 s,
+        // Core::quietLeaseMs, ended a margin early, reported a margin before
+        // that). Wait for that report, so Redis holds b's 2 when this node
+        // reports: b's field of the entry says 2 in all
+        // ("written;leaseUntil;lease;stamp,lockedUntil,total,...").
+        const auto bReported = [&](unsigned total) {
+            for (const auto& [key, field] : FloodgateTest::entryFields(redis, "b")) {
+                const auto level = field.find(';', field.find(';', field.find(';') + 1) + 1);
+                const auto comma = field.find(',', field.find(',', level) + 1);
+                if (level != std::string::npos && comma != std::string::npos && std::strtoul(field.c_str() + comma + 1, nullptr, 10) == total)
+                    return true;
+            }
+            return false;
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(bReported(2),
+                                 int(Core::Tuning::clusterQuietReportMs + Core::Tuning::clusterQuietSpreadMs - 2 * Core::Tuning::clusterLeaseMarginMs + 1000));
         for (int i = 0; i < 3; ++i)
             QCOMPARE(call(a.port(), get("/"), "127.0.0.77").status, 200);
         a.window->showView(Ui::MainWindow::Clients);
