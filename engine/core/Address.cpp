@@ -2,7 +2,6 @@
 #include "core/Address.h"
 
 #include <charconv>
-#include <cstdio>
 #include <cstring>
 
 namespace Floodgate::Core {
@@ -284,12 +283,16 @@ IpAddress IpAddress::masked(int bits) const
     return IpAddress(b);
 }
 
-std::string IpAddress::toString() const
+std::size_t IpAddress::format(char* out) const
 {
-    char buf[64];
+    char* p = out;
     if (isV4()) {
-        std::snprintf(buf, sizeof buf, "%u.%u.%u.%u", m_bytes[12], m_bytes[13], m_bytes[14], m_bytes[15]);
-        return buf;
+        for (std::size_t k = 12; k < 16; ++k) {
+            if (k > 12)
+                *p++ = '.';
+            p = std::to_chars(p, out + maxTextLength, unsigned(m_bytes[k])).ptr;
+        }
+        return std::size_t(p - out);
     }
     unsigned g[8];
     for (int k = 0; k < 8; ++k)
@@ -311,19 +314,30 @@ std::string IpAddress::toString() const
         }
         k = j;
     }
-    std::string out;
     for (int k = 0; k < 8; ++k) {
         if (k == bestStart) {
-            out += "::";
+            *p++ = ':';
+            *p++ = ':';
             k += bestLen - 1;
             continue;
         }
-        if (!out.empty() && out.back() != ':')
-            out += ':';
-        std::snprintf(buf, sizeof buf, "%x", g[k]);
-        out += buf;
+        if (p != out && p[-1] != ':')
+            *p++ = ':';
+        p = std::to_chars(p, out + maxTextLength, g[k], 16).ptr;
     }
-    return out;
+    return std::size_t(p - out);
+}
+
+void IpAddress::appendTo(std::string& out) const
+{
+    char buf[maxTextLength];
+    out.append(buf, format(buf));
+}
+
+std::string IpAddress::toString() const
+{
+    char buf[maxTextLength];
+    return std::string(buf, format(buf));
 }
 
 Cidr::Cidr(const IpAddress& address, int prefixBits128)

@@ -39,6 +39,12 @@ public:
     // Dotted quad for IPv4, RFC 5952 for IPv6 (lower case, longest run of
     // zero groups of length >= 2 compressed, leftmost on a tie).
     std::string toString() const;
+    // The same text written into `out`, which has room for maxTextLength
+    // bytes; returns its length. No allocation, no printf: the proxy writes
+    // the peer into every request it forwards.
+    static constexpr std::size_t maxTextLength = 39;  // eight groups of four hex digits and seven colons
+    std::size_t format(char* out) const;
+    void appendTo(std::string& out) const;
 
     friend constexpr bool operator==(const IpAddress&, const IpAddress&) = default;
     friend constexpr auto operator<=>(const IpAddress&, const IpAddress&) = default;

@@ -5,6 +5,8 @@
 // Forwarded) from what a trusted proxy said and the peer.
 #include "http/Session.h"
 
+#include "http/Responses.h"
+
 #include <algorithm>
 #include <cctype>
 #include <limits>
@@ -198,7 +200,7 @@ void Session::appendUpstreamHead(std::string& r)
         r += "Transfer-Encoding: chunked\r\n";
     } else if (const auto length = m_parser->content_length()) {
         r += "Content-Length: ";
-        r += std::to_string(*length);
+        appendNumber(r, std::int64_t(*length));
         r += "\r\n";
     } else if (!Core::equalsIgnoreCase(d.view(d.method), "GET") && !Core::equalsIgnoreCase(d.view(d.method), "HEAD")) {
         r += "Content-Length: 0\r\n";
@@ -215,7 +217,8 @@ void Session::appendForwardingHeaders(std::string& r, std::string_view host, std
 {
     if (proto.empty())
         proto = "http";
-    const std::string peer = m_peer.toString();
+    char peerText[Core::IpAddress::maxTextLength];
+    const std::string_view peer(peerText, m_peer.format(peerText));
     // The chain as a trusted proxy told it (only then), then the peer.
     r += "X-Forwarded-For: ";
     if (!m_xff.empty()) {
@@ -234,7 +237,7 @@ void Session::appendForwardingHeaders(std::string& r, std::string_view host, std
         r += "\r\n";
     }
     r += "X-Real-IP: ";
-    r += m_facts.client.toString();
+    m_facts.client.appendTo(r);
     r += "\r\nForwarded: ";
     if (!m_forwarded.empty()) {
         r += m_forwarded;
@@ -242,7 +245,7 @@ void Session::appendForwardingHeaders(std::string& r, std::string_view host, std
     }
     // RFC 7239: an IPv6 node is bracketed and quoted.
     r += "for=";
-    if (peer.find(':') != std::string::npos) {
+    if (peer.find(':') != std::string_view::npos) {
         r += "\"[";
         r += peer;
         r += "]\"";

@@ -186,6 +186,7 @@ void Session::readResponse()
 {
     enter(Phase::AwaitingResponse);
     m_upIn.clear();
+    m_upReadBytes = FirstUpstreamReadBytes;
     newResponseParser(Core::equalsIgnoreCase(m_data.view(m_data.method), "HEAD"));
     readUpstream();
 }
@@ -204,13 +205,15 @@ void Session::newResponseParser(bool headRequest)
 
 void Session::readUpstream()
 {
-    const std::size_t room = std::min(RelayChunkBytes, m_upIn.max_size() - m_upIn.size());
+    const std::size_t room = std::min(m_upReadBytes, m_upIn.max_size() - m_upIn.size());
     if (room == 0) {
         upstreamBroke(502, "the upstream sent a malformed response");
         return;
     }
     armUpstreamTimer(opts().upstreamResponseTimeoutMs);
-    m_upstream->async_read_some(m_upIn.prepare(room), [self = shared_from_this()](error_code ec, std::size_t n) {
+    m_upstream->async_read_some(m_upIn.prepare(room), [self = shared_from_this(), room](error_code ec, std::size_t n) {
+        if (n == room)  // the read filled its buffer: more is coming, read larger pieces
+            self->m_upReadBytes = std::min(2 * self->m_upReadBytes, RelayChunkBytes);
         self->onUpstreamRead(ec, n);
     });
 }
@@ -294,7 +297,7 @@ void Session::startClientResponse()
     const bool http10 = m_data.version < 11;
     std::string& o = m_out;
     o += http10 ? "HTTP/1.0 " : "HTTP/1.1 ";
-    o += std::to_string(status);
+    appendNumber(o, status);
     o += ' ';
     o += h.view(h.reason);
     o += "\r\n";
@@ -313,7 +316,7 @@ void Session::startClientResponse()
     bool chunked = false;
     if (length && status != 204) {
         o += "Content-Length: ";
-        o += std::to_string(*length);
+        appendNumber(o, std::int64_t(*length));
         o += "\r\n";
     } else if (!noBody && !http10) {
         o += "Transfer-Encoding: chunked\r\n";

@@ -12,13 +12,6 @@ using Core::Decision;
 
 namespace {
 
-void appendNumber(std::string& out, std::int64_t v)
-{
-    char buf[24];
-    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-    out.append(buf, std::size_t(end - buf));
-}
-
 // A rule name as an sf-string: quotes and backslashes escaped, only printable ASCII kept.
 void appendSfString(std::string& out, std::string_view s)
 {
@@ -57,7 +50,24 @@ void appendBody(std::string& out, std::string_view contentType, std::string_view
         out += body;
 }
 
+// A body whose length is known only once it is written (a number, an
+// escaped rule name in it) is built here first: one buffer per listener
+// thread, its capacity kept, so a refusal allocates nothing once warm.
+std::string& bodyScratch()
+{
+    thread_local std::string scratch;
+    scratch.clear();
+    return scratch;
+}
+
 } // namespace
+
+void appendNumber(std::string& out, std::int64_t v)
+{
+    char buf[24];
+    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+    out.append(buf, std::size_t(end - buf));
+}
 
 const char* reasonPhrase(int status)
 {
@@ -104,12 +114,6 @@ void appendRateLimitHeaders(std::string& out, const Decision& d)
     out += "\r\n";
 }
 
-std::string refusalSentence(const Decision& d)
-{
-    return "You are making too many requests too fast, please slow down and wait " + std::to_string(d.retryAfterSeconds())
-        + " seconds.";
-}
-
 void appendDecisionResponse(std::string& out, const Decision& d, const ResponseContext& ctx)
 {
     if (d.action == Action::Block) {
@@ -127,15 +131,19 @@ void appendDecisionResponse(std::string& out, const Decision& d, const ResponseC
         appendNumber(out, d.retryAfterSeconds());
         out += "\r\nCache-Control: no-store\r\n";
         appendRateLimitHeaders(out, d);
+        std::string& body = bodyScratch();
         if (ctx.wantsJson) {
-            std::string body = "{\"error\":\"rate_limited\",\"rule\":";
+            body += "{\"error\":\"rate_limited\",\"rule\":";
             Wire::appendJsonString(body, d.rule.view());
             body += ",\"retry_after\":";
             appendNumber(body, d.retryAfterSeconds());
             body += "}\n";
             appendBody(out, "application/json", body, ctx);
         } else {
-            appendBody(out, "text/plain; charset=utf-8", refusalSentence(d) + "\n", ctx);
+            body += "You are making too many requests too fast, please slow down and wait ";
+            appendNumber(body, d.retryAfterSeconds());
+            body += " seconds.\n";
+            appendBody(out, "text/plain; charset=utf-8", body, ctx);
         }
         return;
     }
@@ -152,7 +160,8 @@ void appendErrorResponse(std::string& out, int status, std::string_view message,
     ctx.keepAlive = !close;
     ctx.http10 = http10;
     appendStatusLine(out, status, http10);
-    std::string body(message);
+    std::string& body = bodyScratch();
+    body += message;
     body += '\n';
     appendBody(out, "text/plain; charset=utf-8", body, ctx);
 }

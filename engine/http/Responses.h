@@ -23,6 +23,10 @@ struct ResponseContext {
 
 const char* reasonPhrase(int status);
 
+// A decimal number appended with std::to_chars: no locale, no allocation
+// beyond the string's own growth.
+void appendNumber(std::string& out, std::int64_t v);
+
 // RateLimit-Policy and RateLimit for the binding window (draft-ietf-httpapi-
 // ratelimit-headers, structured-field form), each ending in CRLF. Nothing when
 // no level applied.
@@ -35,8 +39,5 @@ void appendDecisionResponse(std::string& out, const Core::Decision& d, const Res
 // A plain error (400, 413, 414, 431, 501, 502, 504...) with a one-line body;
 // `close` adds Connection: close.
 void appendErrorResponse(std::string& out, int status, std::string_view message, bool close, bool http10 = false);
-
-// The sentence of a refusal, as text.
-std::string refusalSentence(const Core::Decision& d);
 
 } // namespace Floodgate::Http

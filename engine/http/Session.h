@@ -83,6 +83,11 @@ using Core::Millis;
 // Bodies are relayed through buffers of this size in both directions: a
 // proxied connection holds at most a few of them, whatever the body's length.
 inline constexpr std::size_t RelayChunkBytes = 64 * 1024;
+// A response is read in pieces of this size first, doubling up to
+// RelayChunkBytes while reads fill them: a small answer needs a small buffer,
+// kept from request to request (releaseRelayBuffers keeps up to 16 KiB), where
+// reading 64 KiB at once would allocate and free that much per request.
+inline constexpr std::size_t FirstUpstreamReadBytes = 8 * 1024;
 inline constexpr std::size_t UpstreamHeaderLimitBytes = 64 * 1024;
 
 inline std::string_view trimView(std::string_view s)
@@ -529,6 +534,7 @@ private:
     UpstreamAttempt m_attempt;
     std::string m_upOut;              // request bytes on their way to the upstream
     beast::flat_buffer m_upIn;        // response bytes from the upstream
+    std::size_t m_upReadBytes = FirstUpstreamReadBytes;  // the next read's size
     ResponseHead m_response;
     std::optional<ResponseParser> m_responseParser;
 };

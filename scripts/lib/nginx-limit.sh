@@ -12,6 +12,10 @@
 # flood zone with every rejection written to DIR/limit.log (one line each,
 # like Floodgate's limiter.log).
 # Start it with: taskset -c 0 nginx -p DIR -c DIR/nginx.conf &
+# nginx's workers run as nobody: DIR and every directory above it must be
+# searchable by others (a mktemp -d directory is 0700: chmod 755 it), or each
+# try_files stat fails with EACCES and nginx logs a [crit] line per request,
+# work the comparison does not mean it to do. nginx_quiet checks afterwards.
 nginx_limit_conf() {
   local dir=$1 calm=$2 flood=$3 extra=${4:-} logged=${5:-}
   mkdir -p "$dir/tmp"
@@ -85,4 +89,18 @@ http {
   client_body_temp_path $dir/tmp/body; proxy_temp_path $dir/tmp/proxy;
   fastcgi_temp_path $dir/tmp/fcgi; uwsgi_temp_path $dir/tmp/uwsgi; scgi_temp_path $dir/tmp/scgi;
 CONF
+}
+
+# nginx_quiet DIR...: fails, showing the first line, when nginx wrote
+# anything to DIR/error.log (the configurations above log nothing in normal
+# operation; a line per request would be work Floodgate's side does not do).
+nginx_quiet() {
+  local dir
+  for dir in "$@"; do
+    if [ -s "$dir/error.log" ]; then
+      echo "nginx wrote $(wc -l <"$dir/error.log") lines to $dir/error.log, the comparison is not like for like:" >&2
+      head -1 "$dir/error.log" >&2
+      return 1
+    fi
+  done
 }

@@ -49,6 +49,8 @@ void TestAddress::parseAndPrint_data()
     QTest::newRow("longest run, not the first") << QByteArray("0:0:1:0:0:0:1:0") << QStringLiteral("0:0:1::1:0") << false;
     QTest::newRow("single zero group not compressed") << QByteArray("2001:db8:0:1:1:1:1:1") << QStringLiteral("2001:db8:0:1:1:1:1:1") << false;
     QTest::newRow("no zeros") << QByteArray("1:2:3:4:5:6:7:8") << QStringLiteral("1:2:3:4:5:6:7:8") << false;
+    QTest::newRow("longest text") << QByteArray("FFFF:abcd:1234:5678:9abc:def0:ffff:ffff")
+                                  << QStringLiteral("ffff:abcd:1234:5678:9abc:def0:ffff:ffff") << false;
     QTest::newRow("unspecified") << QByteArray("::") << QStringLiteral("::") << false;
     QTest::newRow("loopback") << QByteArray("::1") << QStringLiteral("::1") << false;
     QTest::newRow("trailing run") << QByteArray("2001:db8::") << QStringLiteral("2001:db8::") << false;
@@ -72,6 +74,10 @@ void TestAddress::parseAndPrint()
     QVERIFY2(a.has_value(), why.c_str());
     QCOMPARE(qs(a->toString()), expected);
     QCOMPARE(a->isV4(), v4);
+    // appendTo() (what the proxy writes into forwarded heads) gives the same text after what is there.
+    std::string appended = "for=";
+    a->appendTo(appended);
+    QCOMPARE(qs(appended), QStringLiteral("for=") + expected);
 
     // The printed form reads back as the same address.
     const auto again = IpAddress::parse(a->toString());
