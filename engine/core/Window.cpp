@@ -51,10 +51,27 @@ void clearBucket(std::uint32_t* counts, bool packed, std::size_t pos)
         counts[pos] = 0;
 }
 
+// A count at its width's most has saturated.
+std::uint32_t fullCount(bool packed)
+{
+    return packed ? SATURATED16 : SATURATED;
+}
+
+// The positions next to `pos` in a ring of n.
+std::size_t nextPos(std::size_t pos, std::size_t n)
+{
+    return pos + 1 == n ? 0 : pos + 1;
+}
+
+std::size_t previousPos(std::size_t pos, std::size_t n)
+{
+    return pos == 0 ? n - 1 : pos - 1;
+}
+
 // One more, saturating: a full count stays full.
 void addToBucket(std::uint32_t* counts, bool packed, std::size_t pos)
 {
-    if (bucketAt(counts, packed, pos) == (packed ? SATURATED16 : SATURATED))
+    if (bucketAt(counts, packed, pos) == fullCount(packed))
         return;
     if (packed)
         counts[pos / 2] += 1u << (pos % 2 * 16);
@@ -67,7 +84,7 @@ void addToBucket(std::uint32_t* counts, bool packed, std::size_t pos)
 void takeFromBucket(std::uint32_t* counts, bool packed, std::size_t pos)
 {
     const std::uint32_t v = bucketAt(counts, packed, pos);
-    if (v == 0 || v == (packed ? SATURATED16 : SATURATED))
+    if (v == 0 || v == fullCount(packed))
         return;
     if (packed)
         counts[pos / 2] -= 1u << (pos % 2 * 16);
@@ -112,7 +129,7 @@ std::int64_t advanceRing(std::uint32_t* stampCell, std::uint32_t* counts, std::u
         std::size_t pos = place(cur - d + 1);
         for (std::uint32_t k = 0; k < d; ++k) {
             clearBucket(counts, packed, pos);
-            pos = pos + 1 == n ? 0 : pos + 1;
+            pos = nextPos(pos, n);
         }
     }
     *stampCell = std::uint32_t(cur);
@@ -158,21 +175,21 @@ Verdict evaluateSliding(const LevelSpec& s, std::uint32_t* cells, Millis now)
             v.resetMs = (b + n) * s.bucketMs - now;
             break;
         }
-        pos = pos == 0 ? std::size_t(n - 1) : pos - 1;
+        pos = previousPos(pos, std::size_t(n));
     }
     if (!v.allowed) {
         // Retry-after: when enough of the oldest buckets have left the window
         // for the sum to drop below the limit. Bucket b leaves at (b + n) * width.
         const std::uint64_t need = sum - s.limit + 1;
         std::uint64_t dropped = 0;
-        pos = curPos + 1 == std::size_t(n) ? 0 : curPos + 1;  // the oldest, cur - n + 1
+        pos = nextPos(curPos, std::size_t(n));  // the oldest, cur - n + 1
         for (std::int64_t b = cur - n + 1; b <= cur; ++b) {
             dropped += bucketAt(counts, s.packed, pos);
             if (dropped >= need) {
                 v.retryAfterMs = (b + n) * s.bucketMs - now;
                 break;
             }
-            pos = pos + 1 == std::size_t(n) ? 0 : pos + 1;
+            pos = nextPos(pos, std::size_t(n));
         }
     }
     return v;
@@ -235,6 +252,17 @@ Verdict evaluateLockout(const LevelSpec& s, std::uint32_t* cells, Millis now)
 
 } // namespace
 
+namespace {
+
+// A sliding level's bucket width: as configured, or its period over the
+// default number of buckets (rounded up, at least 1 ms).
+Millis bucketWidthOf(const Level& level)
+{
+    return level.bucketMs > 0 ? level.bucketMs : std::max<Millis>(1, ceilDiv(level.periodMs, Tuning::defaultSlidingBuckets));
+}
+
+} // namespace
+
 LevelSpec LevelSpec::compile(const Level& level, std::string_view name, bool shared)
 {
     LevelSpec s;
@@ -247,8 +275,7 @@ LevelSpec LevelSpec::compile(const Level& level, std::string_view name, bool sha
     s.packed = packs(level, shared);
     s.cells = cellsFor(level, shared);
     if (level.algorithm == Algorithm::SlidingWindow) {
-        s.bucketMs = level.bucketMs > 0 ? level.bucketMs
-                                        : std::max<Millis>(1, ceilDiv(level.periodMs, Tuning::defaultSlidingBuckets));
+        s.bucketMs = bucketWidthOf(level);
         s.buckets = std::uint32_t(ceilDiv(level.periodMs, s.bucketMs));
         s.byBucket = Divisor(s.bucketMs);
         s.byBuckets = Divisor(s.buckets);
@@ -270,12 +297,8 @@ bool LevelSpec::packs(const Level& level, bool shared)
 std::uint16_t LevelSpec::cellsFor(const Level& level, bool shared)
 {
     switch (level.algorithm) {
-    case Algorithm::SlidingWindow: {
-        const Millis width = level.bucketMs > 0
-            ? level.bucketMs
-            : std::max<Millis>(1, ceilDiv(level.periodMs, Tuning::defaultSlidingBuckets));
-        return std::uint16_t(1 + countCells(std::uint32_t(ceilDiv(level.periodMs, width)), packs(level, shared)));
-    }
+    case Algorithm::SlidingWindow:
+        return std::uint16_t(1 + countCells(std::uint32_t(ceilDiv(level.periodMs, bucketWidthOf(level))), packs(level, shared)));
     case Algorithm::FixedWindow: return 2;
     case Algorithm::Lockout: return 5;
     }
