@@ -8,11 +8,23 @@
 #include "ui/MainWindow.h"
 #include "TrafficStack.h"
 
+#include <QPushButton>
 #include <QTemporaryDir>
 
 #include <memory>
 
 namespace FloodgateTest {
+
+// The push button under `parent` that says `text` (the last one, if there
+// are several), or null.
+inline QPushButton* buttonWithText(const QWidget* parent, const QString& text)
+{
+    QPushButton* found = nullptr;
+    for (QPushButton* b : parent->findChildren<QPushButton*>())
+        if (b->text() == text)
+            found = b;
+    return found;
+}
 
 // Made before the stack (a base listed first): the folder its file lives in.
 struct ScratchFolder {

@@ -502,10 +502,7 @@ private Q_SLOTS:
         Ui::MainWindow& w = *s.mainWindow;
         w.showView(Ui::MainWindow::Rules);
         s.console->refreshNow();
-        QPushButton* add = nullptr;
-        for (QPushButton* b : w.rules()->findChildren<QPushButton*>())
-            if (b->text() == QStringLiteral("Add rule…"))
-                add = b;
+        QPushButton* add = buttonWithText(w.rules(), QStringLiteral("Add rule…"));
         QVERIFY(add);
         QStringList problems;
         whenDialogOpens<Ui::RuleDialog>([&problems](Ui::RuleDialog* d) {

@@ -191,10 +191,7 @@ private Q_SLOTS:
         QVERIFY(levels);
         levels->findChildren<QSpinBox*>()[0]->setValue(3);
         QVERIFY(w.rules()->dirty());
-        QPushButton* tryButton = nullptr;
-        for (QPushButton* b : w.rules()->findChildren<QPushButton*>())
-            if (b->text() == QStringLiteral("Try on a log…"))
-                tryButton = b;
+        QPushButton* tryButton = buttonWithText(w.rules(), QStringLiteral("Try on a log…"));
         QVERIFY(tryButton && tryButton->isEnabled());
         tryButton->click();
         Ui::TryLogDialog* d = w.rules()->tryLogDialog();
