@@ -163,6 +163,7 @@ Cidr Engine::countingRange(const IpAddress& address) const
 
 std::size_t Engine::purge(Millis now)
 {
+    m->freeRetired();
     auto p = m->snapshot();
     const Escalation e = p->compiled->escalation;
     std::size_t n = p->clients->purge(now) + p->customers->purge(now);

@@ -140,7 +140,9 @@ public:
     Cidr countingRange(const IpAddress& address) const;
 
     // Forgets idle keys, stale escalation history, expired cooldowns and
-    // expired automatic bans. Cheap to call every second or so.
+    // expired automatic bans, and frees the lists and tables deciding
+    // threads have stopped using (never freed on the request path).
+    // Cheap to call every second or so.
     std::size_t purge(Millis now);
 
     // ---- the cluster (docs/CLUSTER.md; engine/cluster syncs it with Redis) ----

@@ -5,6 +5,8 @@
 // threads, many at once.
 #include "core/EngineImpl.h"
 
+#include <utility>
+
 namespace Floodgate::Core {
 
 namespace {
@@ -69,9 +71,17 @@ const Published& Engine::Impl::current(std::size_t& slot)
     }
     const std::uint64_t v = version.load(std::memory_order_acquire);
     if (tc.version != v) {
-        std::lock_guard lock(publishMutex);
-        tc.published = published;
-        tc.version = version.load(std::memory_order_relaxed);
+        std::shared_ptr<const Published> old;
+        {
+            std::lock_guard lock(publishMutex);
+            old = std::exchange(tc.published, published);
+            tc.version = version.load(std::memory_order_relaxed);
+        }
+        // Not freed here (freeRetired(), EngineImpl.h).
+        if (old) {
+            std::lock_guard lock(retiredMutex);
+            retired.push_back(std::move(old));
+        }
     }
     slot = tc.slot;
     return *tc.published;

@@ -316,15 +316,37 @@ struct Engine::Impl {
         return published;
     }
 
-    // Builds the next set from a copy of the current one and publishes it.
+    // Builds the next set from a copy of the current one and publishes it,
+    // then frees the sets deciding threads let go of since the last time.
     template <class Fn>
     void publish(Fn&& change)
     {
-        std::lock_guard lock(publishMutex);
-        auto next = std::make_shared<Published>(*published);
-        change(*next);
-        published = std::move(next);
-        version.fetch_add(1, std::memory_order_acq_rel);
+        {
+            std::lock_guard lock(publishMutex);
+            auto next = std::make_shared<Published>(*published);
+            change(*next);
+            published = std::move(next);
+            version.fetch_add(1, std::memory_order_acq_rel);
+        }
+        freeRetired();
+    }
+
+    // A set a deciding thread has stopped using may be the last reference
+    // to an old list of 100,000 entries, or to a key table replaced by a
+    // change of capacity: freeing it costs a free per entry, so a deciding
+    // thread hands it over here (current()) and the next publish() or
+    // purge() frees it, on the thread that calls them, never on the request
+    // path. Between two publications each deciding thread hands over at most
+    // one set, so what waits here is bounded by the threads.
+    std::mutex retiredMutex;
+    std::vector<std::shared_ptr<const Published>> retired;
+    void freeRetired()
+    {
+        std::vector<std::shared_ptr<const Published>> dead;
+        {
+            std::lock_guard lock(retiredMutex);
+            dead.swap(retired);
+        }
     }
 
     // ---- folding list edits (Engine.cpp) ----

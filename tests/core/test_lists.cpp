@@ -4,7 +4,9 @@
 // without spending counters and before any exclusion, the longest prefix
 // wins, IPv4-mapped clients match IPv4 entries, an entry ends at its TTL.
 // A list edited entry by entry (Engine::editList) and folded
-// (Engine::compactLists) decides the same. Time is injected.
+// (Engine::compactLists) decides the same. A list replaced while a deciding
+// thread still used it is freed by purge() or the next publication, not by
+// that thread's next decision. Time is injected.
 //
 // Escalation stays at its default (100 refusals within a minute) unless a
 // case says otherwise; no case here refuses that often.
@@ -29,6 +31,7 @@ private Q_SLOTS:
     void listEntryExpiresExactlyAtItsTtl();
     void editsApplyOnTheNextDecision();
     void compactionChangesNoDecision();
+    void replacedListIsNotFreedByADecision();
 };
 
 // ---- lists -----------------------------------------------------------------------
@@ -233,6 +236,34 @@ void TestLists::compactionChangesNoDecision()
     QCOMPARE(active.size(), std::size_t(2));
     QCOMPARE(qs(active[0].reason), QStringLiteral("wide"));
     QCOMPARE(qs(active[1].reason), QStringLiteral("host"));
+}
+
+void TestLists::replacedListIsNotFreedByADecision()
+{
+    Engine engine;
+    std::weak_ptr<const AddressList> first;
+    {
+        auto list = makeList({listEntry("203.0.113.7/32", "first", T0 + DAY)});
+        first = list;
+        engine.setList(ListKind::Blocklist, std::move(list));
+    }
+    COMPARE_ACTION(decide(engine, Request(), T0), Action::Block);  // this thread now uses the first list
+    engine.setList(ListKind::Blocklist, makeList({}));
+    QVERIFY(!first.expired());  // still this thread's
+    COMPARE_ACTION(decide(engine, Request(), T0 + 1), Action::Allow);  // the thread moved on to the empty list...
+    QVERIFY(!first.expired());                                         // ...and did not free the first
+    engine.purge(T0 + 2);
+    QVERIFY(first.expired());
+
+    // The same with the next publication instead of purge().
+    engine.setList(ListKind::Blocklist, makeList({listEntry("203.0.113.7/32", "second", T0 + DAY)}));
+    COMPARE_ACTION(decide(engine, Request(), T0 + 3), Action::Block);
+    std::weak_ptr<const AddressList> second = engine.list(ListKind::Blocklist);
+    engine.setList(ListKind::Blocklist, makeList({}));
+    COMPARE_ACTION(decide(engine, Request(), T0 + 4), Action::Allow);
+    QVERIFY(!second.expired());
+    engine.setList(ListKind::Safelist, makeList({}));
+    QVERIFY(second.expired());
 }
 
 QTEST_APPLESS_MAIN(TestLists)
