@@ -11,19 +11,19 @@ namespace Floodgate::Cluster::Scripts {
 // "total1,total2,...,lockedUntil": each level's total again and the latest
 // end of its lockouts, the few numbers the script reads of another node's
 // field when a client is far below its limits (a field without it, which a
-// node before 0.5.0 writes, is read in full). The node writes all of that
-// text and the script stores it as it is: Lua's number parsing and
-// printing is most of what a report costs. Times are Redis's (TIME), so no
-// node's clock matters.
+// node built before the summary writes, is read in full). The node writes
+// all of that text and the script stores it as it is: Lua's number parsing
+// and printing is most of what a report costs. Times are Redis's (TIME),
+// so no node's clock matters.
 //
-// A report (ARGV[4 + i]) is "Q#H1;H2;...#S1;S2;...;=T": Q is "held,quietMs,
-// windowMs,lockedUntil,limit1,total1,limit2,total2,...": what is left of the
-// node's lease, how long the entry's quiet lease lasts (fixed per entry by a
-// hash of its key, the same on every node: Tuning.h), its longest level's
-// period plus bucket, the latest end of its lockouts, and each level's limit
-// and this node's total; each H is a level's header
-// "algorithm,limit,period,bucket,stamp,lockedUntil,total,n"; then the field
-// to store.
+// A report (ARGV[4 + i]) is "QH1;H2;...#S1;S2;...;=T". Q is binary: a byte
+// m (the number of levels), then 4 + 2m little-endian doubles, read with one
+// struct.unpack: what is left of the node's lease, how long the entry's
+// quiet lease lasts (fixed per entry by a hash of its key, the same on every
+// node: Tuning.h), its longest level's period plus bucket, the latest end
+// of its lockouts, then each level's limit and this node's total. Each H is
+// a level's header "algorithm,limit,period,bucket,stamp,lockedUntil,total,n";
+// after the '#', the field to store.
 //
 // The lease: the headroom of the entry's tightest level, after every
 // node's counts (a bucket or window newer than the report's counted as its

@@ -16,9 +16,10 @@
 
 namespace Floodgate::Cluster {
 
-// "Q#H1;H2;...#S1;S2;...;=T" (Scripts.cpp): the few numbers the script
-// needs for a client far below its limits (what is left of the lease, the
-// entry's quiet lease, each level's limit and total), the levels' headers,
+// "QH1;H2;...#S1;S2;...;=T" (Scripts.cpp): the few numbers the script
+// needs for a client far below its limits, in binary (what is left of the
+// lease, the entry's quiet lease, each level's limit and total), the
+// levels' headers,
 // then the field Redis keeps (only a sliding window's buckets that are not
 // zero, and a summary of the totals).
 std::string encodeReport(const Core::SyncReport& report);
