@@ -111,8 +111,8 @@ namespace {
 // Adds another node's stored field "written;leaseUntil;lease;S1;S2;...[;=T]"
 // (Scripts.cpp) to `others`, its buckets aligned to the report's: what the
 // report script did in Redis before the fields had a summary, the same
-// arithmetic. `now` is
-// Redis's clock (a lockout window's age). False when a level does not read.
+// arithmetic. `now` is Redis's clock (a lockout window's age). False when a
+// level does not read.
 bool addField(std::string_view field, const Core::SyncReport& report, std::int64_t now, std::vector<Core::SharedLevel>& others)
 {
     std::vector<std::int64_t> g;
