@@ -3,20 +3,27 @@
 
 namespace Floodgate::Cluster::Scripts {
 
-// Each node keeps one field per entry: "written;leaseUntil;lease;S1;S2;..."
+// Each node keeps one field per entry: "written;leaseUntil;lease;S1;S2;...;=T"
 // with each level "stamp,lockedUntil,total,n[,k,c]...": its own counts
 // (absolute: a report may be repeated, and a Redis that lost its data is
 // seeded again by the next one), their total, the number of buckets and
-// the buckets that are not zero (k from 1, the oldest). The node writes that
-// text and the script stores it as it is: a calm client's levels hold a
-// bucket or two, and Lua's number parsing and printing is most of what a
-// report costs. Times are Redis's (TIME), so no node's clock matters.
+// the buckets that are not zero (k from 1, the oldest). T, the summary, is
+// "total1,total2,...,lockedUntil": each level's total again and the latest
+// end of its lockouts, the few numbers the script reads of another node's
+// field when a client is far below its limits (a field without it, which a
+// node built before the summary writes, is read in full). The node writes
+// all of that text and the script stores it as it is: Lua's number parsing
+// and printing is most of what a report costs. Times are Redis's (TIME),
+// so no node's clock matters.
 //
-// A report (ARGV[4 + i]) is "held,quietMs;H1;H2;...#S1;S2;...": what is
-// left of the node's lease, how long the entry's quiet lease lasts (fixed
-// per entry by a hash of its key, the same on every node: Tuning.h), each
-// level's header "algorithm,limit,period,bucket,stamp,lockedUntil,total,n",
-// and the levels as stored.
+// A report (ARGV[4 + i]) is "QH1;H2;...#S1;S2;...;=T". Q is binary: a byte
+// m (the number of levels), then 4 + 2m little-endian doubles, read with one
+// struct.unpack: what is left of the node's lease, how long the entry's
+// quiet lease lasts (fixed per entry by a hash of its key, the same on every
+// node: Tuning.h), its longest level's period plus bucket, the latest end
+// of its lockouts, then each level's limit and this node's total. Each H is
+// a level's header "algorithm,limit,period,bucket,stamp,lockedUntil,total,n";
+// after the '#', the field to store.
 //
 // The lease: the headroom of the entry's tightest level, after every
 // node's counts (a bucket or window newer than the report's counted as its
@@ -25,19 +32,30 @@ namespace Floodgate::Cluster::Scripts {
 // the entry), or what the node still holds of its lease if that is more
 // (the grant tops it up; it never adds to it). The sum of counts and leases
 // so stays within the limit, and a node admits at most E more than its
-// lease (Tuning.h), which gives the bound of docs/CLUSTER.md. A client far below every limit (everything counted and
-// leased at most half of it) gets its quiet lease (at most ARGV[4], the
-// longest any entry gets), so it reports that rarely; any other the short
-// one (ARGV[3]). Every key is kept for its longest window and bucket plus
-// ARGV[4], so no node's field goes while its lease runs.
+// lease (Tuning.h), which gives the bound of docs/CLUSTER.md. A client far
+// below every limit (everything counted and leased at most half of it) gets
+// its quiet lease (at most ARGV[4], the longest any entry gets), so it
+// reports that rarely; any other the short one (ARGV[3]). Every key is kept
+// for its longest window and bucket plus ARGV[4], so no node's field goes
+// while its lease runs.
 //
-// The answer, per entry: "granted,reserved,leaseMs,lapseAt;O1;O2;...". The
+// Two ways to the lease. First from the summaries: each level's counts
+// taken as this node's total plus every other node's total, whatever window
+// their buckets fall in, which is never less than the counts aligned to the
+// report's window. When that finds the client far below every limit (and no
+// lockout running), the lease it gives (no more than the aligned counts
+// would give) is granted without reading a bucket. Otherwise, and for a
+// field without a summary, the headers and the other nodes' buckets are
+// read and aligned, and the lease comes from the aligned counts.
+//
+// The answer, per entry: "granted,reserved,leaseMs,lapseAt,now|F|F...". The
 // other nodes' unexpired leases come back apart from their counts
 // (reserved): room they hold and may be spending unreported, which the
 // node's check of the limit must not count on, but which nobody admitted;
-// lapseAt is when the first of them ends (0: none). Each level of the
-// others' counts is "stamp,lockedUntil,total[,k,c]..." in the reporter's
-// buckets.
+// lapseAt is when the first of them ends (0: none); now is Redis's clock.
+// Each F is another node's field as stored (the nodes that count, not the
+// gone ones): the node aligns their buckets to its report itself
+// (Cluster::decodeAck), off Redis's core.
 const std::string_view report = R"lua(
 local node = ARGV[1]
 local nodes = tonumber(ARGV[2])
@@ -45,147 +63,165 @@ local shortMs = tonumber(ARGV[3])
 local longMs = tonumber(ARGV[4])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local gmatch = string.gmatch
-local tonumber = tonumber
+local nowText = tostring(now)
+local byte, find, sub, format, gmatch, match = string.byte, string.find, string.sub, string.format, string.gmatch, string.match
+local floor, tonumber, call, concat, unpackStruct = math.floor, tonumber, redis.call, table.concat, struct.unpack
+local formats = {}  -- per number of levels: the struct format of the quick numbers
 
-local function split(s, sep)
-  local out = {}
-  for p in gmatch(s, '[^' .. sep .. ']+') do out[#out + 1] = p end
+local function numbers(s)
+  local out, n = {}, 0
+  for p in gmatch(s, '[^,]+') do n = n + 1; out[n] = tonumber(p) end
   return out
 end
-local function numbers(s)
-  local out = {}
-  for p in gmatch(s, '[^,]+') do out[#out + 1] = tonumber(p) end
+local function parts(s)
+  local out, n = {}, 0
+  for p in gmatch(s, '[^;]+') do n = n + 1; out[n] = p end
   return out
+end
+
+-- The other nodes' counts of each level in this report's window (their
+-- buckets aligned to its stamps), and per level whether a lockout of
+-- theirs runs: the exact way, for a client not far below its limits.
+local function aligned(heads, live)
+  local levels = {}
+  for l, h in ipairs(parts(heads)) do levels[l] = numbers(h) end
+  local totals, lockedOthers = {}, {}
+  for l = 1, #levels do totals[l] = 0; lockedOthers[l] = false end
+  for _, v in ipairs(live) do
+    local p = parts(v)
+    for l = 1, #levels do
+      local f = levels[l]
+      local g = p[3 + l] and numbers(p[3 + l]) or nil
+      if g and g[3] > 0 then
+        if f[1] == 0 then
+          -- sliding: their bucket k (from their oldest) lands at my
+          -- position n - (myStamp - its stamp); a bucket newer than this
+          -- report's (the other node's clock turned first) counts as its newest
+          local shift = f[5] - g[1] + g[4]
+          for q = 5, #g, 2 do
+            local age = shift - g[q]
+            if age < f[8] then totals[l] = totals[l] + g[q + 1] end
+          end
+        elseif f[1] == 1 then
+          -- the same window, or the next one already started there
+          if g[1] >= f[5] then totals[l] = totals[l] + g[3] end
+        elseif now - g[1] < f[3] then
+          -- lockout: a window still open counts
+          totals[l] = totals[l] + g[3]
+        end
+      end
+      if g and f[1] == 2 and g[2] > now then lockedOthers[l] = true end
+    end
+  end
+  return levels, totals, lockedOthers
+end
+
+-- The lease, from the tightest level (q: the report's quick numbers, m
+-- levels): its share of the room the others' counts and leases and this
+-- node's counts (used, per level) leave, split 2 * ways, or what this node
+-- still holds if that is more. A renewal tops the lease up to its share
+-- rather than adding a share to what is held: added up, the leases of a
+-- client that renews on every node would fill all the room, and no client
+-- would stay far below its limits for long. Far below every limit:
+-- everything counted and leased, this lease included, at most half of it,
+-- and no lockout running (blocked, per level).
+local function grant(q, m, held, ways, used, blocked)
+  local target = 0
+  for l = 1, m do
+    local room = q[3 + 2 * l] - used[l]
+    if blocked and blocked[l] then room = 0 end
+    local g = 0
+    if room > 0 then g = floor(room / (2 * ways)) end
+    if l == 1 or g < target then target = g end
+  end
+  local lease = held
+  if m > 0 and target > lease then lease = target end
+  local far = true
+  for l = 1, m do
+    if (used[l] + lease) * 2 > q[3 + 2 * l] or (blocked and blocked[l]) then far = false end
+  end
+  return lease, far
 end
 
 local results = {}
 for i = 1, #KEYS do
   local key = KEYS[i]
-  local head, stored = string.match(ARGV[4 + i], '^([^#]*)#(.*)$')
-  local parts = split(head, ';')
-  local first = numbers(parts[1])
-  local held = first[1]
-  local quietMs = first[2]
+  local a = ARGV[4 + i]
+  local m = byte(a, 1)
+  local fmt = formats[m]
+  if not fmt then
+    fmt = '<' .. string.rep('d', 4 + 2 * m)
+    formats[m] = fmt
+  end
+  local q = {unpackStruct(fmt, a, 2)}
+  local from = q[5 + 2 * m]  -- where the headers begin
+  local hash = find(a, '#', from, true)
+  local stored = sub(a, hash + 1)
+  local held = q[1]
+  local quietMs = q[2]
   if quietMs > longMs then quietMs = longMs end
-  local levels = {}
-  local keep = 0
-  for l = 2, #parts do
-    local f = numbers(parts[l])
-    levels[#levels + 1] = f
-    local k = f[3] + f[4]
-    if k > keep then keep = k end
-  end
-  keep = keep + longMs
+  local keep = q[3] + longMs
 
-  -- The other nodes' counts, aligned to this report's stamps, and their leases.
-  local others = {}
-  for l = 1, #levels do
-    local f = levels[l]
-    others[l] = {f[1] == 2 and 0 or f[5], 0, 0, {}}  -- stamp, lockedUntil, total, counts by position
-  end
-  local leases = 0
-  local lapseAt = 0
-  local alive = 1  -- the nodes with a field here, this one included
-  local fields = redis.call('HGETALL', key)
+  -- The other nodes' fields: their leases, and their totals (an upper
+  -- bound of their counts in this report's window).
+  local upper = {}
+  for l = 1, m do upper[l] = q[4 + 2 * l] end
+  local exact = q[4] > now  -- a lockout of this node's runs
+  local leases, lapseAt, alive = 0, 0, 1
+  local live, out = {}, {}
+  local fields = call('HGETALL', key)
   for j = 1, #fields, 2 do
     local name = fields[j]
     if name ~= node then
-      local v = split(fields[j + 1], ';')
-      local written = tonumber(v[1])
-      if now - written > keep then
-        redis.call('HDEL', key, name)  -- a node gone for longer than any window
+      local v = fields[j + 1]
+      local written, untilText, leaseText, summary = match(v, '^(%d+);(%d+);(%d+);.*;=([^;]*)$')
+      if not written then
+        written, untilText, leaseText = match(v, '^(%d+);(%d+);(%d+)')
+      end
+      if now - tonumber(written) > keep then
+        call('HDEL', key, name)  -- a node gone for longer than any window
       else
         alive = alive + 1
-        local until_ = tonumber(v[2])
+        live[#live + 1] = v
+        local until_ = tonumber(untilText)
         if until_ > now then
-          leases = leases + tonumber(v[3])
+          leases = leases + tonumber(leaseText)
           if lapseAt == 0 or until_ < lapseAt then lapseAt = until_ end
         end
-        for l = 1, #levels do
-          local f = levels[l]
-          local o = others[l]
-          local g = v[3 + l] and numbers(v[3 + l]) or nil
-          if g and g[3] > 0 then
-            if f[1] == 0 then
-              -- sliding: their bucket k (from their oldest) lands at my
-              -- position n - (myStamp - its stamp)
-              local n = f[8]
-              local newest = g[1]
-              local theirs = g[4]
-              local c = o[4]
-              for p = 5, #g, 2 do
-                local age = f[5] - (newest - (theirs - g[p]))
-                -- a bucket newer than this report's (the other node's clock
-                -- turned first) counts as this report's newest
-                if age < 0 then age = 0 end
-                if age < n then
-                  local pos = n - age
-                  c[pos] = (c[pos] or 0) + g[p + 1]
-                  o[3] = o[3] + g[p + 1]
-                end
-              end
-            elseif f[1] == 1 then
-              -- the same window, or the next one already started there
-              if g[1] >= f[5] then o[3] = o[3] + g[3] end
-            else
-              -- lockout: a window still open counts; the latest start is kept
-              if now - g[1] < f[3] then
-                o[3] = o[3] + g[3]
-                if g[1] > o[1] then o[1] = g[1] end
-              end
-            end
-          end
-          if g and f[1] == 2 and g[2] > o[2] then o[2] = g[2] end
+        local s = summary and numbers(summary)
+        if s and #s == m + 1 and s[m + 1] <= now then
+          for l = 1, m do upper[l] = upper[l] + s[l] end
+        else
+          exact = true  -- no summary, or a lockout of theirs may run
         end
       end
     end
   end
 
-  -- The lease, from the tightest level: its share of the room the others'
-  -- counts and leases and this node's counts leave, split 2 * ways, or
-  -- what this node still holds if that is more. A renewal tops the lease
-  -- up to its share rather than adding a share to what is held: added up,
-  -- the leases of a client that renews on every node would fill all the
-  -- room, and no client would stay far below its limits for long.
-  local target = nil
-  local used = {}
   local ways = nodes
   if alive > ways then ways = alive end
-  for l = 1, #levels do
-    local f = levels[l]
-    used[l] = leases + f[7] + others[l][3]
-    local room = f[2] - used[l]
-    if f[1] == 2 and (f[6] > now or others[l][2] > now) then room = 0 end
-    local g = 0
-    -- split among the nodes counting, or those seen here if more (a node
-    -- that joined before this one's heartbeat saw it)
-    if room > 0 then g = math.floor(room / (2 * ways)) end
-    if target == nil or g < target then target = g end
+  local lease, far = 0, false
+  if not exact then
+    for l = 1, m do upper[l] = upper[l] + leases end
+    lease, far = grant(q, m, held, ways, upper)
   end
-  local lease = held
-  if target ~= nil and target > lease then lease = target end
-  local grant = lease - held
-  -- Far below every limit: everything counted and leased, this lease
-  -- included, at most half of it (and no lockout running).
-  local far = true
-  for l = 1, #levels do
-    local f = levels[l]
-    if (used[l] + lease) * 2 > f[2] or (f[1] == 2 and (f[6] > now or others[l][2] > now)) then far = false end
+  if not far then
+    local levels, totals, lockedOthers = aligned(sub(a, from, hash - 1), live)
+    local used, blocked = {}, {}
+    for l = 1, m do
+      local f = levels[l]
+      used[l] = leases + f[7] + totals[l]
+      blocked[l] = f[1] == 2 and (f[6] > now or lockedOthers[l])
+    end
+    lease, far = grant(q, m, held, ways, used, blocked)
   end
   local leaseMs = far and quietMs or shortMs
 
-  redis.call('HSET', key, node, now .. ';' .. (now + leaseMs) .. ';' .. lease .. ';' .. stored)
-  redis.call('PEXPIRE', key, keep)
-
-  local out = {grant .. ',' .. leases .. ',' .. leaseMs .. ',' .. lapseAt}
-  for l = 1, #others do
-    local o = others[l]
-    local s = o[1] .. ',' .. o[2] .. ',' .. o[3]
-    for pos, c in pairs(o[4]) do s = s .. ',' .. pos .. ',' .. c end
-    out[#out + 1] = s
-  end
-  results[i] = table.concat(out, ';')
+  call('HSET', key, node, format('%s;%d;%d;', nowText, now + leaseMs, lease) .. stored)
+  call('PEXPIRE', key, keep)
+  out[1] = format('%d,%d,%d,%d,%s', lease - held, leases, leaseMs, lapseAt, nowText)
+  for k = 1, #live do out[k + 1] = live[k] end
+  results[i] = concat(out, '|')
 end
 return results
 )lua";

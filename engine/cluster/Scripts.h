@@ -12,12 +12,14 @@ namespace Floodgate::Cluster::Scripts {
 //   KEYS[i]   the entry's hash ("fg:e:<entry>"), one field per node
 //   ARGV[1]   this node's name; ARGV[2] nodes counting together; ARGV[3]
 //             the short lease (ms); ARGV[4] the longest quiet lease (ms)
-//   ARGV[4+i] the report of KEYS[i]: "held,quietMs;H1;H2;...#S1;S2;..."
-//             (what is left of the lease, the entry's quiet lease, each
-//             level's header, then the levels as Redis stores them)
-// Returns, per entry, "granted,reserved,leaseMs,lapseAt;O1;O2;..."
-// (reserved: the other nodes' unexpired leases) with each level's
-// other-node counts aligned to the report's stamps.
+//   ARGV[4+i] the report of KEYS[i]: "QH1;H2;...#S1;S2;...;=T" (Q, in
+//             binary: what is left of the lease, the entry's quiet lease,
+//             each level's limit and total; each level's header; then the
+//             field Redis stores)
+// Returns, per entry, "granted,reserved,leaseMs,lapseAt,now|F|F..."
+// (reserved: the other nodes' unexpired leases; now: Redis's clock) with
+// each F another counting node's field as stored, which the node aligns
+// to its report.
 extern const std::string_view report;
 
 // One change to a shared collection: the collection's hash (the snapshot

@@ -16,13 +16,17 @@
 
 namespace Floodgate::Cluster {
 
-// "held,quietMs;H1;H2;...#S1;S2;..." (Scripts.h): what is left of the
-// lease and the entry's quiet lease, the levels' headers, then the levels as
-// Redis keeps them (only a sliding window's buckets that are not zero).
+// "QH1;H2;...#S1;S2;...;=T" (Scripts.cpp): the few numbers the script
+// needs for a client far below its limits, in binary (what is left of the
+// lease, the entry's quiet lease, each level's limit and total), the
+// levels' headers,
+// then the field Redis keeps (only a sliding window's buckets that are not
+// zero, and a summary of the totals).
 std::string encodeReport(const Core::SyncReport& report);
-// "granted,reserved,leaseMs,lapseAt;O1;O2;...": nullopt when it does not
-// fit the report (another number of levels, a bucket out of range), which
-// the sync counts as an error.
+// "granted,reserved,leaseMs,lapseAt,now|F|F...", each F another node's
+// field as Redis keeps it: the other nodes' counts come back aligned to the
+// report's buckets (summed here, not in Redis). nullopt when it does not
+// read (a level that is not numbers), which the sync counts as an error.
 std::optional<Core::SyncAck> decodeAck(std::string_view text, const Core::SyncReport& report);
 
 // A list entry as Redis keeps it (the list's hash, the change stream):
