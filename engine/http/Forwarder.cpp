@@ -87,7 +87,7 @@ void Session::connectUpstream(bool pooledAllowed)
     }
     m_upstream.emplace(m_thread.ioc);
     armUpstreamTimer(opts().upstreamConnectTimeoutMs);
-    net::async_connect(*m_upstream, m_thread.upstreamEndpoints, [self = shared_from_this()](error_code ec, const tcp::endpoint&) {
+    net::async_connect(*m_upstream, m_thread.upstreamEndpoints, recycled([self = shared_from_this()](error_code ec, const tcp::endpoint&) {
         self->disarmUpstreamTimer();
         if (!self->m_socket.is_open()) {
             self->abandonExchange();
@@ -103,7 +103,7 @@ void Session::connectUpstream(bool pooledAllowed)
         self->m_upstream->set_option(tcp::no_delay(true), ignored);
         self->enter(Phase::SendingRequest);
         self->pumpRequest();
-    });
+    }));
 }
 
 // Moves what the client has sent of the body to the upstream, one bounded
@@ -151,7 +151,7 @@ void Session::readRequestBody()
         return;
     }
     m_deadline.await(Awaiting::Body);
-    m_socket.async_read_some(m_buffer.prepare(room), [self = shared_from_this()](error_code ec, std::size_t n) {
+    m_socket.async_read_some(m_buffer.prepare(room), recycled([self = shared_from_this()](error_code ec, std::size_t n) {
         self->m_deadline.clear();
         if (ec) {  // the client went away (or was cut off by the sweeper) mid-body
             self->abandonExchange();
@@ -159,13 +159,13 @@ void Session::readRequestBody()
         }
         self->m_buffer.commit(n);
         self->pumpRequest();
-    });
+    }));
 }
 
 void Session::writeUpstream()
 {
     armUpstreamTimer(opts().upstreamResponseTimeoutMs);
-    net::async_write(*m_upstream, net::buffer(m_upOut), [self = shared_from_this()](error_code ec, std::size_t) {
+    net::async_write(*m_upstream, net::buffer(m_upOut), recycled([self = shared_from_this()](error_code ec, std::size_t) {
         self->disarmUpstreamTimer();
         if (!self->m_socket.is_open()) {
             self->abandonExchange();
@@ -177,7 +177,7 @@ void Session::writeUpstream()
         }
         self->m_upOut.clear();
         self->pumpRequest();
-    });
+    }));
 }
 
 // ---- the response ------------------------------------------------------------
@@ -211,11 +211,11 @@ void Session::readUpstream()
         return;
     }
     armUpstreamTimer(opts().upstreamResponseTimeoutMs);
-    m_upstream->async_read_some(m_upIn.prepare(room), [self = shared_from_this(), room](error_code ec, std::size_t n) {
+    m_upstream->async_read_some(m_upIn.prepare(room), recycled([self = shared_from_this(), room](error_code ec, std::size_t n) {
         if (n == room)  // the read filled its buffer: more is coming, read larger pieces
             self->m_upReadBytes = std::min(2 * self->m_upReadBytes, RelayChunkBytes);
         self->onUpstreamRead(ec, n);
-    });
+    }));
 }
 
 void Session::onUpstreamRead(error_code ec, std::size_t n)
@@ -357,7 +357,7 @@ void Session::writeClient(void (Session::*next)())
     m_deadline.await(Awaiting::Answer);
     m_writeBuffer.swap(m_out);
     m_out.clear();
-    net::async_write(m_socket, net::buffer(m_writeBuffer), [self = shared_from_this(), next](error_code ec, std::size_t) {
+    net::async_write(m_socket, net::buffer(m_writeBuffer), recycled([self = shared_from_this(), next](error_code ec, std::size_t) {
         self->m_deadline.clear();
         self->m_writeBuffer.clear();
         if (ec) {
@@ -365,7 +365,7 @@ void Session::writeClient(void (Session::*next)())
             return;
         }
         (self.get()->*next)();
-    });
+    }));
 }
 
 // ---- failures ------------------------------------------------------------------
@@ -432,7 +432,7 @@ void Session::dropUpstream()
 void Session::armUpstreamTimer(Millis ms)
 {
     m_upstreamTimer.expires_after(std::chrono::milliseconds(ms));
-    m_upstreamTimer.async_wait([self = shared_from_this(), generation = ++m_timerGeneration](error_code ec) {
+    m_upstreamTimer.async_wait(recycled([self = shared_from_this(), generation = ++m_timerGeneration](error_code ec) {
         if (ec || generation != self->m_timerGeneration)
             return;
         // Out of time: closing the socket ends the pending operation, whose
@@ -442,7 +442,7 @@ void Session::armUpstreamTimer(Millis ms)
             error_code ignored;
             self->m_upstream->close(ignored);
         }
-    });
+    }));
 }
 
 void Session::disarmUpstreamTimer()

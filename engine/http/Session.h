@@ -46,6 +46,7 @@
 #include <utility>  // before Asio: Boost 1.74 + GCC 12 in C++20 need std::exchange declared first
 
 #include "http/Deadlines.h"
+#include "http/HandlerMemory.h"
 #include "core/Engine.h"
 #include "http/Peer.h"
 #include "http/Listener.h"
@@ -301,6 +302,7 @@ class Session;
 struct ThreadContext {
     explicit ThreadContext(std::size_t i) : index(i), acceptor(ioc), sweeper(ioc), acceptRetry(ioc) {}
     std::size_t index;
+    HandlerMemory handlerMemory;  // before ioc: pending operations give their blocks back when it is destroyed
     net::io_context ioc{1};
     tcp::acceptor acceptor;
     net::steady_timer sweeper;
@@ -447,6 +449,12 @@ private:
     // monotonic time through m_deadline).
     Millis wallNow() const { return m_listener.clock.now(); }
     const TrustedProxies& trusted() { return m_listener.trusted(m_thread); }
+    // A completion handler whose operation's memory is this thread's, recycled.
+    template<class Handler>
+    Recycled<Handler> recycled(Handler handler)
+    {
+        return Recycled<Handler>(m_thread.handlerMemory, std::move(handler));
+    }
 
     // The one way the phase changes.
     void enter(Phase next)
