@@ -72,9 +72,19 @@ void Session::connectUpstream(bool pooledAllowed)
 {
     enter(Phase::Connecting);
     m_attempt = UpstreamAttempt{};
+    ++m_attemptSerial;
     while (pooledAllowed && !m_thread.idleUpstream.empty()) {
         tcp::socket pooled = std::move(m_thread.idleUpstream.back());
         m_thread.idleUpstream.pop_back();
+        if (!m_exchange.requestHasBody) {
+            // Checked by the read of the response (probePooled): no system
+            // call of its own.
+            m_upstream.emplace(std::move(pooled));
+            m_attempt.pooled = true;
+            enter(Phase::SendingRequest);
+            probePooled();
+            return;
+        }
         if (stillUsable(pooled)) {
             m_upstream.emplace(std::move(pooled));
             m_attempt.pooled = true;
@@ -180,14 +190,52 @@ void Session::writeUpstream()
     }));
 }
 
+// A pooled connection the upstream closed meanwhile, or one with stray
+// bytes waiting, must not carry the request. The read of the response starts
+// first: Asio tries it at once, and on a good connection that try finds
+// nothing (EAGAIN) and leaves the read waiting, where the request's own read
+// would have tried in vain after the write. The request is sent from a
+// handler posted behind the read's: a read that ended at once (end of file,
+// stray bytes) completes first, while m_attempt.probing still says the
+// request is unsent, and the next pooled connection (or a new one) is taken.
+void Session::probePooled()
+{
+    m_upIn.clear();
+    m_upReadBytes = FirstUpstreamReadBytes;
+    m_attempt.probing = true;
+    readUpstream();
+    net::post(m_thread.ioc, recycled([self = shared_from_this(), attempt = m_attemptSerial] {
+        if (attempt != self->m_attemptSerial)
+            return;  // the probe found the connection stale; another attempt is under way
+        self->m_attempt.probing = false;
+        if (!self->m_socket.is_open()) {
+            self->abandonExchange();
+            return;
+        }
+        self->pumpRequest();
+    }));
+}
+
 // ---- the response ------------------------------------------------------------
 
 void Session::readResponse()
 {
     enter(Phase::AwaitingResponse);
+    newResponseParser(Core::equalsIgnoreCase(m_data.view(m_data.method), "HEAD"));
+    if (m_attempt.readPending) {
+        // probePooled's read waits for the answer; its time starts now.
+        armUpstreamTimer(opts().upstreamResponseTimeoutMs);
+        return;
+    }
+    if (m_attempt.readEarly) {
+        // It ended while the request was being written (the upstream answered
+        // early, or closed): its bytes are in m_upIn already.
+        m_attempt.readEarly = false;
+        onUpstreamRead(m_attempt.earlyResult, 0);
+        return;
+    }
     m_upIn.clear();
     m_upReadBytes = FirstUpstreamReadBytes;
-    newResponseParser(Core::equalsIgnoreCase(m_data.view(m_data.method), "HEAD"));
     readUpstream();
 }
 
@@ -210,10 +258,34 @@ void Session::readUpstream()
         upstreamBroke(502, "the upstream sent a malformed response");
         return;
     }
-    armUpstreamTimer(opts().upstreamResponseTimeoutMs);
-    m_upstream->async_read_some(m_upIn.prepare(room), recycled([self = shared_from_this(), room](error_code ec, std::size_t n) {
+    if (!m_attempt.probing)  // a probe runs under the request's write timer, then readResponse's
+        armUpstreamTimer(opts().upstreamResponseTimeoutMs);
+    m_attempt.readPending = true;
+    m_upstream->async_read_some(m_upIn.prepare(room), recycled([self = shared_from_this(), room, attempt = m_attemptSerial](
+                                                                   error_code ec, std::size_t n) {
+        if (attempt != self->m_attemptSerial)
+            return;  // a read of a connection since dropped (closed under it)
+        self->m_attempt.readPending = false;
         if (n == room)  // the read filled its buffer: more is coming, read larger pieces
             self->m_upReadBytes = std::min(2 * self->m_upReadBytes, RelayChunkBytes);
+        if (self->m_attempt.probing) {
+            // Ended before the request was sent: the pooled connection was
+            // closed by the upstream, or has stray bytes. Try the next one.
+            if (!self->m_socket.is_open()) {
+                self->abandonExchange();
+                return;
+            }
+            self->dropUpstream();
+            self->connectUpstream(true);
+            return;
+        }
+        if (self->m_phase == Phase::SendingRequest) {
+            // The request is still being written: keep what came for readResponse.
+            self->m_upIn.commit(n);
+            self->m_attempt.readEarly = true;
+            self->m_attempt.earlyResult = ec;
+            return;
+        }
         self->onUpstreamRead(ec, n);
     }));
 }
@@ -422,6 +494,7 @@ void Session::abandonExchange()
 
 void Session::dropUpstream()
 {
+    ++m_attemptSerial;  // a read still pending on it ends aborted, and is ignored
     if (m_upstream) {
         error_code ignored;
         m_upstream->close(ignored);

@@ -424,6 +424,13 @@ struct ExchangeFacts {
 struct UpstreamAttempt {
     bool pooled = false;    // taken from the keep-alive pool rather than connected anew
     bool timedOut = false;  // the upstream timer fired: its pending operation was cut off
+    // A pooled connection, for a request without a body, is checked by
+    // starting the read of the response before the request is sent
+    // (Forwarder.cpp, probePooled): that read's first try is the check.
+    bool probing = false;      // the read is started, the request not yet: whatever it gets, the connection is stale
+    bool readPending = false;  // a read from the upstream is under way
+    bool readEarly = false;    // that read ended while the request was still being written; its bytes are in m_upIn
+    error_code earlyResult;    // and how it ended
 };
 
 // One client connection; lives on one thread. Decision mode and refusals
@@ -497,6 +504,7 @@ private:
     void writeUpstream();
     void readResponse();
     void newResponseParser(bool headRequest);
+    void probePooled();
     void readUpstream();
     void onUpstreamRead(error_code ec, std::size_t n);
     void relayResponse();
@@ -540,6 +548,7 @@ private:
     net::steady_timer m_upstreamTimer;
     std::uint64_t m_timerGeneration = 0;  // a timer that fired after it was re-armed is stale
     UpstreamAttempt m_attempt;
+    std::uint64_t m_attemptSerial = 0;  // moves on each attempt and each dropped connection: a read of an earlier one is stale
     std::string m_upOut;              // request bytes on their way to the upstream
     beast::flat_buffer m_upIn;        // response bytes from the upstream
     std::size_t m_upReadBytes = FirstUpstreamReadBytes;  // the next read's size
