@@ -502,14 +502,38 @@ void Session::dropUpstream()
     }
 }
 
+// The upstream's time for the step in hand. Arming and disarming only move
+// m_upstreamDeadline: the timer waits once and, when it fires before the
+// deadline (which moved later meanwhile), waits again for the rest. So a
+// proxied request's steps (write, then read) start and cancel no timer
+// operation each; the timer is set anew only when a deadline comes before
+// the wait's end (a connect timeout shorter than the response timeout).
 void Session::armUpstreamTimer(Millis ms)
 {
-    m_upstreamTimer.expires_after(std::chrono::milliseconds(ms));
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+    m_upstreamDeadline = deadline;
+    if (m_upstreamTimerWaiting && m_upstreamTimer.expiry() <= deadline)
+        return;
+    waitForUpstreamDeadline();
+}
+
+void Session::waitForUpstreamDeadline()
+{
+    m_upstreamTimerWaiting = true;
+    m_upstreamTimer.expires_at(m_upstreamDeadline);  // a wait pending ends aborted, its generation stale
     m_upstreamTimer.async_wait(recycled([self = shared_from_this(), generation = ++m_timerGeneration](error_code ec) {
-        if (ec || generation != self->m_timerGeneration)
+        if (generation != self->m_timerGeneration)
+            return;  // replaced by a wait that ends sooner
+        self->m_upstreamTimerWaiting = false;
+        if (ec || self->m_upstreamDeadline == std::chrono::steady_clock::time_point{})
+            return;  // cancelled (the connection closed), or no step is timed now
+        if (std::chrono::steady_clock::now() < self->m_upstreamDeadline) {
+            self->waitForUpstreamDeadline();  // the deadline moved on
             return;
+        }
         // Out of time: closing the socket ends the pending operation, whose
         // handler answers 504 (or closes, once the head was relayed).
+        self->m_upstreamDeadline = {};
         self->m_attempt.timedOut = true;
         if (self->m_upstream) {
             error_code ignored;
@@ -520,8 +544,7 @@ void Session::armUpstreamTimer(Millis ms)
 
 void Session::disarmUpstreamTimer()
 {
-    ++m_timerGeneration;
-    m_upstreamTimer.cancel();
+    m_upstreamDeadline = {};
 }
 
 // A keep-alive connection waits without the relay buffers a large body grew

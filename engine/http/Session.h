@@ -517,6 +517,7 @@ private:
     void dropUpstream();
     void armUpstreamTimer(Millis ms);
     void disarmUpstreamTimer();
+    void waitForUpstreamDeadline();
     void releaseRelayBuffers();
     void forwardDone();
 
@@ -546,7 +547,9 @@ private:
     net::steady_timer m_clusterTimer;  // AwaitingCluster: when to ask the engine again
     std::chrono::steady_clock::time_point m_clusterWaitSince;
     net::steady_timer m_upstreamTimer;
-    std::uint64_t m_timerGeneration = 0;  // a timer that fired after it was re-armed is stale
+    std::uint64_t m_timerGeneration = 0;  // a wait replaced by a sooner one is stale
+    bool m_upstreamTimerWaiting = false;
+    std::chrono::steady_clock::time_point m_upstreamDeadline;  // the step in hand's; zero: none is timed
     UpstreamAttempt m_attempt;
     std::uint64_t m_attemptSerial = 0;  // moves on each attempt and each dropped connection: a read of an earlier one is stale
     std::string m_upOut;              // request bytes on their way to the upstream
