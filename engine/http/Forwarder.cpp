@@ -72,9 +72,19 @@ void Session::connectUpstream(bool pooledAllowed)
 {
     enter(Phase::Connecting);
     m_attempt = UpstreamAttempt{};
+    ++m_attemptSerial;
     while (pooledAllowed && !m_thread.idleUpstream.empty()) {
         tcp::socket pooled = std::move(m_thread.idleUpstream.back());
         m_thread.idleUpstream.pop_back();
+        if (!m_exchange.requestHasBody) {
+            // Checked by the read of the response (probePooled): no system
+            // call of its own.
+            m_upstream.emplace(std::move(pooled));
+            m_attempt.pooled = true;
+            enter(Phase::SendingRequest);
+            probePooled();
+            return;
+        }
         if (stillUsable(pooled)) {
             m_upstream.emplace(std::move(pooled));
             m_attempt.pooled = true;
@@ -87,7 +97,7 @@ void Session::connectUpstream(bool pooledAllowed)
     }
     m_upstream.emplace(m_thread.ioc);
     armUpstreamTimer(opts().upstreamConnectTimeoutMs);
-    net::async_connect(*m_upstream, m_thread.upstreamEndpoints, [self = shared_from_this()](error_code ec, const tcp::endpoint&) {
+    net::async_connect(*m_upstream, m_thread.upstreamEndpoints, recycled([self = shared_from_this()](error_code ec, const tcp::endpoint&) {
         self->disarmUpstreamTimer();
         if (!self->m_socket.is_open()) {
             self->abandonExchange();
@@ -103,7 +113,7 @@ void Session::connectUpstream(bool pooledAllowed)
         self->m_upstream->set_option(tcp::no_delay(true), ignored);
         self->enter(Phase::SendingRequest);
         self->pumpRequest();
-    });
+    }));
 }
 
 // Moves what the client has sent of the body to the upstream, one bounded
@@ -151,7 +161,7 @@ void Session::readRequestBody()
         return;
     }
     m_deadline.await(Awaiting::Body);
-    m_socket.async_read_some(m_buffer.prepare(room), [self = shared_from_this()](error_code ec, std::size_t n) {
+    m_socket.async_read_some(m_buffer.prepare(room), recycled([self = shared_from_this()](error_code ec, std::size_t n) {
         self->m_deadline.clear();
         if (ec) {  // the client went away (or was cut off by the sweeper) mid-body
             self->abandonExchange();
@@ -159,13 +169,13 @@ void Session::readRequestBody()
         }
         self->m_buffer.commit(n);
         self->pumpRequest();
-    });
+    }));
 }
 
 void Session::writeUpstream()
 {
     armUpstreamTimer(opts().upstreamResponseTimeoutMs);
-    net::async_write(*m_upstream, net::buffer(m_upOut), [self = shared_from_this()](error_code ec, std::size_t) {
+    net::async_write(*m_upstream, net::buffer(m_upOut), recycled([self = shared_from_this()](error_code ec, std::size_t) {
         self->disarmUpstreamTimer();
         if (!self->m_socket.is_open()) {
             self->abandonExchange();
@@ -177,7 +187,33 @@ void Session::writeUpstream()
         }
         self->m_upOut.clear();
         self->pumpRequest();
-    });
+    }));
+}
+
+// A pooled connection the upstream closed meanwhile, or one with stray
+// bytes waiting, must not carry the request. The read of the response starts
+// first: Asio tries it at once, and on a good connection that try finds
+// nothing (EAGAIN) and leaves the read waiting, where the request's own read
+// would have tried in vain after the write. The request is sent from a
+// handler posted behind the read's: a read that ended at once (end of file,
+// stray bytes) completes first, while m_attempt.probing still says the
+// request is unsent, and the next pooled connection (or a new one) is taken.
+void Session::probePooled()
+{
+    m_upIn.clear();
+    m_upReadBytes = FirstUpstreamReadBytes;
+    m_attempt.probing = true;
+    readUpstream();
+    net::post(m_thread.ioc, recycled([self = shared_from_this(), attempt = m_attemptSerial] {
+        if (attempt != self->m_attemptSerial)
+            return;  // the probe found the connection stale; another attempt is under way
+        self->m_attempt.probing = false;
+        if (!self->m_socket.is_open()) {
+            self->abandonExchange();
+            return;
+        }
+        self->pumpRequest();
+    }));
 }
 
 // ---- the response ------------------------------------------------------------
@@ -185,9 +221,21 @@ void Session::writeUpstream()
 void Session::readResponse()
 {
     enter(Phase::AwaitingResponse);
+    newResponseParser(Core::equalsIgnoreCase(m_data.view(m_data.method), "HEAD"));
+    if (m_attempt.readPending) {
+        // probePooled's read waits for the answer; its time starts now.
+        armUpstreamTimer(opts().upstreamResponseTimeoutMs);
+        return;
+    }
+    if (m_attempt.readEarly) {
+        // It ended while the request was being written (the upstream answered
+        // early, or closed): its bytes are in m_upIn already.
+        m_attempt.readEarly = false;
+        onUpstreamRead(m_attempt.earlyResult, 0);
+        return;
+    }
     m_upIn.clear();
     m_upReadBytes = FirstUpstreamReadBytes;
-    newResponseParser(Core::equalsIgnoreCase(m_data.view(m_data.method), "HEAD"));
     readUpstream();
 }
 
@@ -210,12 +258,36 @@ void Session::readUpstream()
         upstreamBroke(502, "the upstream sent a malformed response");
         return;
     }
-    armUpstreamTimer(opts().upstreamResponseTimeoutMs);
-    m_upstream->async_read_some(m_upIn.prepare(room), [self = shared_from_this(), room](error_code ec, std::size_t n) {
+    if (!m_attempt.probing)  // a probe runs under the request's write timer, then readResponse's
+        armUpstreamTimer(opts().upstreamResponseTimeoutMs);
+    m_attempt.readPending = true;
+    m_upstream->async_read_some(m_upIn.prepare(room), recycled([self = shared_from_this(), room, attempt = m_attemptSerial](
+                                                                   error_code ec, std::size_t n) {
+        if (attempt != self->m_attemptSerial)
+            return;  // a read of a connection since dropped (closed under it)
+        self->m_attempt.readPending = false;
         if (n == room)  // the read filled its buffer: more is coming, read larger pieces
             self->m_upReadBytes = std::min(2 * self->m_upReadBytes, RelayChunkBytes);
+        if (self->m_attempt.probing) {
+            // Ended before the request was sent: the pooled connection was
+            // closed by the upstream, or has stray bytes. Try the next one.
+            if (!self->m_socket.is_open()) {
+                self->abandonExchange();
+                return;
+            }
+            self->dropUpstream();
+            self->connectUpstream(true);
+            return;
+        }
+        if (self->m_phase == Phase::SendingRequest) {
+            // The request is still being written: keep what came for readResponse.
+            self->m_upIn.commit(n);
+            self->m_attempt.readEarly = true;
+            self->m_attempt.earlyResult = ec;
+            return;
+        }
         self->onUpstreamRead(ec, n);
-    });
+    }));
 }
 
 void Session::onUpstreamRead(error_code ec, std::size_t n)
@@ -357,7 +429,7 @@ void Session::writeClient(void (Session::*next)())
     m_deadline.await(Awaiting::Answer);
     m_writeBuffer.swap(m_out);
     m_out.clear();
-    net::async_write(m_socket, net::buffer(m_writeBuffer), [self = shared_from_this(), next](error_code ec, std::size_t) {
+    net::async_write(m_socket, net::buffer(m_writeBuffer), recycled([self = shared_from_this(), next](error_code ec, std::size_t) {
         self->m_deadline.clear();
         self->m_writeBuffer.clear();
         if (ec) {
@@ -365,7 +437,7 @@ void Session::writeClient(void (Session::*next)())
             return;
         }
         (self.get()->*next)();
-    });
+    }));
 }
 
 // ---- failures ------------------------------------------------------------------
@@ -422,6 +494,7 @@ void Session::abandonExchange()
 
 void Session::dropUpstream()
 {
+    ++m_attemptSerial;  // a read still pending on it ends aborted, and is ignored
     if (m_upstream) {
         error_code ignored;
         m_upstream->close(ignored);
@@ -429,26 +502,49 @@ void Session::dropUpstream()
     }
 }
 
+// The upstream's time for the step in hand. Arming and disarming only move
+// m_upstreamDeadline: the timer waits once and, when it fires before the
+// deadline (which moved later meanwhile), waits again for the rest. So a
+// proxied request's steps (write, then read) start and cancel no timer
+// operation each; the timer is set anew only when a deadline comes before
+// the wait's end (a connect timeout shorter than the response timeout).
 void Session::armUpstreamTimer(Millis ms)
 {
-    m_upstreamTimer.expires_after(std::chrono::milliseconds(ms));
-    m_upstreamTimer.async_wait([self = shared_from_this(), generation = ++m_timerGeneration](error_code ec) {
-        if (ec || generation != self->m_timerGeneration)
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+    m_upstreamDeadline = deadline;
+    if (m_upstreamTimerWaiting && m_upstreamTimer.expiry() <= deadline)
+        return;
+    waitForUpstreamDeadline();
+}
+
+void Session::waitForUpstreamDeadline()
+{
+    m_upstreamTimerWaiting = true;
+    m_upstreamTimer.expires_at(m_upstreamDeadline);  // a wait pending ends aborted, its generation stale
+    m_upstreamTimer.async_wait(recycled([self = shared_from_this(), generation = ++m_timerGeneration](error_code ec) {
+        if (generation != self->m_timerGeneration)
+            return;  // replaced by a wait that ends sooner
+        self->m_upstreamTimerWaiting = false;
+        if (ec || self->m_upstreamDeadline == std::chrono::steady_clock::time_point{})
+            return;  // cancelled (the connection closed), or no step is timed now
+        if (std::chrono::steady_clock::now() < self->m_upstreamDeadline) {
+            self->waitForUpstreamDeadline();  // the deadline moved on
             return;
+        }
         // Out of time: closing the socket ends the pending operation, whose
         // handler answers 504 (or closes, once the head was relayed).
+        self->m_upstreamDeadline = {};
         self->m_attempt.timedOut = true;
         if (self->m_upstream) {
             error_code ignored;
             self->m_upstream->close(ignored);
         }
-    });
+    }));
 }
 
 void Session::disarmUpstreamTimer()
 {
-    ++m_timerGeneration;
-    m_upstreamTimer.cancel();
+    m_upstreamDeadline = {};
 }
 
 // A keep-alive connection waits without the relay buffers a large body grew

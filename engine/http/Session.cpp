@@ -99,9 +99,9 @@ void Session::read()
         return;
     }
     const std::size_t room = std::min<std::size_t>(16 * 1024, m_buffer.max_size() - m_buffer.size());
-    m_socket.async_read_some(m_buffer.prepare(room), [self = shared_from_this()](error_code ec, std::size_t n) {
+    m_socket.async_read_some(m_buffer.prepare(room), recycled([self = shared_from_this()](error_code ec, std::size_t n) {
         self->onRead(ec, n);
-    });
+    }));
 }
 
 void Session::onRead(error_code ec, std::size_t n)
@@ -252,13 +252,13 @@ void Session::awaitCluster()
 {
     enter(Phase::AwaitingCluster);
     m_clusterTimer.expires_after(std::chrono::microseconds(Core::Tuning::clusterWaitPollMicros));
-    m_clusterTimer.async_wait([self = shared_from_this()](error_code ec) {
+    m_clusterTimer.async_wait(recycled([self = shared_from_this()](error_code ec) {
         if (ec || !self->m_socket.is_open())
             return;
         self->enter(Phase::AnsweringHere);
         if (self->decideNow(self->wallNow()))
             self->process();  // the rest of this request, and any after it
-    });
+    }));
 }
 
 // Absolute-form: the Host is the target's authority, whatever the Host
@@ -333,9 +333,9 @@ void Session::flush()
     m_deadline.await(Awaiting::Answer);
     m_writeBuffer.swap(m_out);
     m_out.clear();
-    net::async_write(m_socket, net::buffer(m_writeBuffer), [self = shared_from_this()](error_code ec, std::size_t) {
+    net::async_write(m_socket, net::buffer(m_writeBuffer), recycled([self = shared_from_this()](error_code ec, std::size_t) {
         self->onWrite(ec);
-    });
+    }));
 }
 
 void Session::onWrite(error_code ec)

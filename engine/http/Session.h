@@ -46,6 +46,7 @@
 #include <utility>  // before Asio: Boost 1.74 + GCC 12 in C++20 need std::exchange declared first
 
 #include "http/Deadlines.h"
+#include "http/HandlerMemory.h"
 #include "core/Engine.h"
 #include "http/Peer.h"
 #include "http/Listener.h"
@@ -301,6 +302,7 @@ class Session;
 struct ThreadContext {
     explicit ThreadContext(std::size_t i) : index(i), acceptor(ioc), sweeper(ioc), acceptRetry(ioc) {}
     std::size_t index;
+    HandlerMemory handlerMemory;  // before ioc: pending operations give their blocks back when it is destroyed
     net::io_context ioc{1};
     tcp::acceptor acceptor;
     net::steady_timer sweeper;
@@ -422,6 +424,13 @@ struct ExchangeFacts {
 struct UpstreamAttempt {
     bool pooled = false;    // taken from the keep-alive pool rather than connected anew
     bool timedOut = false;  // the upstream timer fired: its pending operation was cut off
+    // A pooled connection, for a request without a body, is checked by
+    // starting the read of the response before the request is sent
+    // (Forwarder.cpp, probePooled): that read's first try is the check.
+    bool probing = false;      // the read is started, the request not yet: whatever it gets, the connection is stale
+    bool readPending = false;  // a read from the upstream is under way
+    bool readEarly = false;    // that read ended while the request was still being written; its bytes are in m_upIn
+    error_code earlyResult;    // and how it ended
 };
 
 // One client connection; lives on one thread. Decision mode and refusals
@@ -447,6 +456,12 @@ private:
     // monotonic time through m_deadline).
     Millis wallNow() const { return m_listener.clock.now(); }
     const TrustedProxies& trusted() { return m_listener.trusted(m_thread); }
+    // A completion handler whose operation's memory is this thread's, recycled.
+    template<class Handler>
+    Recycled<Handler> recycled(Handler handler)
+    {
+        return Recycled<Handler>(m_thread.handlerMemory, std::move(handler));
+    }
 
     // The one way the phase changes.
     void enter(Phase next)
@@ -489,6 +504,7 @@ private:
     void writeUpstream();
     void readResponse();
     void newResponseParser(bool headRequest);
+    void probePooled();
     void readUpstream();
     void onUpstreamRead(error_code ec, std::size_t n);
     void relayResponse();
@@ -501,6 +517,7 @@ private:
     void dropUpstream();
     void armUpstreamTimer(Millis ms);
     void disarmUpstreamTimer();
+    void waitForUpstreamDeadline();
     void releaseRelayBuffers();
     void forwardDone();
 
@@ -530,8 +547,11 @@ private:
     net::steady_timer m_clusterTimer;  // AwaitingCluster: when to ask the engine again
     std::chrono::steady_clock::time_point m_clusterWaitSince;
     net::steady_timer m_upstreamTimer;
-    std::uint64_t m_timerGeneration = 0;  // a timer that fired after it was re-armed is stale
+    std::uint64_t m_timerGeneration = 0;  // a wait replaced by a sooner one is stale
+    bool m_upstreamTimerWaiting = false;
+    std::chrono::steady_clock::time_point m_upstreamDeadline;  // the step in hand's; zero: none is timed
     UpstreamAttempt m_attempt;
+    std::uint64_t m_attemptSerial = 0;  // moves on each attempt and each dropped connection: a read of an earlier one is stale
     std::string m_upOut;              // request bytes on their way to the upstream
     beast::flat_buffer m_upIn;        // response bytes from the upstream
     std::size_t m_upReadBytes = FirstUpstreamReadBytes;  // the next read's size

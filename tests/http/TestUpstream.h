@@ -80,6 +80,9 @@ public:
         bool continueOnExpect = false;
         // Adds "X-Echo-Target: <request target>" so a test can match answers to requests.
         bool echoTarget = false;
+        // Bytes nobody asked for, sent on the keep-alive connection 20 ms
+        // after each reply (an upstream's late "408" before it closes).
+        std::string afterReply{};
     };
     static constexpr std::size_t KeptRequestBytes = 1 << 20;  // longer requests are recorded as head + byte count
     static constexpr std::size_t KeptStreamBytes = 4 << 20;   // per connection, for streams()
@@ -335,6 +338,11 @@ private:
                 std::this_thread::sleep_for(std::chrono::milliseconds(reply.delayMs));
             if (!sendReply(fd, reply, raw, lower) || reply.closeAfterReply)
                 break;
+            if (!reply.afterReply.empty()) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(20));
+                if (!sendAll(fd, reply.afterReply))
+                    break;
+            }
             ++answered;
         }
         ::close(fd);

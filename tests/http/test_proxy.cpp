@@ -504,6 +504,30 @@ private Q_SLOTS:
         QCOMPARE(p.metrics.upstreamErrors.load(), std::uint64_t(0));
     }
 
+    // Bytes waiting on a pooled connection (here a late "408" the upstream
+    // sent on its own) would be read as the next request's answer: the
+    // connection is not reused. Forwarder.cpp checks a pooled connection by
+    // the read of the response, started before the request is sent
+    // (probePooled), or with a MSG_PEEK when the request has a body.
+    void strayBytesOnAPooledConnectionAreNotTakenForAnAnswer()
+    {
+        TestUpstream up;
+        TestUpstream::Reply reply;
+        reply.afterReply = "HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\n\r\n";
+        up.setReply(reply);
+        Proxy p(up.port());
+        Connection c(p.port());
+        for (const std::string& request : {get("/s1"), get("/s2"), withBody("PUT", "/item", "x=1"), get("/s3")}) {
+            QVERIFY(c.send(request));
+            auto r = c.read();
+            QVERIFY(r);
+            QCOMPARE(r->status, 200);
+            QTest::qWait(60);  // the stray bytes arrive on the pooled connection
+        }
+        QCOMPARE(up.connections(), 4);
+        QCOMPARE(p.metrics.upstreamErrors.load(), std::uint64_t(0));
+    }
+
     // The one retry (Forwarder.cpp, upstreamBroke): a pooled connection the
     // upstream closes under a request that got nothing back is tried again on a
     // new one only if the request can be sent twice: an idempotent method, no
