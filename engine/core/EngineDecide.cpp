@@ -93,11 +93,18 @@ void Engine::Impl::trackOnly(const Published& p, const IpAddress& key, const Req
 {
     const Compiled& c = *p.compiled;
     p.clients->with(TableKey{key.hi(), key.lo(), 0, CLIENT_SPACE, 0}, c.clientSignature, now, c.clientKeepMs,
-                    [&](KeyTable::Header& h, std::uint32_t* cells, bool) {
-                        h.detail = f.client.lo();
+                    [&](KeyTable::Header& h, std::uint32_t*, bool, KeyTable::Live& live) {
                         h.flags = customerTag;
-                        LiveRing::count(cells, now);
+                        countLive(live, f, now);
                     });
+}
+
+void Engine::Impl::countLive(KeyTable::Live& live, const RequestFacts& f, Millis now)
+{
+    LiveRecord& r = live.get();
+    r.detail = f.client.lo();
+    r.lastSeen = std::max(r.lastSeen, now);
+    LiveRing::count(r.ring, now);
 }
 
 // A Range GET for a resource whose window is open: takes one of the
@@ -342,14 +349,14 @@ Decision Engine::decide(const RequestFacts& f, Millis now)
                 clientLevels.add(r.levels);
     bool clientRefused = false;
     const TableKey clientKey{key.hi(), key.lo(), 0, CLIENT_SPACE, 0};
-    p.clients->with(clientKey, c.clientSignature, now, c.clientKeepMs, [&](KeyTable::Header& h, std::uint32_t* cells, bool) {
-        h.detail = f.client.lo();
-        h.flags = customer ? customer->tag : 0;
-        if (!waiting)
-            clientRefused = run(clientLevels, cells, CLIENT_TABLE, clientKey, c.clientSignature, c.clientShared);
-        if (!waiting)  // a request that waits is seen once, when it is decided
-            LiveRing::count(cells, now);
-    });
+    p.clients->with(clientKey, c.clientSignature, now, c.clientKeepMs,
+                    [&](KeyTable::Header& h, std::uint32_t* cells, bool, KeyTable::Live& live) {
+                        h.flags = customer ? customer->tag : 0;
+                        if (!waiting)
+                            clientRefused = run(clientLevels, cells, CLIENT_TABLE, clientKey, c.clientSignature, c.clientShared);
+                        if (!waiting)  // a request that waits is seen once, when it is decided
+                            m->countLive(live, f, now);
+                    });
     refused = refused || clientRefused;
     if (refused || waiting) {
         for (std::size_t i = 0; i < secondaryCount; ++i) {

@@ -27,11 +27,13 @@ std::size_t shardCountFor(std::size_t capacity)
 
 } // namespace
 
-KeyTable::KeyTable(std::size_t capacity, std::uint16_t strideCells)
+KeyTable::KeyTable(std::size_t capacity, std::uint16_t strideCells, std::size_t liveRecords)
     : m_capacity(std::max<std::size_t>(1, capacity))
     , m_stride(strideCells)
     , m_slotBytes((sizeof(Header) + sizeof(std::uint32_t) * strideCells + 7) & ~std::size_t(7))
     , m_shardCount(shardCountFor(m_capacity))
+    , m_liveCap(std::uint32_t(std::max<std::size_t>(1, ceilDiv(std::int64_t(liveRecords), std::int64_t(m_shardCount * Tuning::liveRecordsPerChunk))))
+                * std::uint32_t(Tuning::liveRecordsPerChunk))
     , m_shards(std::make_unique<Shard[]>(m_shardCount))
 {
     for (std::size_t i = 0; i < m_shardCount; ++i) {
@@ -66,7 +68,7 @@ std::uint32_t KeyTable::find(const Shard& s, const TableKey& key, std::uint64_t 
         const std::uint32_t v = s.index[i];
         if (v == 0)
             return 0;
-        if (header(s, v - 1).key == key)
+        if (header(s, v - 1).holds(key))
             return v;
         i = (i + 1) & s.mask;
     }
@@ -110,7 +112,7 @@ void KeyTable::remove(Shard& s, std::uint32_t slot, bool eviction)
 {
     Header& h = header(s, slot);
     // Backward-shift deletion keeps linear probing correct without tombstones.
-    std::uint64_t i = hashKey(h.key) & s.mask;
+    std::uint64_t i = hashKey(h.key()) & s.mask;
     while (s.index[i] != slot + 1)
         i = (i + 1) & s.mask;
     std::uint64_t j = i;
@@ -119,7 +121,7 @@ void KeyTable::remove(Shard& s, std::uint32_t slot, bool eviction)
         const std::uint32_t v = s.index[j];
         if (v == 0)
             break;
-        const std::uint64_t k = hashKey(header(s, v - 1).key) & s.mask;
+        const std::uint64_t k = hashKey(header(s, v - 1).key()) & s.mask;
         // Move v back to the hole at i unless its home k lies cyclically in (i, j].
         const bool between = (i <= j) ? (i < k && k <= j) : (i < k || k <= j);
         if (!between) {
@@ -129,8 +131,10 @@ void KeyTable::remove(Shard& s, std::uint32_t slot, bool eviction)
     }
     s.index[i] = 0;
     unlinkLru(s, slot);
-    h.key = TableKey{};
+    h.a = h.b = h.extra = 0;
+    h.space = 0;
     h.signature = 0;
+    h.live = 0;  // its live record, if it still has one, is reused when the pool's hand comes by
     h.next = s.freeHead;
     s.freeHead = slot + 1;
     --s.count;
@@ -176,8 +180,10 @@ std::uint32_t KeyTable::findOrInsert(Shard& s, const TableKey& key, std::uint64_
             s.chunks.push_back(std::make_unique<std::byte[]>(Tuning::slotsPerChunk * m_slotBytes));
     }
     Header& h = *new (&header(s, slot)) Header{};
-    h.key = key;
-    h.lastSeen = now;
+    h.a = key.a;
+    h.b = key.b;
+    h.extra = key.extra;
+    h.space = key.space;
     h.expiresAt = now;
     std::memset(cells(s, slot), 0, sizeof(std::uint32_t) * m_stride);
     ++s.count;  // m_count was reserved above
@@ -192,7 +198,7 @@ std::uint32_t KeyTable::findOrInsert(Shard& s, const TableKey& key, std::uint64_
         for (std::uint32_t v : s.index) {
             if (v == 0)
                 continue;
-            std::uint64_t i = hashKey(header(s, v - 1).key) & (cap - 1);
+            std::uint64_t i = hashKey(header(s, v - 1).key()) & (cap - 1);
             while (bigger[i] != 0)
                 i = (i + 1) & (cap - 1);
             bigger[i] = v;
@@ -223,6 +229,75 @@ std::size_t KeyTable::purge(Millis now)
             }
             p = prev;
         }
+    }
+    return n;
+}
+
+LiveRecord& KeyTable::record(const Shard& s, std::uint32_t r) const
+{
+    return s.liveChunks[r / Tuning::liveRecordsPerChunk][r % Tuning::liveRecordsPerChunk];
+}
+
+const LiveRecord* KeyTable::liveOf(const Shard& s, std::uint32_t slot) const
+{
+    const Header& h = header(s, slot);
+    if (h.live == 0)
+        return nullptr;
+    const LiveRecord& r = record(s, h.live - 1);
+    return r.owner == slot + 1 ? &r : nullptr;
+}
+
+LiveRecord* KeyTable::Live::find() const
+{
+    return const_cast<LiveRecord*>(m_table.liveOf(m_shard, m_slot));
+}
+
+LiveRecord& KeyTable::Live::get()
+{
+    if (LiveRecord* mine = find())
+        return *mine;
+    Shard& s = m_shard;
+    // The hand's record is taken when nobody counted in it for a minute
+    // (its history is all zero by now) or when the pool is full; else the
+    // pool grows. The hand moves on either way, so one busy record does
+    // not stop it.
+    std::uint32_t r = UINT32_MAX;
+    if (s.liveUsed > 0) {
+        const std::uint32_t at = s.liveHand;
+        s.liveHand = at + 1 >= s.liveUsed ? 0 : at + 1;
+        const LiveRecord& candidate = m_table.record(s, at);
+        if (candidate.owner == 0 || s.liveUsed >= m_table.m_liveCap || LiveRing::quiet(candidate.ring, m_now))
+            r = at;
+    }
+    if (r == UINT32_MAX) {
+        r = s.liveUsed++;
+        if (r / Tuning::liveRecordsPerChunk >= s.liveChunks.size())
+            s.liveChunks.push_back(std::make_unique<LiveRecord[]>(Tuning::liveRecordsPerChunk));
+    }
+    LiveRecord& rec = m_table.record(s, r);
+    rec = LiveRecord{};
+    rec.owner = m_slot + 1;
+    rec.lastSeen = std::numeric_limits<Millis>::min();
+    m_table.header(s, m_slot).live = r + 1;
+    return rec;
+}
+
+std::size_t KeyTable::liveRecordsHeld() const
+{
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < m_shardCount; ++i) {
+        std::lock_guard lock(m_shards[i].mutex);
+        n += m_shards[i].liveUsed;
+    }
+    return n;
+}
+
+std::size_t KeyTable::indexPositions() const
+{
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < m_shardCount; ++i) {
+        std::lock_guard lock(m_shards[i].mutex);
+        n += m_shards[i].index.size();
     }
     return n;
 }

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The sliding window over buckets of Window.h over a key's own cells: buckets
 // leaving the window, Retry-After over several buckets, the reset, a fresh
-// key at any epoch, a late timestamp; the packed ring (two 16-bit counts per
-// cell) against the wide one.
+// key at any epoch, a late timestamp; the packed ring (counts of 8, 10 or 16
+// bits, several per cell) against the wide one.
 // Time is injected; most cases run twice, from t = 0 and from a 2026
 // wall-clock time, to show the arithmetic does not depend on the epoch.
 #include <QtTest>
@@ -274,8 +274,11 @@ void TestSlidingWindow::packingNeedsCountsThatCannotPassItsWidth()
     QVERIFY(!LevelSpec::compile(makeLevel(SLIDING, 65536, 60'000), "b").packed);
     QVERIFY(!LevelSpec::compile(makeLevel(SLIDING, 100, 60'000, 0, 0, true), "c").packed);  // counts refusals too
     QVERIFY(!LevelSpec::compile(makeLevel(SLIDING, 100, 60'000), "d", true).packed);         // shared in a cluster
-    QCOMPARE(int(LevelSpec::compile(makeLevel(SLIDING, 100, 60'000), "e").cells), 1 + 5);
-    QCOMPARE(int(LevelSpec::compile(makeLevel(SLIDING, 100, 70'000, 10'000), "f").cells), 1 + 4);  // 7 buckets
+    // The narrowest width the limit fits: 8 bits to 255, 10 to 1,023, 16 to 65,535.
+    QCOMPARE(int(LevelSpec::compile(makeLevel(SLIDING, 100, 60'000), "e").cells), 1 + 3);           // 10 buckets, 4 a cell
+    QCOMPARE(int(LevelSpec::compile(makeLevel(SLIDING, 100, 70'000, 10'000), "f").cells), 1 + 2);   // 7 buckets
+    QCOMPARE(int(LevelSpec::compile(makeLevel(SLIDING, 300, 60'000), "g").cells), 1 + 4);           // 3 a cell
+    QCOMPARE(int(LevelSpec::compile(makeLevel(SLIDING, 1024, 60'000), "h").cells), 1 + 5);          // 2 a cell
     // A wide level past 65,535 in one bucket still counts exactly.
     Key k(makeLevel(SLIDING, 100'000, 1000, 1000));
     for (int i = 0; i < 70'000; ++i)
