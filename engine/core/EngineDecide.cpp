@@ -185,6 +185,9 @@ Decision Engine::decide(const RequestFacts& f, Millis now)
         return d;
     }
     const IpAddress key = countingKey(f.client, c.settings.ipv6PrefixBits, c.settings.ipv4PrefixBits);
+    // The client's entry is taken last: its index line loads meanwhile.
+    const TableKey clientKey{key.hi(), key.lo(), 0, CLIENT_SPACE, 0};
+    const std::uint64_t clientHash = p.clients->prefetch(clientKey);
     if ((!c.safeAgents.empty() && c.safeAgents.matches(f.userAgent)) || (c.cookielessOnly && f.cookieCount > 0)) {
         d.reason = c.cookielessOnly && f.cookieCount > 0 ? Reason::HasCookies : Reason::SafeUserAgent;
         m->trackOnly(p, key, f, now, 0);
@@ -348,8 +351,7 @@ Decision Engine::decide(const RequestFacts& f, Millis now)
             if (r.space == CLIENT_SPACE && r.applies(f))
                 clientLevels.add(r.levels);
     bool clientRefused = false;
-    const TableKey clientKey{key.hi(), key.lo(), 0, CLIENT_SPACE, 0};
-    p.clients->with(clientKey, c.clientSignature, now, c.clientKeepMs,
+    p.clients->with(clientKey, clientHash, c.clientSignature, now, c.clientKeepMs,
                     [&](KeyTable::Header& h, std::uint32_t* cells, bool, KeyTable::Live& live) {
                         h.flags = customer ? customer->tag : 0;
                         if (!waiting)

@@ -32,13 +32,17 @@ KeyTable::KeyTable(std::size_t capacity, std::uint16_t strideCells, std::size_t 
     , m_stride(strideCells)
     , m_slotBytes((sizeof(Header) + sizeof(std::uint32_t) * strideCells + 7) & ~std::size_t(7))
     , m_shardCount(shardCountFor(m_capacity))
-    , m_liveCap(std::uint32_t(std::max<std::size_t>(1, ceilDiv(std::int64_t(liveRecords), std::int64_t(m_shardCount * Tuning::liveRecordsPerChunk))))
-                * std::uint32_t(Tuning::liveRecordsPerChunk))
+    , m_liveCap(std::min(LIVE_RECORD_MASK,
+                         std::uint32_t(std::max<std::size_t>(1, ceilDiv(std::int64_t(liveRecords),
+                                                                        std::int64_t(m_shardCount * Tuning::liveRecordsPerChunk))))
+                             * std::uint32_t(Tuning::liveRecordsPerChunk)))
     , m_shards(std::make_unique<Shard[]>(m_shardCount))
 {
     for (std::size_t i = 0; i < m_shardCount; ++i) {
         m_shards[i].index.assign(16, 0);
         m_shards[i].mask = 15;
+        m_shards[i].indexHint.store(m_shards[i].index.data(), std::memory_order_relaxed);
+        m_shards[i].maskHint.store(15, std::memory_order_relaxed);
     }
 }
 
@@ -205,6 +209,8 @@ std::uint32_t KeyTable::findOrInsert(Shard& s, const TableKey& key, std::uint64_
         }
         s.index.swap(bigger);
         s.mask = cap - 1;
+        s.indexHint.store(s.index.data(), std::memory_order_relaxed);
+        s.maskHint.store(s.mask, std::memory_order_relaxed);
     }
     std::uint64_t i = hash & s.mask;
     while (s.index[i] != 0)
@@ -233,6 +239,17 @@ std::size_t KeyTable::purge(Millis now)
     return n;
 }
 
+std::uint64_t KeyTable::prefetch(const TableKey& key) const
+{
+    const std::uint64_t h = hashKey(key);
+    const Shard& s = shardFor(h);
+    const std::uint32_t* index = s.indexHint.load(std::memory_order_relaxed);
+    const std::uint64_t mask = s.maskHint.load(std::memory_order_relaxed);
+    // A prefetch never faults, even on an array freed since.
+    __builtin_prefetch(index + (h & mask));
+    return h;
+}
+
 LiveRecord& KeyTable::record(const Shard& s, std::uint32_t r) const
 {
     return s.liveChunks[r / Tuning::liveRecordsPerChunk][r % Tuning::liveRecordsPerChunk];
@@ -240,11 +257,18 @@ LiveRecord& KeyTable::record(const Shard& s, std::uint32_t r) const
 
 const LiveRecord* KeyTable::liveOf(const Shard& s, std::uint32_t slot) const
 {
-    const Header& h = header(s, slot);
-    if (h.live == 0)
+    const std::uint32_t live = header(s, slot).live;
+    if (live == 0)
         return nullptr;
-    const LiveRecord& r = record(s, h.live - 1);
-    return r.owner == slot + 1 ? &r : nullptr;
+    // Given at (lap, r): still this entry's unless the hand came back to r
+    // since, which the header alone tells (no line of the pool is read for
+    // an entry whose record went to another).
+    const std::uint32_t r = (live - 1) & LIVE_RECORD_MASK;
+    const std::uint32_t lap = (live - 1) >> LIVE_RECORD_BITS;
+    if (lap != (r < s.liveHand ? s.liveLap : (s.liveLap - 1) & LIVE_LAP_MASK))
+        return nullptr;
+    const LiveRecord& rec = record(s, r);
+    return rec.owner == slot + 1 ? &rec : nullptr;
 }
 
 LiveRecord* KeyTable::Live::find() const
@@ -257,28 +281,30 @@ LiveRecord& KeyTable::Live::get()
     if (LiveRecord* mine = find())
         return *mine;
     Shard& s = m_shard;
-    // The hand's record is taken when nobody counted in it for a minute
-    // (its history is all zero by now) or when the pool is full; else the
-    // pool grows. The hand moves on either way, so one busy record does
-    // not stop it.
-    std::uint32_t r = UINT32_MAX;
-    if (s.liveUsed > 0) {
-        const std::uint32_t at = s.liveHand;
-        s.liveHand = at + 1 >= s.liveUsed ? 0 : at + 1;
-        const LiveRecord& candidate = m_table.record(s, at);
-        if (candidate.owner == 0 || s.liveUsed >= m_table.m_liveCap || LiveRing::quiet(candidate.ring, m_now))
-            r = at;
-    }
-    if (r == UINT32_MAX) {
-        r = s.liveUsed++;
+    const std::uint32_t r = s.liveHand;
+    if (r == s.liveUsed) {  // the first lap: the pool grows
         if (r / Tuning::liveRecordsPerChunk >= s.liveChunks.size())
             s.liveChunks.push_back(std::make_unique<LiveRecord[]>(Tuning::liveRecordsPerChunk));
+        ++s.liveUsed;
     }
+    const std::uint32_t lap = s.liveLap;
+    if (r + 1 >= m_table.m_liveCap) {
+        s.liveHand = 0;
+        s.liveLap = (lap + 1) & LIVE_LAP_MASK;
+    } else {
+        s.liveHand = r + 1;
+    }
+    // The next record given in this shard is the hand's: start loading it
+    // now (the hand moves in turn, but 64 shards' hands are too many
+    // streams for the hardware to follow), so zeroing it then does not
+    // wait for its line.
+    if (s.liveHand < s.liveUsed)
+        __builtin_prefetch(&m_table.record(s, s.liveHand), 1);
     LiveRecord& rec = m_table.record(s, r);
     rec = LiveRecord{};
     rec.owner = m_slot + 1;
     rec.lastSeen = std::numeric_limits<Millis>::min();
-    m_table.header(s, m_slot).live = r + 1;
+    m_table.header(s, m_slot).live = ((lap << LIVE_RECORD_BITS) | r) + 1;
     return rec;
 }
 

@@ -18,6 +18,7 @@
 #include <memory>
 #include <mutex>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace Floodgate::Core {
@@ -28,7 +29,7 @@ std::uint64_t hashKey(const TableKey& key);
 // pool of its own beside the table (KeyTable::Live).
 struct alignas(64) LiveRecord {
     std::uint32_t ring[LiveRing::Cells];  // the 3 s x 20 live ring
-    std::uint32_t owner;                  // slot + 1 of the entry it belongs to (0 = none)
+    std::uint32_t owner;                  // slot + 1 of the entry it was last given to
     std::uint64_t detail;                 // the low 64 bits of the client's last full address
     Millis lastSeen;                      // the client's last request
 };
@@ -46,7 +47,7 @@ public:
         std::uint32_t next = 0;
         Millis expiresAt = 0;           // when nothing in the cells matters any more
         std::uint32_t flags = 0;        // free for the owner (the client space keeps the customer tag)
-        std::uint32_t live = 0;         // live record + 1 in the shard's pool (0 = none; valid while it names this slot)
+        std::uint32_t live = 0;         // the live record given to it: (lap << 18 | record) + 1 in the shard's pool (0 = none)
 
         TableKey key() const { return TableKey{a, b, extra, space, 0}; }
         bool holds(const TableKey& k) const { return a == k.a && b == k.b && extra == k.extra && space == k.space; }
@@ -60,10 +61,9 @@ public:
     public:
         // The entry's record, or null: none yet, or reclaimed for another entry.
         LiveRecord* find() const;
-        // The entry's record, made when it has none (zeroed): one nobody
-        // counted in for a minute, or a new one while the shard's pool is
-        // under its capacity, else the one the pool's hand points at (its
-        // entry loses its minute of live history).
+        // The entry's record, given when it has none (zeroed): the one at the
+        // pool's hand, which goes round the records in turn (a new one while
+        // the pool is under its bound); the entry that had it before has none.
         LiveRecord& get();
 
     private:
@@ -76,7 +76,8 @@ public:
     };
 
     // liveRecords: live records kept at most over all shards (each shard
-    // keeps its share, rounded up to a whole chunk; at least one chunk).
+    // keeps its share, rounded up to a whole chunk; at least one chunk, at
+    // most LIVE_RECORD_MASK).
     KeyTable(std::size_t capacity, std::uint16_t strideCells, std::size_t liveRecords = 0);
     ~KeyTable();
     KeyTable(const KeyTable&) = delete;
@@ -92,7 +93,13 @@ public:
     // rule shape changed). The entry becomes most recently used and its
     // expiry moves to at least now + keepMs.
     template <class Fn>
-    decltype(auto) with(const TableKey& key, std::uint32_t signature, Millis now, Millis keepMs, Fn&& fn);
+    decltype(auto) with(const TableKey& key, std::uint32_t signature, Millis now, Millis keepMs, Fn&& fn)
+    {
+        return with(key, hashKey(key), signature, now, keepMs, std::forward<Fn>(fn));
+    }
+    // The same with the key's hash known (prefetch()).
+    template <class Fn>
+    decltype(auto) with(const TableKey& key, std::uint64_t hash, std::uint32_t signature, Millis now, Millis keepMs, Fn&& fn);
 
     // Calls fn(const Header&, const std::uint32_t* cells) for every live entry,
     // one shard at a time under its lock. Entries whose expiry has passed are skipped.
@@ -114,6 +121,12 @@ public:
     // expiry; false when there is none.
     template <class Fn>
     bool update(const TableKey& key, Millis now, Fn&& fn);
+
+    // Starts loading the index position where `key` is looked up first,
+    // without the shard lock (a hint for the cache: no entry is read), so a
+    // caller with other work before with() does it while the line comes.
+    // Returns the key's hash, for with().
+    std::uint64_t prefetch(const TableKey& key) const;
 
     // Removes entries that expired at or before now; returns how many.
     std::size_t purge(Millis now);
@@ -139,6 +152,9 @@ private:
     void linkHead(Shard& s, std::uint32_t slot);
     void unlinkLru(Shard& s, std::uint32_t slot);
     void remove(Shard& s, std::uint32_t slot, bool eviction);
+    static constexpr std::uint32_t LIVE_RECORD_BITS = 18;
+    static constexpr std::uint32_t LIVE_RECORD_MASK = (1u << LIVE_RECORD_BITS) - 1;
+    static constexpr std::uint32_t LIVE_LAP_MASK = (1u << (32 - LIVE_RECORD_BITS)) - 1;
     LiveRecord& record(const Shard& s, std::uint32_t r) const;
     const LiveRecord* liveOf(const Shard& s, std::uint32_t slot) const;
     std::size_t expireTail(Shard& s, Millis now, std::size_t maxCount);
@@ -160,25 +176,34 @@ struct alignas(64) KeyTable::Shard {
     mutable std::mutex mutex;
     std::vector<std::uint32_t> index;  // slot + 1, 0 = empty; linear probing
     std::uint64_t mask = 0;
+    // The index's place and mask for prefetch(), written under the lock
+    // when the index grows, read without it (a stale pair only prefetches
+    // a useless line).
+    std::atomic<const std::uint32_t*> indexHint{nullptr};
+    std::atomic<std::uint64_t> maskHint{0};
     std::vector<std::unique_ptr<std::byte[]>> chunks;
     std::uint32_t used = 0;      // slots ever handed out
     std::uint32_t freeHead = 0;  // slot + 1 of the first free slot (chained through Header::next)
     std::uint32_t head = 0;      // most recently used (slot + 1)
     std::uint32_t tail = 0;      // least recently used (slot + 1)
     std::uint32_t count = 0;
-    // The live records: made on demand, up to m_liveCap; the hand goes round
-    // them for one to reuse (LiveRecord::owner says whose it is now).
+    // The live records: given in turn at the hand, made as the hand first
+    // reaches them, up to m_liveCap; each time the hand comes round, the lap
+    // count moves on. A record given at (lap, r) is still its entry's while
+    // the hand has not come back to r: lap is this lap when r is behind the
+    // hand, the last one when it is ahead (the record's owner confirms it
+    // once the 14-bit lap count has wrapped).
     std::vector<std::unique_ptr<LiveRecord[]>> liveChunks;
     std::uint32_t liveUsed = 0;
     std::uint32_t liveHand = 0;
+    std::uint32_t liveLap = 0;
     std::atomic<std::uint64_t> evictions{0};
     std::atomic<std::uint64_t> expirations{0};
 };
 
 template <class Fn>
-decltype(auto) KeyTable::with(const TableKey& key, std::uint32_t signature, Millis now, Millis keepMs, Fn&& fn)
+decltype(auto) KeyTable::with(const TableKey& key, std::uint64_t h, std::uint32_t signature, Millis now, Millis keepMs, Fn&& fn)
 {
-    const std::uint64_t h = hashKey(key);
     Shard& s = shardFor(h);
     std::lock_guard lock(s.mutex);
     bool created = false;

@@ -40,7 +40,7 @@ std::size_t countCells(std::uint32_t n, Lanes lanes)
     return lanes.cellsFor(n);
 }
 
-std::uint32_t bucketAt(const std::uint32_t* counts, Lanes lanes, std::size_t pos)
+[[gnu::always_inline]] inline std::uint32_t bucketAt(const std::uint32_t* counts, Lanes lanes, std::size_t pos)
 {
     if (lanes.perCell == 1)
         return counts[pos];
@@ -58,6 +58,34 @@ void clearBucket(std::uint32_t* counts, Lanes lanes, std::size_t pos)
     counts[cell] &= ~(lanes.full() << ((pos - cell * lanes.perCell) * lanes.bits));
 }
 
+// The sum of a ring's n counts, a cell at a time (the lanes past the n-th
+// in the last cell are never written, so they hold 0).
+std::uint64_t sumOf(const std::uint32_t* counts, std::uint32_t n, Lanes lanes)
+{
+    const std::size_t used = lanes.cellsFor(n);
+    std::uint64_t sum = 0;
+    switch (lanes.bits) {
+    case 8:
+        for (std::size_t i = 0; i < used; ++i) {
+            const std::uint32_t pairs = (counts[i] & 0x00ff00ffu) + ((counts[i] >> 8) & 0x00ff00ffu);
+            sum += (pairs & 0xffffu) + (pairs >> 16);
+        }
+        break;
+    case 10:
+        for (std::size_t i = 0; i < used; ++i)
+            sum += (counts[i] & 0x3ffu) + ((counts[i] >> 10) & 0x3ffu) + ((counts[i] >> 20) & 0x3ffu);
+        break;
+    case 16:
+        for (std::size_t i = 0; i < used; ++i)
+            sum += (counts[i] & 0xffffu) + (counts[i] >> 16);
+        break;
+    default:
+        for (std::size_t i = 0; i < used; ++i)
+            sum += counts[i];
+    }
+    return sum;
+}
+
 // The positions next to `pos` in a ring of n.
 std::size_t nextPos(std::size_t pos, std::size_t n)
 {
@@ -70,7 +98,7 @@ std::size_t previousPos(std::size_t pos, std::size_t n)
 }
 
 // One more, saturating: a full count stays full.
-void addToBucket(std::uint32_t* counts, Lanes lanes, std::size_t pos)
+[[gnu::always_inline]] inline void addToBucket(std::uint32_t* counts, Lanes lanes, std::size_t pos)
 {
     if (bucketAt(counts, lanes, pos) == lanes.full())
         return;
@@ -155,9 +183,7 @@ Verdict evaluateSliding(const LevelSpec& s, std::uint32_t* cells, Millis now)
     const std::int64_t n = s.buckets;
     const std::uint32_t* counts = cells + 1;
     const std::int64_t cur = advanceSliding(s, cells, now);
-    std::uint64_t sum = 0;
-    for (std::int64_t i = 0; i < n; ++i)
-        sum += bucketAt(counts, s.lanes, std::size_t(i));
+    const std::uint64_t sum = sumOf(counts, s.buckets, s.lanes);
     Verdict v;
     v.windowStartMs = (cur - n + 1) * s.bucketMs;
     v.used = std::uint32_t(std::min<std::uint64_t>(sum, SATURATED));
@@ -233,7 +259,7 @@ struct LockoutState {
     Millis lockedUntil = NOT_LOCKED;
 };
 
-LockoutState loadLockout(const LevelSpec& s, const std::uint32_t* cells)
+[[gnu::always_inline]] inline LockoutState loadLockout(const LevelSpec& s, const std::uint32_t* cells)
 {
     if (!s.packed)
         return LockoutState{load64(cells), cells[2], load64(cells + 3)};
@@ -245,7 +271,7 @@ LockoutState loadLockout(const LevelSpec& s, const std::uint32_t* cells)
     return LockoutState{t, c, NOT_LOCKED};
 }
 
-void storeLockout(const LevelSpec& s, std::uint32_t* cells, const LockoutState& st)
+[[gnu::always_inline]] inline void storeLockout(const LevelSpec& s, std::uint32_t* cells, const LockoutState& st)
 {
     if (!s.packed) {
         store64(cells, st.start);
@@ -689,13 +715,6 @@ std::array<std::uint32_t, Tuning::liveBucketCount> read(const std::uint32_t* cel
     for (std::int64_t i = 0; i < n; ++i)
         out[std::size_t(i)] = bucketAt(copy + 1, LIVE_LANES, livePlace(cur - n + 1 + i));
     return out;
-}
-
-bool quiet(const std::uint32_t* cells, Millis now)
-{
-    // The newest bucket left the ring, or nothing was ever counted.
-    const auto age = std::int32_t(std::uint32_t(floorDiv(now, Tuning::liveBucketMs)) - cells[0]);
-    return age >= std::int32_t(Tuning::liveBucketCount) || std::all_of(cells + 1, cells + Cells, [](std::uint32_t c) { return c == 0; });
 }
 
 std::uint32_t total(const std::array<std::uint32_t, Tuning::liveBucketCount>& live)

@@ -175,8 +175,6 @@ static_assert(Tuning::liveBucketCount < 128);  // Lanes::cellOf
 void count(std::uint32_t* cells, Millis now);
 // Counts oldest first; the last element is the bucket holding `now`.
 std::array<std::uint32_t, Tuning::liveBucketCount> read(const std::uint32_t* cells, Millis now);
-// Nothing counted in the minute before `now` (the ring reads all zero).
-bool quiet(const std::uint32_t* cells, Millis now);
 // Requests in the whole minute the ring covers.
 std::uint32_t total(const std::array<std::uint32_t, Tuning::liveBucketCount>& live);
 // Recent rate: the current and the previous bucket over the time they cover.

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The live records beside the key table (KeyTable.h, Tuning::liveRecordsFor):
-// one per client seen lately, made on demand up to a bound; a record nobody
-// counted in for a minute is reused first, past the bound the hand's record
-// is reclaimed; an entry whose record was reclaimed or whose slot was
-// reused has none. And what the engine shows of a client without one: no
+// one per client seen lately, given in turn at the pool's hand, made as it
+// first reaches them up to a bound, then taken back from the entry that had
+// it longest; an entry whose record was taken or whose slot was reused has
+// none. And what the engine shows of a client without one: no
 // live history, the key as its address, its last request from its expiry,
 // its counters untouched.
 #include <QtTest>
@@ -13,6 +13,7 @@
 #include "core/KeyTable.h"
 #include "core/Tuning.h"
 
+#include <memory>
 #include <vector>
 
 using namespace Floodgate::Core;
@@ -24,8 +25,8 @@ class TestLiveRecords : public QObject {
 private Q_SLOTS:
     void boundFollowsTheCapacity();
     void recordIsMadeOnceAndKept();
-    void quietRecordIsReusedBeforeThePoolGrows();
-    void fullPoolReclaimsTheHandsRecord();
+    void poolGrowsToItsBound();
+    void fullPoolReclaimsInTurn();
     void reusedSlotHasNoRecord();
     void engineShowsAClientWithoutARecord();
 };
@@ -34,6 +35,7 @@ namespace {
 
 constexpr std::uint16_t STRIDE = 4;
 constexpr std::uint32_t SIG = 7;
+constexpr Millis KEEP_MS = 10 * MINUTE;  // longer than any test here: no entry expires
 
 TableKey keyOf(std::uint32_t n)
 {
@@ -45,7 +47,7 @@ TableKey keyOf(std::uint32_t n)
 const LiveRecord* countIn(KeyTable& t, std::uint32_t n, Millis now)
 {
     const LiveRecord* out = nullptr;
-    t.with(keyOf(n), SIG, now, 60'000, [&](KeyTable::Header&, std::uint32_t*, bool, KeyTable::Live& live) {
+    t.with(keyOf(n), SIG, now, KEEP_MS, [&](KeyTable::Header&, std::uint32_t*, bool, KeyTable::Live& live) {
         LiveRecord& r = live.get();
         LiveRing::count(r.ring, now);
         out = &r;
@@ -63,6 +65,16 @@ const LiveRecord* recordOf(const KeyTable& t, std::uint32_t n, Millis now, std::
             *last60s = r ? LiveRing::total(LiveRing::read(r->ring, now)) : 0;
     });
     return out;
+}
+
+// A table of 1,000 keys in one shard with 64 live records, `clients`
+// of them counted at `now`.
+std::unique_ptr<KeyTable> tableWith(std::uint32_t clients, Millis now)
+{
+    auto t = std::make_unique<KeyTable>(1000, STRIDE, 64);
+    for (std::uint32_t n = 0; n < clients; ++n)
+        countIn(*t, n, now);
+    return t;
 }
 
 } // namespace
@@ -86,11 +98,10 @@ void TestLiveRecords::recordIsMadeOnceAndKept()
     KeyTable t(100, STRIDE, 64);
     QCOMPARE(t.liveRecordsHeld(), std::size_t(0));
     // An entry made without a record has none.
-    t.with(keyOf(1), SIG, T0, 60'000, [](KeyTable::Header&, std::uint32_t*, bool) {});
+    t.with(keyOf(1), SIG, T0, KEEP_MS, [](KeyTable::Header&, std::uint32_t*, bool) {});
     QVERIFY(recordOf(t, 1, T0) == nullptr);
     const LiveRecord* first = countIn(t, 1, T0);
     QVERIFY(first);
-    QCOMPARE(first->owner, 1u);
     QCOMPARE(countIn(t, 1, T0 + 1), first);
     std::uint32_t last60s = 0;
     QCOMPARE(recordOf(t, 1, T0 + 1, &last60s), first);
@@ -98,52 +109,64 @@ void TestLiveRecords::recordIsMadeOnceAndKept()
     QCOMPARE(t.liveRecordsHeld(), std::size_t(1));
 }
 
-void TestLiveRecords::quietRecordIsReusedBeforeThePoolGrows()
+void TestLiveRecords::poolGrowsToItsBound()
 {
-    KeyTable t(1000, STRIDE, 64);  // one shard, 64 records
-    for (std::uint32_t n = 0; n < 10; ++n)
-        countIn(t, n, T0);
+    auto table = tableWith(10, T0);
+    KeyTable& t = *table;
     QCOMPARE(t.liveRecordsHeld(), std::size_t(10));
-    // A minute and a bucket later all ten are quiet: the next clients take
-    // their records rather than new ones.
+    // A minute later the ten are quiet; the pool still grows in turn (a
+    // record is given back only when the hand comes round to it).
     const Millis later = T0 + Tuning::liveWindowMs + Tuning::liveBucketMs;
-    for (std::uint32_t n = 10; n < 20; ++n)
+    for (std::uint32_t n = 10; n < 64; ++n)
         countIn(t, n, later);
-    QCOMPARE(t.liveRecordsHeld(), std::size_t(10));
-    for (std::uint32_t n = 0; n < 10; ++n)
-        QVERIFY(recordOf(t, n, later) == nullptr);
-    for (std::uint32_t n = 10; n < 20; ++n) {
+    QCOMPARE(t.liveRecordsHeld(), std::size_t(64));
+    for (std::uint32_t n = 0; n < 64; ++n) {
         std::uint32_t last60s = 0;
         QVERIFY(recordOf(t, n, later, &last60s));
-        QCOMPARE(last60s, 1u);
+        QCOMPARE(last60s, n < 10 ? 0u : 1u);  // the first ten's minute has passed
     }
-    // Busy records are passed over while the pool may grow.
-    countIn(t, 20, later);
-    QCOMPARE(t.liveRecordsHeld(), std::size_t(11));
 }
 
-void TestLiveRecords::fullPoolReclaimsTheHandsRecord()
+void TestLiveRecords::fullPoolReclaimsInTurn()
 {
-    KeyTable t(1000, STRIDE, 64);  // one shard, 64 records
-    for (std::uint32_t n = 0; n < 64; ++n)
-        countIn(t, n, T0);
+    auto table = tableWith(64, T0);
+    KeyTable& t = *table;
     QCOMPARE(t.liveRecordsHeld(), std::size_t(64));
-    // Full, and all busy: the 65th client takes the hand's record; the pool
-    // does not grow, and the client it belonged to has none now.
-    const LiveRecord* taken = countIn(t, 64, T0 + 10);
+    // Full: the 65th client takes the record given longest ago (client 0's),
+    // the 66th client 1's; the pool does not grow.
+    const LiveRecord* zero = recordOf(t, 0, T0);
+    const LiveRecord* one = recordOf(t, 1, T0);
+    QCOMPARE(countIn(t, 64, T0 + 10), zero);
+    QCOMPARE(countIn(t, 65, T0 + 10), one);
     QCOMPARE(t.liveRecordsHeld(), std::size_t(64));
-    int without = 0;
-    for (std::uint32_t n = 0; n < 64; ++n) {
-        const LiveRecord* r = recordOf(t, n, T0 + 10);
-        QVERIFY(r != taken);
-        without += r == nullptr;
+    QVERIFY(recordOf(t, 0, T0 + 10) == nullptr);
+    QVERIFY(recordOf(t, 1, T0 + 10) == nullptr);
+    for (std::uint32_t n = 2; n < 66; ++n) {
+        std::uint32_t last60s = 0;
+        QVERIFY(recordOf(t, n, T0 + 10, &last60s));
+        QCOMPARE(last60s, 1u);  // a reclaimed record starts empty
     }
-    QCOMPARE(without, 1);
+    // Client 0 comes back: it takes the next in turn (client 2's), and its
+    // live history starts again.
+    QCOMPARE(countIn(t, 0, T0 + 20), recordOf(t, 2, T0));
+    QVERIFY(recordOf(t, 2, T0 + 20) == nullptr);
     std::uint32_t last60s = 0;
-    QCOMPARE(recordOf(t, 64, T0 + 10, &last60s), taken);
-    QCOMPARE(last60s, 1u);  // a reclaimed record starts empty
+    QVERIFY(recordOf(t, 0, T0 + 20, &last60s));
+    QCOMPARE(last60s, 1u);
+    // 65 clients in turn over 64 records: each request takes a record, so
+    // the hand goes round about once per turn. After 17,000 turns (the lap
+    // count wraps at 2^14) an entry whose record went round long ago still
+    // has none, and the last 64 clients have theirs.
+    const LiveRecord* zeros = recordOf(t, 0, T0 + 20);
+    for (std::uint32_t turn = 0; turn < 17'000; ++turn)
+        for (std::uint32_t n = 100; n < 165; ++n)
+            countIn(t, n, T0 + 30);
+    QVERIFY(recordOf(t, 0, T0 + 30) == nullptr);
+    QVERIFY(zeros->owner != 1u);  // client 0's slot is the first: its record is another's now
+    for (std::uint32_t n = 101; n < 165; ++n)
+        QVERIFY(recordOf(t, n, T0 + 30));
     // Every key is still tracked: the table's capacity is not the pool's.
-    QCOMPARE(t.size(), std::size_t(65));
+    QCOMPARE(t.size(), std::size_t(66 + 65));
 }
 
 void TestLiveRecords::reusedSlotHasNoRecord()
@@ -151,7 +174,7 @@ void TestLiveRecords::reusedSlotHasNoRecord()
     KeyTable t(1, STRIDE, 64);  // one key at most
     QVERIFY(countIn(t, 1, T0));
     // Client 2 evicts client 1 and takes its slot: it starts without a record.
-    t.with(keyOf(2), SIG, T0 + 1, 60'000, [](KeyTable::Header&, std::uint32_t*, bool) {});
+    t.with(keyOf(2), SIG, T0 + 1, KEEP_MS, [](KeyTable::Header&, std::uint32_t*, bool) {});
     QCOMPARE(t.size(), std::size_t(1));
     QVERIFY(recordOf(t, 2, T0 + 1) == nullptr);
     QVERIFY(countIn(t, 2, T0 + 2));
