@@ -168,7 +168,7 @@ void begin(std::uint32_t* cells, Millis now);
 bool take(std::uint32_t* cells, Millis now, Millis windowMs, std::uint32_t bound);
 } // namespace ContinuationWindow
 
-// The live view every client has: 3 s x 20 buckets.
+// The live view of a client seen lately (its LiveRecord, KeyTable.h): 3 s x 20 buckets.
 namespace LiveRing {
 inline constexpr std::uint16_t Cells = 1 + Tuning::liveBucketCount / 2;
 static_assert(Tuning::liveBucketCount < 128);  // Lanes::cellOf
