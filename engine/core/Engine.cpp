@@ -23,7 +23,7 @@ Engine::Engine(EngineConfig config)
     auto cfg = std::make_shared<const EngineConfig>(std::move(config));
     auto p = std::make_shared<Published>();
     p->compiled = compile(cfg, false);
-    p->clients = std::make_shared<KeyTable>(cfg->settings.maxTrackedKeys, p->compiled->tableStride);
+    p->clients = clientTable(cfg->settings.maxTrackedKeys, p->compiled->tableStride);
     p->customers = std::make_shared<KeyTable>(std::max<std::size_t>(1024, cfg->customers.size() * 2), p->compiled->customerStride);
     m->published = std::move(p);
 }
@@ -43,7 +43,7 @@ std::optional<std::string> Engine::setConfig(EngineConfig config)
         // Keep the tables (and so every count) unless the new shape needs wider
         // entries or another capacity; entries whose shape changed start over.
         if (compiled->tableStride > p.clients->strideCells() || cfg->settings.maxTrackedKeys != p.clients->capacity())
-            p.clients = std::make_shared<KeyTable>(cfg->settings.maxTrackedKeys, compiled->tableStride);
+            p.clients = clientTable(cfg->settings.maxTrackedKeys, compiled->tableStride);
         const std::size_t customerCapacity = std::max<std::size_t>(1024, cfg->customers.size() * 2);
         if (compiled->customerStride > p.customers->strideCells() || customerCapacity > p.customers->capacity())
             p.customers = std::make_shared<KeyTable>(customerCapacity, compiled->customerStride);

@@ -189,7 +189,7 @@ void Engine::enableCluster()
     auto cfg = config();
     auto compiled = compile(cfg, true);
     m->publish([&](Published& p) {
-        p.clients = std::make_shared<KeyTable>(cfg->settings.maxTrackedKeys, compiled->tableStride);
+        p.clients = clientTable(cfg->settings.maxTrackedKeys, compiled->tableStride);
         p.customers = std::make_shared<KeyTable>(std::max<std::size_t>(1024, cfg->customers.size() * 2), compiled->customerStride);
         p.compiled = compiled;
     });
@@ -363,14 +363,14 @@ void Engine::resyncAll(Millis now)
     std::vector<QueuedEntry> all;
     auto visit = [&](std::uint8_t tableId, KeyTable& table) {
         table.forEachMutable(now, [&](KeyTable::Header& h, std::uint32_t* cells) {
-            const EntryShape shape = shapeOf(c, tableId, h.key);
+            const EntryShape shape = shapeOf(c, tableId, h.key());
             if (!shape.levels || h.signature != shape.signature)
                 return;
             std::uint32_t* s = cells + shape.shared->sync;
             if (s[2] & SyncCells::Queued)
                 return;
             s[2] |= SyncCells::Queued;
-            all.push_back(QueuedEntry{tableId, h.key, h.signature});
+            all.push_back(QueuedEntry{tableId, h.key(), h.signature});
         });
     };
     visit(CLIENT_TABLE, *p->clients);

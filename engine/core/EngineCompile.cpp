@@ -72,7 +72,7 @@ std::shared_ptr<const Compiled> compile(std::shared_ptr<const EngineConfig> cfg,
     auto c = std::make_shared<Compiled>();
     c->source = cfg;
     c->clustered = clustered;
-    std::uint16_t clientOffset = LiveRing::Cells;
+    std::uint16_t clientOffset = 0;  // the live view is kept apart (KeyTable::Live)
     c->clientKeepMs = Tuning::liveWindowMs;
     std::uint16_t widest = 0;
     std::uint64_t clientShape = CLIENT_SHAPE_SEED ^ (clustered ? CLUSTER_SHAPE_SEED : 0);

@@ -103,11 +103,18 @@ void Engine::Impl::trackOnly(const Published& p, const IpAddress& key, const Req
 {
     const Compiled& c = *p.compiled;
     p.clients->with(TableKey{key.hi(), key.lo(), 0, CLIENT_SPACE, 0}, c.clientSignature, now, c.clientKeepMs,
-                    [&](KeyTable::Header& h, std::uint32_t* cells, bool) {
-                        h.detail = f.client.lo();
+                    [&](KeyTable::Header& h, std::uint32_t*, bool, KeyTable::Live& live) {
                         h.flags = customerTag;
-                        LiveRing::count(cells, now);
+                        countLive(live, f, now);
                     });
+}
+
+void Engine::Impl::countLive(KeyTable::Live& live, const RequestFacts& f, Millis now)
+{
+    LiveRecord& r = live.get();
+    r.detail = f.client.lo();
+    r.lastSeen = std::max(r.lastSeen, now);
+    LiveRing::count(r.ring, now);
 }
 
 // A Range GET for a resource whose window is open: takes one of the
@@ -188,6 +195,9 @@ Decision Engine::decide(const RequestFacts& f, Millis now)
         return d;
     }
     const IpAddress key = countingKey(f.client, c.settings.ipv6PrefixBits, c.settings.ipv4PrefixBits);
+    // The client's entry is taken last: its index line loads meanwhile.
+    const TableKey clientKey{key.hi(), key.lo(), 0, CLIENT_SPACE, 0};
+    const std::uint64_t clientHash = p.clients->prefetch(clientKey);
     if ((!c.safeAgents.empty() && c.safeAgents.matches(f.userAgent)) || (c.cookielessOnly && f.cookieCount > 0)) {
         d.reason = c.cookielessOnly && f.cookieCount > 0 ? Reason::HasCookies : Reason::SafeUserAgent;
         m->trackOnly(p, key, f, now, 0);
@@ -351,15 +361,14 @@ Decision Engine::decide(const RequestFacts& f, Millis now)
             if (r.space == CLIENT_SPACE && r.applies(f))
                 clientLevels.add(r.levels);
     bool clientRefused = false;
-    const TableKey clientKey{key.hi(), key.lo(), 0, CLIENT_SPACE, 0};
-    p.clients->with(clientKey, c.clientSignature, now, c.clientKeepMs, [&](KeyTable::Header& h, std::uint32_t* cells, bool) {
-        h.detail = f.client.lo();
-        h.flags = customer ? customer->tag : 0;
-        if (!waiting)
-            clientRefused = run(clientLevels, cells, CLIENT_TABLE, clientKey, c.clientSignature, c.clientShared);
-        if (!waiting)  // a request that waits is seen once, when it is decided
-            LiveRing::count(cells, now);
-    });
+    p.clients->with(clientKey, clientHash, c.clientSignature, now, c.clientKeepMs,
+                    [&](KeyTable::Header& h, std::uint32_t* cells, bool, KeyTable::Live& live) {
+                        h.flags = customer ? customer->tag : 0;
+                        if (!waiting)
+                            clientRefused = run(clientLevels, cells, CLIENT_TABLE, clientKey, c.clientSignature, c.clientShared);
+                        if (!waiting)  // a request that waits is seen once, when it is decided
+                            m->countLive(live, f, now);
+                    });
     refused = refused || clientRefused;
     if (refused || waiting) {
         for (std::size_t i = 0; i < secondaryCount; ++i) {

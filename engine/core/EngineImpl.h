@@ -210,6 +210,13 @@ private:
     void urgent();  // report at once: queued to be looked at now (the sync thread is woken after the locks are released)
 };
 
+// The table of client entries (and the keyed rules' and Range reads'):
+// `capacity` keys, with live records for the clients seen lately (Tuning.h).
+inline std::shared_ptr<KeyTable> clientTable(std::size_t capacity, std::uint16_t stride)
+{
+    return std::make_shared<KeyTable>(capacity, stride, Tuning::liveRecordsFor(capacity));
+}
+
 // Everything a deciding thread reads, published as one immutable set: an
 // edit builds the next set and swaps it in (Engine::Impl::publish).
 struct Published {
@@ -367,6 +374,8 @@ struct Engine::Impl {
     // ---- the request path (EngineDecide.cpp) ----
     void finish(Decision& d, const Compiled& c, std::size_t slot, Millis now);
     void trackOnly(const Published& p, const IpAddress& key, const RequestFacts& f, Millis now, std::uint32_t customerTag);
+    // Counts the request in the client's live record (made if need be).
+    static void countLive(KeyTable::Live& live, const RequestFacts& f, Millis now);
     bool continuesResource(const Published& p, const IpAddress& key, std::uint64_t resource, Millis now);
     void beginResource(const Published& p, const IpAddress& key, std::uint64_t resource, Millis now);
 
@@ -376,7 +385,7 @@ struct Engine::Impl {
     bool escalate(const Compiled& c, const IpAddress& key, Millis now);
 
     // ---- snapshots (EngineQueries.cpp) ----
-    ClientSummary summarize(const Compiled& c, const KeyTable::Header& h, const std::uint32_t* cells, Millis now) const;
+    ClientSummary summarize(const Compiled& c, const KeyTable::Header& h, const LiveRecord* live, Millis now) const;
     void describe(const Published& p, ClientSummary& s, const std::uint32_t* cells, Millis now, std::vector<LevelUsage>* levels) const;
 };
 

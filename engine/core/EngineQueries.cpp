@@ -48,6 +48,12 @@ void peekLevels(const std::vector<LevelSpec>& specs, const std::uint32_t* cells,
     }
 }
 
+// A client's minute of live buckets; all zero without a live record.
+std::array<std::uint32_t, Tuning::liveBucketCount> liveOf(const LiveRecord* live, Millis now)
+{
+    return live ? LiveRing::read(live->ring, now) : std::array<std::uint32_t, Tuning::liveBucketCount>{};
+}
+
 // Runs fn(cells) on a customer's counters; false when it has none yet
 // (no request, or its levels changed shape since).
 template <class Fn>
@@ -65,17 +71,25 @@ bool readCustomer(const Published& p, const CompiledCustomer& cu, Millis now, Fn
 
 } // namespace
 
-ClientSummary Engine::Impl::summarize(const Compiled& c, const KeyTable::Header& h, const std::uint32_t* cells, Millis now) const
+ClientSummary Engine::Impl::summarize(const Compiled& c, const KeyTable::Header& h, const LiveRecord* live, Millis now) const
 {
     ClientSummary s;
-    s.key = addressOfKey(h.key.a, h.key.b);
+    s.key = addressOfKey(h.a, h.b);
     s.keyPrefix = c.keyPrefix(s.key);
-    s.lastAddress = addressOfKey(h.key.a, h.detail);  // the last full address: the key's high word, its own low word
-    s.live = LiveRing::read(cells, now);
+    s.live = liveOf(live, now);
     s.lastBucket = s.live.back();
     s.last60s = LiveRing::total(s.live);
     s.ratePerSecond = LiveRing::recentRate(s.live, now);
-    s.lastSeen = h.lastSeen;
+    if (live) {
+        s.lastAddress = addressOfKey(h.a, live->detail);  // the last full address: the key's high word, its own low word
+        s.lastSeen = live->lastSeen;
+    } else {
+        // Not seen for a minute (or its record went to a busier client): the
+        // key stands for the address, and the entry's expiry, which every
+        // request moves to its time + the client entry's keep, says when.
+        s.lastAddress = s.key;
+        s.lastSeen = std::min(now, h.expiresAt - c.clientKeepMs);
+    }
     s.customerTag = h.flags;
     return s;
 }
@@ -167,14 +181,14 @@ std::vector<ClientSummary> Engine::topClients(std::size_t limit, Millis now) con
     };
     std::vector<Candidate> heap;
     heap.reserve(limit + 1);
-    p->clients->forEach(now, [&](const KeyTable::Header& h, const std::uint32_t* cells) {
-        if (h.key.space != CLIENT_SPACE)
+    p->clients->forEach(now, [&](const KeyTable::Header& h, const std::uint32_t*, const LiveRecord* record) {
+        if (h.space != CLIENT_SPACE)
             return;
-        const auto live = LiveRing::read(cells, now);
+        const auto live = liveOf(record, now);
         const std::uint32_t last60s = LiveRing::total(live);
         if (last60s == 0 && heap.size() >= limit)
             return;
-        const Candidate cand{LiveRing::recentRate(live, now), last60s, h.key.a, h.key.b};
+        const Candidate cand{LiveRing::recentRate(live, now), last60s, h.a, h.b};
         if (heap.size() >= limit && !worse(cand, heap.front()))
             return;  // not better than the worst kept
         heap.push_back(cand);
@@ -188,8 +202,9 @@ std::vector<ClientSummary> Engine::topClients(std::size_t limit, Millis now) con
     // Pass 2: the summary, binding level and state for the few that made it.
     out.reserve(heap.size());
     for (const Candidate& cand : heap) {
-        p->clients->read(TableKey{cand.a, cand.b, 0, CLIENT_SPACE, 0}, now, [&](const KeyTable::Header& h, const std::uint32_t* cells) {
-            ClientSummary s = m->summarize(c, h, cells, now);
+        p->clients->read(TableKey{cand.a, cand.b, 0, CLIENT_SPACE, 0}, now,
+                         [&](const KeyTable::Header& h, const std::uint32_t* cells, const LiveRecord* live) {
+            ClientSummary s = m->summarize(c, h, live, now);
             m->describe(*p, s, cells, now, nullptr);
             out.push_back(std::move(s));
         });
@@ -211,10 +226,10 @@ LiveBuckets Engine::liveBuckets(std::size_t topPerBucket, Millis now) const
         bool operator>(const Item& o) const { return count > o.count; }
     };
     std::vector<std::vector<Item>> heaps(Tuning::liveBucketCount);
-    p->clients->forEach(now, [&](const KeyTable::Header& h, const std::uint32_t* cells) {
-        if (h.key.space != CLIENT_SPACE)
+    p->clients->forEach(now, [&](const KeyTable::Header& h, const std::uint32_t*, const LiveRecord* record) {
+        if (h.space != CLIENT_SPACE || !record)
             return;
-        const auto live = LiveRing::read(cells, now);
+        const auto live = LiveRing::read(record->ring, now);
         bool any = false;
         for (std::size_t i = 0; i < live.size(); ++i) {
             if (live[i] == 0)
@@ -224,7 +239,7 @@ LiveBuckets Engine::liveBuckets(std::size_t topPerBucket, Millis now) const
             std::vector<Item>& heap = heaps[i];
             if (topPerBucket == 0 || (heap.size() >= topPerBucket && live[i] <= heap.front().count))
                 continue;
-            heap.push_back(Item{live[i], h.key.a, h.key.b});
+            heap.push_back(Item{live[i], h.a, h.b});
             std::push_heap(heap.begin(), heap.end(), std::greater<>());
             if (heap.size() > topPerBucket) {
                 std::pop_heap(heap.begin(), heap.end(), std::greater<>());
@@ -253,8 +268,8 @@ std::optional<ClientDetail> Engine::client(const IpAddress& address, Millis now)
     const IpAddress key = countingKey(address, c.settings.ipv6PrefixBits, c.settings.ipv4PrefixBits);
     ClientDetail detail;
     const bool tracked = p->clients->read(TableKey{key.hi(), key.lo(), 0, CLIENT_SPACE, 0}, now,
-                                          [&](const KeyTable::Header& h, const std::uint32_t* cells) {
-                                              detail.summary = m->summarize(c, h, cells, now);
+                                          [&](const KeyTable::Header& h, const std::uint32_t* cells, const LiveRecord* live) {
+                                              detail.summary = m->summarize(c, h, live, now);
                                               m->describe(*p, detail.summary, cells, now, &detail.levels);
                                           });
     ListKind kind{};

@@ -27,16 +27,22 @@ std::size_t shardCountFor(std::size_t capacity)
 
 } // namespace
 
-KeyTable::KeyTable(std::size_t capacity, std::uint16_t strideCells)
+KeyTable::KeyTable(std::size_t capacity, std::uint16_t strideCells, std::size_t liveRecords)
     : m_capacity(std::max<std::size_t>(1, capacity))
     , m_stride(strideCells)
     , m_slotBytes((sizeof(Header) + sizeof(std::uint32_t) * strideCells + 7) & ~std::size_t(7))
     , m_shardCount(shardCountFor(m_capacity))
+    , m_liveCap(std::min(LIVE_RECORD_MASK,
+                         std::uint32_t(std::max<std::size_t>(1, ceilDiv(std::int64_t(liveRecords),
+                                                                        std::int64_t(m_shardCount * Tuning::liveRecordsPerChunk))))
+                             * std::uint32_t(Tuning::liveRecordsPerChunk)))
     , m_shards(std::make_unique<Shard[]>(m_shardCount))
 {
     for (std::size_t i = 0; i < m_shardCount; ++i) {
         m_shards[i].index.assign(16, 0);
         m_shards[i].mask = 15;
+        m_shards[i].indexHint.store(m_shards[i].index.data(), std::memory_order_relaxed);
+        m_shards[i].maskHint.store(15, std::memory_order_relaxed);
     }
 }
 
@@ -66,7 +72,7 @@ std::uint32_t KeyTable::find(const Shard& s, const TableKey& key, std::uint64_t 
         const std::uint32_t v = s.index[i];
         if (v == 0)
             return 0;
-        if (header(s, v - 1).key == key)
+        if (header(s, v - 1).holds(key))
             return v;
         i = (i + 1) & s.mask;
     }
@@ -110,7 +116,7 @@ void KeyTable::remove(Shard& s, std::uint32_t slot, bool eviction)
 {
     Header& h = header(s, slot);
     // Backward-shift deletion keeps linear probing correct without tombstones.
-    std::uint64_t i = hashKey(h.key) & s.mask;
+    std::uint64_t i = hashKey(h.key()) & s.mask;
     while (s.index[i] != slot + 1)
         i = (i + 1) & s.mask;
     std::uint64_t j = i;
@@ -119,7 +125,7 @@ void KeyTable::remove(Shard& s, std::uint32_t slot, bool eviction)
         const std::uint32_t v = s.index[j];
         if (v == 0)
             break;
-        const std::uint64_t k = hashKey(header(s, v - 1).key) & s.mask;
+        const std::uint64_t k = hashKey(header(s, v - 1).key()) & s.mask;
         // Move v back to the hole at i unless its home k lies cyclically in (i, j].
         const bool between = (i <= j) ? (i < k && k <= j) : (i < k || k <= j);
         if (!between) {
@@ -129,8 +135,10 @@ void KeyTable::remove(Shard& s, std::uint32_t slot, bool eviction)
     }
     s.index[i] = 0;
     unlinkLru(s, slot);
-    h.key = TableKey{};
+    h.a = h.b = h.extra = 0;
+    h.space = 0;
     h.signature = 0;
+    h.live = 0;  // its live record, if it still has one, is reused when the pool's hand comes by
     h.next = s.freeHead;
     s.freeHead = slot + 1;
     --s.count;
@@ -176,8 +184,10 @@ std::uint32_t KeyTable::findOrInsert(Shard& s, const TableKey& key, std::uint64_
             s.chunks.push_back(std::make_unique<std::byte[]>(Tuning::slotsPerChunk * m_slotBytes));
     }
     Header& h = *new (&header(s, slot)) Header{};
-    h.key = key;
-    h.lastSeen = now;
+    h.a = key.a;
+    h.b = key.b;
+    h.extra = key.extra;
+    h.space = key.space;
     h.expiresAt = now;
     std::memset(cells(s, slot), 0, sizeof(std::uint32_t) * m_stride);
     ++s.count;  // m_count was reserved above
@@ -192,13 +202,15 @@ std::uint32_t KeyTable::findOrInsert(Shard& s, const TableKey& key, std::uint64_
         for (std::uint32_t v : s.index) {
             if (v == 0)
                 continue;
-            std::uint64_t i = hashKey(header(s, v - 1).key) & (cap - 1);
+            std::uint64_t i = hashKey(header(s, v - 1).key()) & (cap - 1);
             while (bigger[i] != 0)
                 i = (i + 1) & (cap - 1);
             bigger[i] = v;
         }
         s.index.swap(bigger);
         s.mask = cap - 1;
+        s.indexHint.store(s.index.data(), std::memory_order_relaxed);
+        s.maskHint.store(s.mask, std::memory_order_relaxed);
     }
     std::uint64_t i = hash & s.mask;
     while (s.index[i] != 0)
@@ -223,6 +235,95 @@ std::size_t KeyTable::purge(Millis now)
             }
             p = prev;
         }
+    }
+    return n;
+}
+
+std::uint64_t KeyTable::prefetch(const TableKey& key) const
+{
+    const std::uint64_t h = hashKey(key);
+    const Shard& s = shardFor(h);
+    const std::uint32_t* index = s.indexHint.load(std::memory_order_relaxed);
+    const std::uint64_t mask = s.maskHint.load(std::memory_order_relaxed);
+    // A prefetch never faults, even on an array freed since.
+    __builtin_prefetch(index + (h & mask));
+    return h;
+}
+
+LiveRecord& KeyTable::record(const Shard& s, std::uint32_t r) const
+{
+    return s.liveChunks[r / Tuning::liveRecordsPerChunk][r % Tuning::liveRecordsPerChunk];
+}
+
+const LiveRecord* KeyTable::liveOf(const Shard& s, std::uint32_t slot) const
+{
+    const std::uint32_t live = header(s, slot).live;
+    if (live == 0)
+        return nullptr;
+    // Given at (lap, r): still this entry's unless the hand came back to r
+    // since, which the header alone tells (no line of the pool is read for
+    // an entry whose record went to another).
+    const std::uint32_t r = (live - 1) & LIVE_RECORD_MASK;
+    const std::uint32_t lap = (live - 1) >> LIVE_RECORD_BITS;
+    if (lap != (r < s.liveHand ? s.liveLap : (s.liveLap - 1) & LIVE_LAP_MASK))
+        return nullptr;
+    const LiveRecord& rec = record(s, r);
+    return rec.owner == slot + 1 ? &rec : nullptr;
+}
+
+LiveRecord* KeyTable::Live::find() const
+{
+    return const_cast<LiveRecord*>(m_table.liveOf(m_shard, m_slot));
+}
+
+LiveRecord& KeyTable::Live::get()
+{
+    if (LiveRecord* mine = find())
+        return *mine;
+    Shard& s = m_shard;
+    const std::uint32_t r = s.liveHand;
+    if (r == s.liveUsed) {  // the first lap: the pool grows
+        if (r / Tuning::liveRecordsPerChunk >= s.liveChunks.size())
+            s.liveChunks.push_back(std::make_unique<LiveRecord[]>(Tuning::liveRecordsPerChunk));
+        ++s.liveUsed;
+    }
+    const std::uint32_t lap = s.liveLap;
+    if (r + 1 >= m_table.m_liveCap) {
+        s.liveHand = 0;
+        s.liveLap = (lap + 1) & LIVE_LAP_MASK;
+    } else {
+        s.liveHand = r + 1;
+    }
+    // The next record given in this shard is the hand's: start loading it
+    // now (the hand moves in turn, but 64 shards' hands are too many
+    // streams for the hardware to follow), so zeroing it then does not
+    // wait for its line.
+    if (s.liveHand < s.liveUsed)
+        __builtin_prefetch(&m_table.record(s, s.liveHand), 1);
+    LiveRecord& rec = m_table.record(s, r);
+    rec = LiveRecord{};
+    rec.owner = m_slot + 1;
+    rec.lastSeen = std::numeric_limits<Millis>::min();
+    m_table.header(s, m_slot).live = ((lap << LIVE_RECORD_BITS) | r) + 1;
+    return rec;
+}
+
+std::size_t KeyTable::liveRecordsHeld() const
+{
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < m_shardCount; ++i) {
+        std::lock_guard lock(m_shards[i].mutex);
+        n += m_shards[i].liveUsed;
+    }
+    return n;
+}
+
+std::size_t KeyTable::indexPositions() const
+{
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < m_shardCount; ++i) {
+        std::lock_guard lock(m_shards[i].mutex);
+        n += m_shards[i].index.size();
     }
     return n;
 }

@@ -2,38 +2,83 @@
 // The tracked keys: a sharded open-addressing hash table whose entries carry
 // their own cells (bucket rings, lockout state), an LRU list per shard for
 // eviction at capacity, and idle expiry when a key's last bucket has left its
-// longest window. Internal to the engine; no I/O, no Qt.
+// longest window. Beside the entries, a bounded pool of live records (the
+// live view's minute of 3 s buckets and the last full address) for the
+// entries seen lately. Internal to the engine; no I/O, no Qt.
 #pragma once
 
 #include "core/TableKey.h"
 #include "core/Time.h"
+#include "core/Window.h"
 
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <mutex>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace Floodgate::Core {
 
 std::uint64_t hashKey(const TableKey& key);
 
+// What the live view keeps of a client seen lately, one cache line, in a
+// pool of its own beside the table (KeyTable::Live).
+struct alignas(64) LiveRecord {
+    std::uint32_t ring[LiveRing::Cells];  // the 3 s x 20 live ring
+    std::uint32_t owner;                  // slot + 1 of the entry it was last given to
+    std::uint64_t detail;                 // the low 64 bits of the client's last full address
+    Millis lastSeen;                      // the client's last request
+};
+static_assert(sizeof(LiveRecord) == 64);
+
 class KeyTable {
 public:
     struct Header {
-        TableKey key;                   // 32 bytes
+        std::uint64_t a = 0;            // the key (TableKey without its pad)
+        std::uint64_t b = 0;
+        std::uint64_t extra = 0;
+        std::uint32_t space = 0;
+        std::uint32_t signature = 0;    // the cell layout the cells were written with
         std::uint32_t prev = 0;         // LRU neighbours (slot index + 1; 0 = none)
         std::uint32_t next = 0;
-        Millis lastSeen = 0;
         Millis expiresAt = 0;           // when nothing in the cells matters any more
-        std::uint32_t signature = 0;    // the cell layout the cells were written with
-        std::uint32_t flags = 0;
-        std::uint64_t detail = 0;       // free for the owner (the client space keeps the low 64 bits of the last address)
-    };
-    static_assert(sizeof(Header) == 72);
+        std::uint32_t flags = 0;        // free for the owner (the client space keeps the customer tag)
+        std::uint32_t live = 0;         // the live record given to it: (lap << 18 | record) + 1 in the shard's pool (0 = none)
 
-    KeyTable(std::size_t capacity, std::uint16_t strideCells);
+        TableKey key() const { return TableKey{a, b, extra, space, 0}; }
+        bool holds(const TableKey& k) const { return a == k.a && b == k.b && extra == k.extra && space == k.space; }
+    };
+    static_assert(sizeof(Header) == 56);
+
+    struct Shard;
+    // An entry's access to its live record, under the entry's shard lock
+    // (the 4th argument of a with() callback that takes one).
+    class Live {
+    public:
+        // The entry's record, or null: none yet, or reclaimed for another entry.
+        LiveRecord* find() const;
+        // The entry's record, given when it has none (zeroed): the one at the
+        // pool's hand, which goes round the records in turn (a new one while
+        // the pool is under its bound); the entry that had it before has none.
+        LiveRecord& get();
+
+    private:
+        friend class KeyTable;
+        Live(KeyTable& t, Shard& s, std::uint32_t slot, Millis now) : m_table(t), m_shard(s), m_slot(slot), m_now(now) {}
+        KeyTable& m_table;
+        Shard& m_shard;
+        std::uint32_t m_slot;
+        Millis m_now;
+    };
+
+    // liveRecords: live records kept at most over all shards (each shard
+    // keeps its share, rounded up to a whole chunk; at least one chunk, at
+    // most LIVE_RECORD_MASK).
+    KeyTable(std::size_t capacity, std::uint16_t strideCells, std::size_t liveRecords = 0);
     ~KeyTable();
     KeyTable(const KeyTable&) = delete;
     KeyTable& operator=(const KeyTable&) = delete;
@@ -42,15 +87,23 @@ public:
     std::size_t capacity() const { return m_capacity; }
 
     // Finds or creates the entry for `key` under its shard lock and calls
-    // fn(Header&, std::uint32_t* cells, bool created). When the entry's
+    // fn(Header&, std::uint32_t* cells, bool created), or with a 4th
+    // argument, fn(..., Live&), when fn takes one. When the entry's
     // signature differs from `signature`, its cells are zeroed first (the
     // rule shape changed). The entry becomes most recently used and its
     // expiry moves to at least now + keepMs.
     template <class Fn>
-    decltype(auto) with(const TableKey& key, std::uint32_t signature, Millis now, Millis keepMs, Fn&& fn);
+    decltype(auto) with(const TableKey& key, std::uint32_t signature, Millis now, Millis keepMs, Fn&& fn)
+    {
+        return with(key, hashKey(key), signature, now, keepMs, std::forward<Fn>(fn));
+    }
+    // The same with the key's hash known (prefetch()).
+    template <class Fn>
+    decltype(auto) with(const TableKey& key, std::uint64_t hash, std::uint32_t signature, Millis now, Millis keepMs, Fn&& fn);
 
     // Calls fn(const Header&, const std::uint32_t* cells) for every live entry,
     // one shard at a time under its lock. Entries whose expiry has passed are skipped.
+    // A fn that takes a 3rd argument gets the entry's const LiveRecord* (or null).
     template <class Fn>
     void forEach(Millis now, Fn&& fn) const;
     // The same with fn(Header&, std::uint32_t* cells): may change the cells
@@ -58,7 +111,8 @@ public:
     template <class Fn>
     void forEachMutable(Millis now, Fn&& fn);
 
-    // Looks an entry up without creating or touching it.
+    // Looks an entry up without creating or touching it (a 3rd argument
+    // as for forEach).
     template <class Fn>
     bool read(const TableKey& key, Millis now, Fn&& fn) const;
 
@@ -68,6 +122,12 @@ public:
     template <class Fn>
     bool update(const TableKey& key, Millis now, Fn&& fn);
 
+    // Starts loading the index position where `key` is looked up first,
+    // without the shard lock (a hint for the cache: no entry is read), so a
+    // caller with other work before with() does it while the line comes.
+    // Returns the key's hash, for with().
+    std::uint64_t prefetch(const TableKey& key) const;
+
     // Removes entries that expired at or before now; returns how many.
     std::size_t purge(Millis now);
 
@@ -75,9 +135,14 @@ public:
     std::uint64_t evictions() const;
     std::uint64_t expirations() const;
     std::size_t bytesPerSlot() const { return m_slotBytes; }
+    // Live records: the most a shard keeps, and how many all shards hold now.
+    std::size_t liveRecordsPerShard() const { return m_liveCap; }
+    std::size_t shardCount() const { return m_shardCount; }
+    std::size_t liveRecordsHeld() const;
+    // The index's positions over all shards (4 bytes each).
+    std::size_t indexPositions() const;
 
 private:
-    struct Shard;
     Shard& shardFor(std::uint64_t hash) const;
     std::uint32_t findOrInsert(Shard& s, const TableKey& key, std::uint64_t hash, Millis now, bool& created);
     std::uint32_t find(const Shard& s, const TableKey& key, std::uint64_t hash) const;
@@ -87,6 +152,11 @@ private:
     void linkHead(Shard& s, std::uint32_t slot);
     void unlinkLru(Shard& s, std::uint32_t slot);
     void remove(Shard& s, std::uint32_t slot, bool eviction);
+    static constexpr std::uint32_t LIVE_RECORD_BITS = 18;
+    static constexpr std::uint32_t LIVE_RECORD_MASK = (1u << LIVE_RECORD_BITS) - 1;
+    static constexpr std::uint32_t LIVE_LAP_MASK = (1u << (32 - LIVE_RECORD_BITS)) - 1;
+    LiveRecord& record(const Shard& s, std::uint32_t r) const;
+    const LiveRecord* liveOf(const Shard& s, std::uint32_t slot) const;
     std::size_t expireTail(Shard& s, Millis now, std::size_t maxCount);
 
     std::size_t m_capacity;
@@ -96,6 +166,7 @@ private:
     std::uint16_t m_stride;
     std::size_t m_slotBytes;
     std::size_t m_shardCount;
+    std::uint32_t m_liveCap;  // live records per shard
     std::unique_ptr<Shard[]> m_shards;
 };
 
@@ -105,20 +176,34 @@ struct alignas(64) KeyTable::Shard {
     mutable std::mutex mutex;
     std::vector<std::uint32_t> index;  // slot + 1, 0 = empty; linear probing
     std::uint64_t mask = 0;
+    // The index's place and mask for prefetch(), written under the lock
+    // when the index grows, read without it (a stale pair only prefetches
+    // a useless line).
+    std::atomic<const std::uint32_t*> indexHint{nullptr};
+    std::atomic<std::uint64_t> maskHint{0};
     std::vector<std::unique_ptr<std::byte[]>> chunks;
     std::uint32_t used = 0;      // slots ever handed out
     std::uint32_t freeHead = 0;  // slot + 1 of the first free slot (chained through Header::next)
     std::uint32_t head = 0;      // most recently used (slot + 1)
     std::uint32_t tail = 0;      // least recently used (slot + 1)
     std::uint32_t count = 0;
+    // The live records: given in turn at the hand, made as the hand first
+    // reaches them, up to m_liveCap; each time the hand comes round, the lap
+    // count moves on. A record given at (lap, r) is still its entry's while
+    // the hand has not come back to r: lap is this lap when r is behind the
+    // hand, the last one when it is ahead (the record's owner confirms it
+    // once the 14-bit lap count has wrapped).
+    std::vector<std::unique_ptr<LiveRecord[]>> liveChunks;
+    std::uint32_t liveUsed = 0;
+    std::uint32_t liveHand = 0;
+    std::uint32_t liveLap = 0;
     std::atomic<std::uint64_t> evictions{0};
     std::atomic<std::uint64_t> expirations{0};
 };
 
 template <class Fn>
-decltype(auto) KeyTable::with(const TableKey& key, std::uint32_t signature, Millis now, Millis keepMs, Fn&& fn)
+decltype(auto) KeyTable::with(const TableKey& key, std::uint64_t h, std::uint32_t signature, Millis now, Millis keepMs, Fn&& fn)
 {
-    const std::uint64_t h = hashKey(key);
     Shard& s = shardFor(h);
     std::lock_guard lock(s.mutex);
     bool created = false;
@@ -129,12 +214,15 @@ decltype(auto) KeyTable::with(const TableKey& key, std::uint32_t signature, Mill
         std::memset(c, 0, sizeof(std::uint32_t) * m_stride);
         hd.signature = signature;
     }
-    if (now > hd.lastSeen)
-        hd.lastSeen = now;
     if (now + keepMs > hd.expiresAt)
         hd.expiresAt = now + keepMs;
     touch(s, slot);
-    return fn(hd, c, created);
+    if constexpr (std::is_invocable_v<Fn&, Header&, std::uint32_t*, bool, Live&>) {
+        Live live(*this, s, slot, now);
+        return fn(hd, c, created, live);
+    } else {
+        return fn(hd, c, created);
+    }
 }
 
 template <class Fn>
@@ -145,8 +233,12 @@ void KeyTable::forEach(Millis now, Fn&& fn) const
         std::lock_guard lock(s.mutex);
         for (std::uint32_t p = s.head; p != 0;) {
             const Header& hd = header(s, p - 1);
-            if (hd.expiresAt > now)
-                fn(hd, static_cast<const std::uint32_t*>(cells(s, p - 1)));
+            if (hd.expiresAt > now) {
+                if constexpr (std::is_invocable_v<Fn&, const Header&, const std::uint32_t*, const LiveRecord*>)
+                    fn(hd, static_cast<const std::uint32_t*>(cells(s, p - 1)), liveOf(s, p - 1));
+                else
+                    fn(hd, static_cast<const std::uint32_t*>(cells(s, p - 1)));
+            }
             p = hd.next;
         }
     }
@@ -179,7 +271,10 @@ bool KeyTable::read(const TableKey& key, Millis now, Fn&& fn) const
     const Header& hd = header(s, slot - 1);
     if (hd.expiresAt <= now)
         return false;
-    fn(hd, static_cast<const std::uint32_t*>(cells(s, slot - 1)));
+    if constexpr (std::is_invocable_v<Fn&, const Header&, const std::uint32_t*, const LiveRecord*>)
+        fn(hd, static_cast<const std::uint32_t*>(cells(s, slot - 1)), liveOf(s, slot - 1));
+    else
+        fn(hd, static_cast<const std::uint32_t*>(cells(s, slot - 1)));
     return true;
 }
 
@@ -195,8 +290,6 @@ bool KeyTable::update(const TableKey& key, Millis now, Fn&& fn)
     Header& hd = header(s, slot - 1);
     if (hd.expiresAt <= now)
         return false;
-    if (now > hd.lastSeen)
-        hd.lastSeen = now;
     touch(s, slot - 1);
     fn(hd, cells(s, slot - 1));
     return true;

@@ -13,6 +13,24 @@ namespace Floodgate::Core::Tuning {
 inline constexpr std::int64_t liveBucketMs = 3 * SECOND;
 inline constexpr std::size_t liveBucketCount = 20;
 inline constexpr std::int64_t liveWindowMs = liveBucketMs * static_cast<std::int64_t>(liveBucketCount);
+// That minute (and the client's last full address and request time) is
+// kept apart from the client's counters, in a pool of 64-byte live records
+// (KeyTable.h) for the clients seen lately: at most one per
+// liveRecordsShare tracked keys, and never fewer than min(capacity,
+// liveRecordsFloor), so a small table has one for every key. A client
+// counted in the live view without a record takes the one at the pool's
+// hand, which goes round the records in turn: past the bound, the record
+// given longest ago goes (its client has no live history until its next
+// request). Records are made in chunks of liveRecordsPerChunk per shard as
+// the hand first reaches them.
+inline constexpr std::size_t liveRecordsShare = 8;
+inline constexpr std::size_t liveRecordsFloor = 4096;
+inline constexpr std::size_t liveRecordsPerChunk = 64;
+constexpr std::size_t liveRecordsFor(std::size_t capacity)
+{
+    const std::size_t floor = capacity < liveRecordsFloor ? capacity : liveRecordsFloor;
+    return capacity / liveRecordsShare > floor ? capacity / liveRecordsShare : floor;
+}
 
 // Sliding-window levels split their period into this many buckets unless a
 // level names its own bucket width. More buckets = a closer approximation of

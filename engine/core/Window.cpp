@@ -13,6 +13,8 @@ namespace {
 
 constexpr std::uint32_t SATURATED = std::numeric_limits<std::uint32_t>::max();
 constexpr std::uint32_t SATURATED16 = 0xffffu;
+// The live ring: 16-bit counts that saturate ("more than you need to know").
+constexpr Lanes LIVE_LANES = Lanes::of(16, true);
 
 std::int64_t modPos(std::int64_t b, std::int64_t n)
 {
@@ -31,30 +33,57 @@ void store64(std::uint32_t* c, Millis v)
     c[1] = std::uint32_t(std::uint64_t(v) >> 32);
 }
 
-// A ring's bucket counts: one per cell, or (packed) two 16-bit counts per
-// cell, the even position in the low half.
-std::size_t countCells(std::uint32_t n, bool packed)
+// A ring's bucket counts: `lanes.perCell` per cell, position pos at
+// cell pos / perCell, the lowest position in the low bits.
+std::size_t countCells(std::uint32_t n, Lanes lanes)
 {
-    return packed ? (n + 1) / 2 : n;
+    return lanes.cellsFor(n);
 }
 
-std::uint32_t bucketAt(const std::uint32_t* counts, bool packed, std::size_t pos)
+[[gnu::always_inline]] inline std::uint32_t bucketAt(const std::uint32_t* counts, Lanes lanes, std::size_t pos)
 {
-    return packed ? (counts[pos / 2] >> (pos % 2 * 16)) & 0xffffu : counts[pos];
+    if (lanes.perCell == 1)
+        return counts[pos];
+    const std::size_t cell = lanes.cellOf(pos);
+    return (counts[cell] >> ((pos - cell * lanes.perCell) * lanes.bits)) & lanes.full();
 }
 
-void clearBucket(std::uint32_t* counts, bool packed, std::size_t pos)
+void clearBucket(std::uint32_t* counts, Lanes lanes, std::size_t pos)
 {
-    if (packed)
-        counts[pos / 2] &= (pos % 2) ? 0x0000ffffu : 0xffff0000u;
-    else
+    if (lanes.perCell == 1) {
         counts[pos] = 0;
+        return;
+    }
+    const std::size_t cell = lanes.cellOf(pos);
+    counts[cell] &= ~(lanes.full() << ((pos - cell * lanes.perCell) * lanes.bits));
 }
 
-// A count at its width's most has saturated.
-std::uint32_t fullCount(bool packed)
+// The sum of a ring's n counts, a cell at a time (the lanes past the n-th
+// in the last cell are never written, so they hold 0).
+std::uint64_t sumOf(const std::uint32_t* counts, std::uint32_t n, Lanes lanes)
 {
-    return packed ? SATURATED16 : SATURATED;
+    const std::size_t used = lanes.cellsFor(n);
+    std::uint64_t sum = 0;
+    switch (lanes.bits) {
+    case 8:
+        for (std::size_t i = 0; i < used; ++i) {
+            const std::uint32_t pairs = (counts[i] & 0x00ff00ffu) + ((counts[i] >> 8) & 0x00ff00ffu);
+            sum += (pairs & 0xffffu) + (pairs >> 16);
+        }
+        break;
+    case 10:
+        for (std::size_t i = 0; i < used; ++i)
+            sum += (counts[i] & 0x3ffu) + ((counts[i] >> 10) & 0x3ffu) + ((counts[i] >> 20) & 0x3ffu);
+        break;
+    case 16:
+        for (std::size_t i = 0; i < used; ++i)
+            sum += (counts[i] & 0xffffu) + (counts[i] >> 16);
+        break;
+    default:
+        for (std::size_t i = 0; i < used; ++i)
+            sum += counts[i];
+    }
+    return sum;
 }
 
 // The positions next to `pos` in a ring of n.
@@ -69,27 +98,23 @@ std::size_t previousPos(std::size_t pos, std::size_t n)
 }
 
 // One more, saturating: a full count stays full.
-void addToBucket(std::uint32_t* counts, bool packed, std::size_t pos)
+[[gnu::always_inline]] inline void addToBucket(std::uint32_t* counts, Lanes lanes, std::size_t pos)
 {
-    if (bucketAt(counts, packed, pos) == fullCount(packed))
+    if (bucketAt(counts, lanes, pos) == lanes.full())
         return;
-    if (packed)
-        counts[pos / 2] += 1u << (pos % 2 * 16);
-    else
-        ++counts[pos];
+    const std::size_t cell = lanes.cellOf(pos);
+    counts[cell] += 1u << ((pos - cell * lanes.perCell) * lanes.bits);
 }
 
 // One fewer, never below zero; a saturated count no longer says how many,
-// so it stays.
-void takeFromBucket(std::uint32_t* counts, bool packed, std::size_t pos)
+// so it stays (where counts can saturate: Lanes::sticky).
+void takeFromBucket(std::uint32_t* counts, Lanes lanes, std::size_t pos)
 {
-    const std::uint32_t v = bucketAt(counts, packed, pos);
-    if (v == 0 || v == fullCount(packed))
+    const std::uint32_t v = bucketAt(counts, lanes, pos);
+    if (v == 0 || (v == lanes.full() && lanes.sticky))
         return;
-    if (packed)
-        counts[pos / 2] -= 1u << (pos % 2 * 16);
-    else
-        --counts[pos];
+    const std::size_t cell = lanes.cellOf(pos);
+    counts[cell] -= 1u << ((pos - cell * lanes.perCell) * lanes.bits);
 }
 
 // The bucket index `now` falls in (nowBucket: floor(now / width)), never
@@ -106,10 +131,10 @@ std::int64_t currentBucket(std::uint32_t stamp, std::int64_t nowBucket)
 // Drops buckets that left the window; returns the current bucket index.
 // `place` maps a bucket index to its position in the ring (b mod n).
 template <class Place>
-std::int64_t advanceRing(std::uint32_t* stampCell, std::uint32_t* counts, std::uint32_t n, std::int64_t nowBucket, bool packed,
+std::int64_t advanceRing(std::uint32_t* stampCell, std::uint32_t* counts, std::uint32_t n, std::int64_t nowBucket, Lanes lanes,
                          Place place)
 {
-    const std::size_t cellsUsed = countCells(n, packed);
+    const std::size_t cellsUsed = countCells(n, lanes);
     std::int64_t cur = currentBucket(*stampCell, nowBucket);
     if (cur != nowBucket && std::all_of(counts, counts + cellsUsed, [](std::uint32_t c) { return c == 0; })) {
         // The stamp looks newer than now, but nothing was ever counted: a fresh
@@ -128,7 +153,7 @@ std::int64_t advanceRing(std::uint32_t* stampCell, std::uint32_t* counts, std::u
         // Buckets cur - d + 1 .. cur are new: positions in a row, wrapping.
         std::size_t pos = place(cur - d + 1);
         for (std::uint32_t k = 0; k < d; ++k) {
-            clearBucket(counts, packed, pos);
+            clearBucket(counts, lanes, pos);
             pos = nextPos(pos, n);
         }
     }
@@ -144,7 +169,7 @@ std::size_t placeOf(const LevelSpec& s, std::int64_t b)
 
 std::int64_t advanceSliding(const LevelSpec& s, std::uint32_t* cells, Millis now)
 {
-    return advanceRing(cells, cells + 1, s.buckets, s.byBucket.floor(now), s.packed,
+    return advanceRing(cells, cells + 1, s.buckets, s.byBucket.floor(now), s.lanes,
                        [&](std::int64_t b) { return placeOf(s, b); });
 }
 
@@ -158,9 +183,7 @@ Verdict evaluateSliding(const LevelSpec& s, std::uint32_t* cells, Millis now)
     const std::int64_t n = s.buckets;
     const std::uint32_t* counts = cells + 1;
     const std::int64_t cur = advanceSliding(s, cells, now);
-    std::uint64_t sum = 0;
-    for (std::int64_t i = 0; i < n; ++i)
-        sum += bucketAt(counts, s.packed, std::size_t(i));
+    const std::uint64_t sum = sumOf(counts, s.buckets, s.lanes);
     Verdict v;
     v.windowStartMs = (cur - n + 1) * s.bucketMs;
     v.used = std::uint32_t(std::min<std::uint64_t>(sum, SATURATED));
@@ -171,7 +194,7 @@ Verdict evaluateSliding(const LevelSpec& s, std::uint32_t* cells, Millis now)
     const std::size_t curPos = placeOf(s, cur);
     std::size_t pos = curPos;
     for (std::int64_t b = cur; b > cur - n; --b) {
-        if (bucketAt(counts, s.packed, pos) != 0) {
+        if (bucketAt(counts, s.lanes, pos) != 0) {
             v.resetMs = (b + n) * s.bucketMs - now;
             break;
         }
@@ -184,7 +207,7 @@ Verdict evaluateSliding(const LevelSpec& s, std::uint32_t* cells, Millis now)
         std::uint64_t dropped = 0;
         pos = nextPos(curPos, std::size_t(n));  // the oldest, cur - n + 1
         for (std::int64_t b = cur - n + 1; b <= cur; ++b) {
-            dropped += bucketAt(counts, s.packed, pos);
+            dropped += bucketAt(counts, s.lanes, pos);
             if (dropped >= need) {
                 v.retryAfterMs = (b + n) * s.bucketMs - now;
                 break;
@@ -221,26 +244,75 @@ Verdict evaluateFixed(const LevelSpec& s, std::uint32_t* cells, Millis now)
     return v;
 }
 
-// Lockout cells: [0..1] window start, [2] count, [3..4] locked until.
+// A lockout level's state, whichever its layout:
+//   wide:   [0..1] window start, [2] count, [3..4] locked until;
+//   packed: [0] time, low 32 bits, [1] its next 16 bits | count << 16, the
+//           count LOCKED while the time is when a lockout ends (a locked
+//           key counts nothing: its count is 0 until the lockout ends).
+// A packed key forgets a lockout that ended once its next window counts.
+constexpr std::uint32_t LOCKED = 0xffffu;
+constexpr Millis NOT_LOCKED = std::numeric_limits<Millis>::min();
+
+struct LockoutState {
+    Millis start = 0;
+    std::uint32_t count = 0;
+    Millis lockedUntil = NOT_LOCKED;
+};
+
+[[gnu::always_inline]] inline LockoutState loadLockout(const LevelSpec& s, const std::uint32_t* cells)
+{
+    if (!s.packed)
+        return LockoutState{load64(cells), cells[2], load64(cells + 3)};
+    // 48 bits, sign-extended: +-4,462 years around the epoch.
+    const Millis t = Millis((std::uint64_t(cells[0]) | (std::uint64_t(cells[1] & 0xffffu) << 32)) << 16) >> 16;
+    const std::uint32_t c = cells[1] >> 16;
+    if (c == LOCKED)
+        return LockoutState{0, 0, t};
+    return LockoutState{t, c, NOT_LOCKED};
+}
+
+[[gnu::always_inline]] inline void storeLockout(const LevelSpec& s, std::uint32_t* cells, const LockoutState& st)
+{
+    if (!s.packed) {
+        store64(cells, st.start);
+        cells[2] = st.count;
+        store64(cells + 3, st.lockedUntil);
+        return;
+    }
+    // A count goes with its window's start; no count with a lockout's end.
+    const bool locked = st.count == 0 && st.lockedUntil != NOT_LOCKED;
+    const auto t = std::uint64_t(locked ? st.lockedUntil : st.start);
+    cells[0] = std::uint32_t(t);
+    cells[1] = std::uint32_t((t >> 32) & 0xffffu) | ((locked ? LOCKED : st.count) << 16);
+}
+
+// The most a count may reach: a saturated wide count stays; a packed one
+// cannot pass its limit (at most LOCKED - 1, LevelSpec::packs).
+std::uint32_t lockoutMost(const LevelSpec& s)
+{
+    return s.packed ? LOCKED - 1 : SATURATED;
+}
+
 Verdict evaluateLockout(const LevelSpec& s, std::uint32_t* cells, Millis now)
 {
     Verdict v;
-    const Millis lockedUntil = load64(cells + 3);
-    if (now < lockedUntil) {
-        v.windowStartMs = lockedUntil - s.lockoutMs;  // the lockout began with the refusal
+    LockoutState st = loadLockout(s, cells);
+    if (now < st.lockedUntil) {
+        v.windowStartMs = st.lockedUntil - s.lockoutMs;  // the lockout began with the refusal
         v.allowed = false;
         v.used = s.limit;
-        v.retryAfterMs = lockedUntil - now;
+        v.retryAfterMs = st.lockedUntil - now;
         v.resetMs = v.retryAfterMs;
         return v;
     }
-    const Millis start = load64(cells);
-    if (cells[2] != 0 && now - start >= s.periodMs)
-        cells[2] = 0;  // the window ran out: start over
-    v.used = cells[2];
-    v.windowStartMs = v.used ? start : now;
+    if (st.count != 0 && now - st.start >= s.periodMs) {
+        st.count = 0;  // the window ran out: start over
+        storeLockout(s, cells, st);
+    }
+    v.used = st.count;
+    v.windowStartMs = v.used ? st.start : now;
     v.allowed = v.used < s.limit;
-    v.resetMs = v.used ? start + s.periodMs - now : 0;
+    v.resetMs = v.used ? st.start + s.periodMs - now : 0;
     if (!v.allowed) {
         // Refusing now starts a lockout that long; the quota is whole again
         // when it ends (the next window starts empty), not at the window's end.
@@ -261,6 +333,15 @@ Millis bucketWidthOf(const Level& level)
     return level.bucketMs > 0 ? level.bucketMs : std::max<Millis>(1, ceilDiv(level.periodMs, Tuning::defaultSlidingBuckets));
 }
 
+// A sliding level's buckets: packed, the narrowest width its limit fits
+// in (no bucket passes the limit, so none saturates); else 32 bits.
+Lanes lanesOf(const Level& level, bool shared)
+{
+    if (level.algorithm != Algorithm::SlidingWindow || !LevelSpec::packs(level, shared))
+        return Lanes::of(32, true);
+    return Lanes::of(level.limit <= 0xffu ? 8 : level.limit <= 0x3ffu ? 10 : 16, false);
+}
+
 } // namespace
 
 LevelSpec LevelSpec::compile(const Level& level, std::string_view name, bool shared)
@@ -273,6 +354,7 @@ LevelSpec LevelSpec::compile(const Level& level, std::string_view name, bool sha
     s.countRefused = level.countRefused;
     s.shared = shared;
     s.packed = packs(level, shared);
+    s.lanes = lanesOf(level, shared);
     s.cells = cellsFor(level, shared);
     if (level.algorithm == Algorithm::SlidingWindow) {
         s.bucketMs = bucketWidthOf(level);
@@ -289,27 +371,34 @@ LevelSpec LevelSpec::compile(const Level& level, std::string_view name, bool sha
 
 bool LevelSpec::packs(const Level& level, bool shared)
 {
-    // Counts only admitted requests, under a limit that fits: no bucket can
-    // pass the limit, so none can pass 65,535.
-    return level.algorithm == Algorithm::SlidingWindow && !shared && !level.countRefused && level.limit <= SATURATED16;
+    if (shared)
+        return false;
+    // Sliding: counts only admitted requests, under a limit that fits: no
+    // bucket can pass the limit, so none can pass 65,535. Lockout: a count
+    // never passes the limit (a refusal locks and empties it).
+    if (level.algorithm == Algorithm::SlidingWindow)
+        return !level.countRefused && level.limit <= SATURATED16;
+    return level.algorithm == Algorithm::Lockout && level.limit < LOCKED;
 }
 
 std::uint16_t LevelSpec::cellsFor(const Level& level, bool shared)
 {
     switch (level.algorithm) {
     case Algorithm::SlidingWindow:
-        return std::uint16_t(1 + countCells(std::uint32_t(ceilDiv(level.periodMs, bucketWidthOf(level))), packs(level, shared)));
+        return std::uint16_t(1 + countCells(std::uint32_t(ceilDiv(level.periodMs, bucketWidthOf(level))), lanesOf(level, shared)));
     case Algorithm::FixedWindow: return 2;
-    case Algorithm::Lockout: return 5;
+    case Algorithm::Lockout: return packs(level, shared) ? 2 : 5;
     }
     return 0;
 }
 
 std::uint64_t LevelSpec::shapeSignature() const
 {
-    // Packed or not is part of the shape: the same cells mean other counts.
+    // Packed or not, and the counts' width, are part of the shape: the same
+    // cells mean other counts.
     return hashWords(std::uint64_t(algorithm) + 1, std::uint64_t(periodMs),
-                     std::uint64_t(bucketMs) ^ (std::uint64_t(offset) << 48) ^ (std::uint64_t(packed) << 47));
+                     std::uint64_t(bucketMs) ^ (std::uint64_t(offset) << 48) ^ (std::uint64_t(packed) << 47)
+                         ^ (std::uint64_t(lanes.bits) << 40));
 }
 
 Millis LevelSpec::keepMs() const
@@ -442,18 +531,20 @@ RemoteCounts ownCounts(const LevelSpec& spec, const std::uint32_t* cells, Millis
         const std::int64_t cur = currentSlidingBucket(spec, copy, now);
         r.stamp = cur;
         for (std::int64_t b = cur - n + 1; b <= cur; ++b)
-            out.push_back(bucketAt(copy + 1, spec.packed, placeOf(spec, b)));
+            out.push_back(bucketAt(copy + 1, spec.lanes, placeOf(spec, b)));
         break;
     }
     case Algorithm::FixedWindow:
         r.stamp = fixedWindowIndex(spec, copy, now);
         out.push_back(copy[1]);
         break;
-    case Algorithm::Lockout:
-        r.stamp = load64(copy);
-        out.push_back(copy[2]);
-        r.lockedUntil = load64(copy + 3);
+    case Algorithm::Lockout: {
+        const LockoutState st = loadLockout(spec, copy);
+        r.stamp = st.start;
+        out.push_back(st.count);
+        r.lockedUntil = st.lockedUntil == NOT_LOCKED ? 0 : st.lockedUntil;
         break;
+    }
     }
     r.counts = out.data();
     r.size = out.size();
@@ -464,18 +555,21 @@ void count(const LevelSpec& spec, std::uint32_t* cells, Millis now)
 {
     switch (spec.algorithm) {
     case Algorithm::SlidingWindow:
-        addToBucket(cells + 1, spec.packed, placeOf(spec, currentSlidingBucket(spec, cells, now)));
+        addToBucket(cells + 1, spec.lanes, placeOf(spec, currentSlidingBucket(spec, cells, now)));
         break;
     case Algorithm::FixedWindow:
         if (cells[1] != SATURATED)
             ++cells[1];
         break;
-    case Algorithm::Lockout:
-        if (cells[2] == 0)
-            store64(cells, now);  // the window starts with its first request
-        if (cells[2] != SATURATED)
-            ++cells[2];
+    case Algorithm::Lockout: {
+        LockoutState st = loadLockout(spec, cells);
+        if (st.count == 0)
+            st.start = now;  // the window starts with its first request
+        if (st.count != lockoutMost(spec))
+            ++st.count;
+        storeLockout(spec, cells, st);
         break;
+    }
     }
 }
 
@@ -490,7 +584,7 @@ Millis resetAfterCount(const LevelSpec& spec, const std::uint32_t* cells, Millis
         const auto delta = std::int32_t(std::uint32_t(idx) - cells[0]);
         return (idx - std::min(delta, 0) + 1) * spec.periodMs - now;
     }
-    case Algorithm::Lockout: return load64(cells) + spec.periodMs - now;
+    case Algorithm::Lockout: return loadLockout(spec, cells).start + spec.periodMs - now;
     }
     return 0;
 }
@@ -500,10 +594,17 @@ void uncount(const LevelSpec& spec, std::uint32_t* cells, Millis now)
     std::uint32_t* c = nullptr;
     switch (spec.algorithm) {
     case Algorithm::SlidingWindow:
-        takeFromBucket(cells + 1, spec.packed, placeOf(spec, currentSlidingBucket(spec, cells, now)));
+        takeFromBucket(cells + 1, spec.lanes, placeOf(spec, currentSlidingBucket(spec, cells, now)));
         return;
     case Algorithm::FixedWindow: c = &cells[1]; break;
-    case Algorithm::Lockout: c = &cells[2]; break;
+    case Algorithm::Lockout: {
+        LockoutState st = loadLockout(spec, cells);
+        if (st.count != 0 && (spec.packed || st.count != SATURATED)) {
+            --st.count;
+            storeLockout(spec, cells, st);
+        }
+        return;
+    }
     }
     if (*c != 0 && *c != SATURATED)
         --*c;
@@ -516,15 +617,18 @@ void refuse(const LevelSpec& spec, std::uint32_t* cells, Millis now)
             count(spec, cells, now);
         return;
     }
-    const Millis lockedUntil = load64(cells + 3);
-    if (now < lockedUntil) {
-        if (spec.countRefused)  // Charlie Arehart's original: blocked until the client pauses
-            store64(cells + 3, now + spec.lockoutMs);
+    LockoutState st = loadLockout(spec, cells);
+    if (now < st.lockedUntil) {
+        if (spec.countRefused) {  // Charlie Arehart's original: blocked until the client pauses
+            st.lockedUntil = now + spec.lockoutMs;
+            storeLockout(spec, cells, st);
+        }
         return;
     }
     // Over the limit: lock out from now; the next window starts empty after it.
-    store64(cells + 3, now + spec.lockoutMs);
-    cells[2] = 0;
+    st.lockedUntil = now + spec.lockoutMs;
+    st.count = 0;
+    storeLockout(spec, cells, st);
 }
 
 namespace {
@@ -559,7 +663,7 @@ std::vector<BucketView> bucketsOf(const LevelSpec& spec, const std::uint32_t* ce
         const std::int64_t n = spec.buckets;
         const std::int64_t cur = advanceSliding(spec, copy, now);
         for (std::int64_t b = cur - n + 1; b <= cur; ++b)
-            out.push_back({b * spec.bucketMs, bucketAt(copy + 1, spec.packed, placeOf(spec, b))});
+            out.push_back({b * spec.bucketMs, bucketAt(copy + 1, spec.lanes, placeOf(spec, b))});
         break;
     }
     case Algorithm::FixedWindow: {
@@ -569,7 +673,8 @@ std::vector<BucketView> bucketsOf(const LevelSpec& spec, const std::uint32_t* ce
     }
     case Algorithm::Lockout: {
         evaluateLockout(spec, copy, now);
-        out.push_back({copy[2] ? load64(copy) : now, copy[2]});
+        const LockoutState st = loadLockout(spec, copy);
+        out.push_back({st.count ? st.start : now, st.count});
         break;
     }
     }
@@ -589,7 +694,7 @@ std::size_t livePlace(std::int64_t b)
 
 std::int64_t advanceLive(std::uint32_t* cells, Millis now)
 {
-    return advanceRing(cells, cells + 1, Tuning::liveBucketCount, floorDiv(now, Tuning::liveBucketMs), true, livePlace);
+    return advanceRing(cells, cells + 1, Tuning::liveBucketCount, floorDiv(now, Tuning::liveBucketMs), LIVE_LANES, livePlace);
 }
 
 } // namespace
@@ -597,7 +702,7 @@ std::int64_t advanceLive(std::uint32_t* cells, Millis now)
 void count(std::uint32_t* cells, Millis now)
 {
     // Saturates at 65,535 per 3 s: "more than you need to know".
-    addToBucket(cells + 1, true, livePlace(advanceLive(cells, now)));
+    addToBucket(cells + 1, LIVE_LANES, livePlace(advanceLive(cells, now)));
 }
 
 std::array<std::uint32_t, Tuning::liveBucketCount> read(const std::uint32_t* cells, Millis now)
@@ -608,7 +713,7 @@ std::array<std::uint32_t, Tuning::liveBucketCount> read(const std::uint32_t* cel
     const std::int64_t cur = advanceLive(copy, now);
     std::array<std::uint32_t, Tuning::liveBucketCount> out{};
     for (std::int64_t i = 0; i < n; ++i)
-        out[std::size_t(i)] = bucketAt(copy + 1, true, livePlace(cur - n + 1 + i));
+        out[std::size_t(i)] = bucketAt(copy + 1, LIVE_LANES, livePlace(cur - n + 1 + i));
     return out;
 }
 

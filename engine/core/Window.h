@@ -5,9 +5,13 @@
 //
 // Cell layouts (all counts saturate instead of wrapping):
 //   sliding:  [newest bucket index (epoch, truncated to 32 bits)] [count x N]
-//             or, packed, [newest bucket index] [N 16-bit counts, two per cell]
+//             or, packed, [newest bucket index] [N counts of 8, 10 or 16 bits,
+//             four, three or two per cell] (Lanes)
 //   fixed:    [window index (truncated to 32 bits)] [count]
 //   lockout:  [window start ms lo][hi] [count] [locked-until ms lo][hi]
+//             or, packed, [time ms, low 32 bits] [time, next 16 bits | count << 16]:
+//             the time is the window's start, or, while the count is LOCKED,
+//             when the lockout ends (a locked key counts nothing)
 //   live ring (3 s x 20): [newest bucket index] [20 x 16-bit counts packed in 10 cells]
 #pragma once
 
@@ -21,6 +25,26 @@
 
 namespace Floodgate::Core {
 
+// How a ring's bucket counts share its 32-bit cells: `bits` each (8, 10, 16
+// or 32), `perCell` of them in a cell, the lowest position in the
+// low bits. `sticky`: a count at its width's most has saturated and stays
+// (the live ring, wide counts); false where no count can pass the level's
+// limit, so the most is a plain count a refusal may take back.
+struct Lanes {
+    std::uint8_t bits = 32;
+    std::uint8_t perCell = 1;
+    std::uint8_t mul = 128;  // pos / perCell == (pos * mul) >> 7 for every pos < 128
+    bool sticky = true;
+    static constexpr Lanes of(std::uint8_t bits, bool sticky)
+    {
+        const std::uint8_t per = std::uint8_t(32 / bits);
+        return Lanes{bits, per, std::uint8_t((128 + per - 1) / per), sticky};
+    }
+    std::uint32_t full() const { return bits == 32 ? 0xffff'ffffu : (1u << bits) - 1; }
+    std::size_t cellOf(std::size_t pos) const { return (pos * mul) >> 7; }
+    std::size_t cellsFor(std::size_t n) const { return cellOf(n + perCell - 1); }
+};
+
 // A level compiled for the engine: fixed numbers and its place in the cells.
 struct LevelSpec {
     ShortName name;
@@ -33,10 +57,14 @@ struct LevelSpec {
     bool countRefused = false;
     std::uint16_t offset = 0;  // first cell
     std::uint16_t cells = 0;   // cells used (this node's own counts)
-    // Sliding: two 16-bit counts per cell. Only where no bucket can pass
-    // 65,535: a level that counts only admitted requests (not countRefused)
-    // with a limit of at most 65,535 on one node's own counts (not shared).
+    // Sliding: counts of 8, 10 or 16 bits, several per cell, the narrowest
+    // the limit fits in (up to 255, 1,023, 65,535). Only where no bucket can
+    // pass the limit: a level that counts only admitted requests (not
+    // countRefused) on one node's own counts (not shared).
+    // Lockout: the two-cell layout (one time, a 16-bit count); a limit of at
+    // most 65,534 on one node's own counts.
     bool packed = false;
+    Lanes lanes;               // sliding: the buckets' width
     Divisor byBucket;          // sliding: floor(now / bucketMs) without a division
     Divisor byBuckets;         // sliding: a bucket index's place in the ring
     Divisor byPeriod;          // fixed: the window's index
@@ -140,9 +168,10 @@ void begin(std::uint32_t* cells, Millis now);
 bool take(std::uint32_t* cells, Millis now, Millis windowMs, std::uint32_t bound);
 } // namespace ContinuationWindow
 
-// The live view every client has: 3 s x 20 buckets.
+// The live view of a client seen lately (its LiveRecord, KeyTable.h): 3 s x 20 buckets.
 namespace LiveRing {
 inline constexpr std::uint16_t Cells = 1 + Tuning::liveBucketCount / 2;
+static_assert(Tuning::liveBucketCount < 128);  // Lanes::cellOf
 void count(std::uint32_t* cells, Millis now);
 // Counts oldest first; the last element is the bucket holding `now`.
 std::array<std::uint32_t, Tuning::liveBucketCount> read(const std::uint32_t* cells, Millis now);

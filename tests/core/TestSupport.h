@@ -474,12 +474,34 @@ struct Key {
         return v;
     }
     Millis resetAfterCount(Millis now) const { return Floodgate::Core::resetAfterCount(spec, cells.data(), now); }
+    // The level as a cluster's shared level compiles it: the wide layout;
+    // its cells hold no other nodes' counts, so read it without them
+    // (peek and bucketsOf with cluster = false).
+    static Key shared(const Level& l)
+    {
+        Key k(l);
+        k.spec = LevelSpec::compile(l, "test", true);
+        k.cells.assign(k.spec.cells, 0u);
+        return k;
+    }
     void uncount(Millis now) { Floodgate::Core::uncount(spec, cells.data(), now); }
     std::vector<BucketView> buckets(Millis now) const { return bucketsOf(spec, cells.data(), now); }
 
     LevelSpec spec;
     std::vector<std::uint32_t> cells;
 };
+
+// Two layouts of one level (packed and wide) must answer alike: the same
+// verdict, field by field. A QCOMPARE each; the caller returns when
+// QTest::currentTestFailed().
+inline void compareVerdicts(const Verdict& a, const Verdict& b)
+{
+    QCOMPARE(a.allowed, b.allowed);
+    QCOMPARE(a.used, b.used);
+    QCOMPARE(a.resetMs, b.resetMs);
+    QCOMPARE(a.retryAfterMs, b.retryAfterMs);
+    QCOMPARE(a.windowStartMs, b.windowStartMs);
+}
 
 // The data of a case that runs twice: from t = 0 and from a 2026 wall-clock
 // time, to show the arithmetic does not depend on the epoch.

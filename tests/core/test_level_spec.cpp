@@ -49,26 +49,28 @@ void TestLevelSpec::compile_data()
     QTest::addColumn<qint64>("keepMs");
 
     // Sliding keep = buckets * width + width: the last bucket has left the window.
-    // Cells: the stamp, then two 16-bit counts per cell (LevelSpec::packs;
+    // Cells: the stamp, then the counts of the narrowest width the limit
+    // fits, 8, 10 or 16 bits, four, three or two per cell (LevelSpec::packs;
     // test_sliding_window checks the wide layout gives the same answers).
+    // A lockout level: two cells (test_lockout checks the wide layout agrees).
     QTest::newRow("sliding 6/3s") << int(SLIDING) << 6u << qint64(3000) << qint64(0) << qint64(0)
-                                  << qint64(300) << 10u << 6 << qint64(0) << qint64(3300);
+                                  << qint64(300) << 10u << 4 << qint64(0) << qint64(3300);
     QTest::newRow("sliding 300/5m") << int(SLIDING) << 300u << qint64(300000) << qint64(0) << qint64(0)
-                                    << qint64(30000) << 10u << 6 << qint64(0) << qint64(330000);
+                                    << qint64(30000) << 10u << 5 << qint64(0) << qint64(330000);
     QTest::newRow("sliding 600/30m") << int(SLIDING) << 600u << qint64(1800000) << qint64(0) << qint64(0)
-                                     << qint64(180000) << 10u << 6 << qint64(0) << qint64(1980000);
+                                     << qint64(180000) << 10u << 5 << qint64(0) << qint64(1980000);
     QTest::newRow("sliding 1s by 300ms (rounded up)") << int(SLIDING) << 5u << qint64(1000) << qint64(300) << qint64(0)
-                                                      << qint64(300) << 4u << 3 << qint64(0) << qint64(1500);
+                                                      << qint64(300) << 4u << 2 << qint64(0) << qint64(1500);
     QTest::newRow("sliding 1h by 1m") << int(SLIDING) << 100u << qint64(3600000) << qint64(60000) << qint64(0)
-                                      << qint64(60000) << 60u << 31 << qint64(0) << qint64(3660000);
+                                      << qint64(60000) << 60u << 16 << qint64(0) << qint64(3660000);
     QTest::newRow("sliding 7ms (1 ms buckets)") << int(SLIDING) << 1u << qint64(7) << qint64(0) << qint64(0)
-                                                << qint64(1) << 7u << 5 << qint64(0) << qint64(8);
+                                                << qint64(1) << 7u << 3 << qint64(0) << qint64(8);
     QTest::newRow("fixed 3s") << int(FIXED) << 6u << qint64(3000) << qint64(0) << qint64(0)
                               << qint64(0) << 0u << 2 << qint64(0) << qint64(3000);
     QTest::newRow("lockout 3s (lock = period)") << int(LOCKOUT) << 6u << qint64(3000) << qint64(0) << qint64(0)
-                                                << qint64(0) << 0u << 5 << qint64(3000) << qint64(3000);
+                                                << qint64(0) << 0u << 2 << qint64(3000) << qint64(3000);
     QTest::newRow("lockout 3s, 10s lock") << int(LOCKOUT) << 6u << qint64(3000) << qint64(0) << qint64(10000)
-                                          << qint64(0) << 0u << 5 << qint64(10000) << qint64(10000);
+                                          << qint64(0) << 0u << 2 << qint64(10000) << qint64(10000);
 }
 
 void TestLevelSpec::compile()

@@ -9,6 +9,7 @@
 #include "TestSupport.h"
 #include "core/Window.h"
 
+#include <random>
 #include <vector>
 
 using namespace Floodgate::Core;
@@ -26,6 +27,8 @@ private Q_SLOTS:
     void lockoutWindowStartsAtTheFirstRequest();
     void lockoutLongerThanThePeriod();
     void lockoutReset();
+    void packedLockoutAgreesWithTheWideOne_data();
+    void packedLockoutAgreesWithTheWideOne();
 };
 
 // ---- lockout ---------------------------------------------------------------------
@@ -137,6 +140,77 @@ void TestLockout::lockoutReset()
     QVERIFY(k.hit(600).allowed);
     QCOMPARE(k.eval(1000).resetMs, Millis(2500));  // the window of the first request ends at 3500
     QCOMPARE(k.eval(1000).used, 2u);
+}
+
+// ---- packed and wide layouts ------------------------------------------------------
+
+void TestLockout::packedLockoutAgreesWithTheWideOne_data()
+{
+    QTest::addColumn<uint>("limit");
+    QTest::addColumn<qint64>("period");
+    QTest::addColumn<qint64>("lock");
+    QTest::addColumn<bool>("countRefused");
+    QTest::addColumn<qint64>("base");
+    QTest::newRow("6/3s, 3s lock") << 6u << qint64(3000) << qint64(3000) << false << qint64(0);
+    QTest::newRow("6/3s, 3s lock, 2026") << 6u << qint64(3000) << qint64(3000) << false << qint64(EPOCH_2026);
+    QTest::newRow("5/1m, 15m lock, counts refused") << 5u << qint64(60'000) << qint64(900'000) << true << qint64(EPOCH_2026);
+    QTest::newRow("1/10s, 2s lock") << 1u << qint64(10'000) << qint64(2000) << false << qint64(EPOCH_2026);
+    QTest::newRow("65534/1s, 1s lock") << 65534u << qint64(1000) << qint64(1000) << false << qint64(0);
+}
+
+void TestLockout::packedLockoutAgreesWithTheWideOne()
+{
+    // The two-cell layout (one time, a 16-bit count) against the five-cell
+    // one a cluster's shared level keeps; without a cluster view a shared
+    // level's arithmetic is the single node's. Time only moves forward here:
+    // the packed layout forgets a lockout that ended once the next window
+    // counts, so a request stamped before that end and decided after it
+    // would pass there (Window.h).
+    QFETCH(uint, limit);
+    QFETCH(qint64, period);
+    QFETCH(qint64, lock);
+    QFETCH(bool, countRefused);
+    QFETCH(qint64, base);
+    const Level l = makeLevel(LOCKOUT, limit, period, 0, lock, countRefused);
+    Key packed(l);
+    Key wide = Key::shared(l);
+    QVERIFY(packed.spec.packed);
+    QVERIFY(!wide.spec.packed);
+    QCOMPARE(int(packed.spec.cells), 2);
+    QCOMPARE(int(wide.spec.cells), 5);
+
+    std::mt19937_64 rng(limit * 7919u + std::uint64_t(period) + std::uint64_t(lock));
+    Millis now = base;
+    for (int step = 0; step < 20'000; ++step) {
+        const std::uint64_t r = rng() % 100;
+        if (r < 60)
+            now += Millis(rng() % 3);
+        else if (r < 90)
+            now += Millis(rng() % std::uint64_t(period / 2 + 1));
+        else
+            now += Millis(rng() % std::uint64_t(std::max(period, lock) * 2));
+        const Verdict a = packed.hit(now);
+        compareVerdicts(a, wide.hit(now));
+        if (QTest::currentTestFailed())
+            return;
+        if (a.allowed) {
+            QCOMPARE(packed.resetAfterCount(now), wide.resetAfterCount(now));
+            if (rng() % 8 == 0) {  // a reservation given back
+                packed.uncount(now);
+                wide.uncount(now);
+            }
+        }
+        // The wide key has no remote cells: read its own counts only.
+        const Verdict pa = peek(packed.spec, packed.cells.data(), now);
+        const Verdict pb = peek(wide.spec, wide.cells.data(), now, false);
+        QCOMPARE(pa.used, pb.used);
+        QCOMPARE(pa.allowed, pb.allowed);
+        const auto ba = packed.buckets(now);
+        const auto bb = bucketsOf(wide.spec, wide.cells.data(), now, false);
+        QCOMPARE(ba.size(), bb.size());
+        QCOMPARE(ba[0].startMs, bb[0].startMs);
+        QCOMPARE(ba[0].count, bb[0].count);
+    }
 }
 
 QTEST_APPLESS_MAIN(TestLockout)
