@@ -102,7 +102,7 @@ void Engine::Impl::finish(Decision& d, const Compiled& c, std::size_t slot, Mill
 void Engine::Impl::trackOnly(const Published& p, const IpAddress& key, const RequestFacts& f, Millis now, std::uint32_t customerTag)
 {
     const Compiled& c = *p.compiled;
-    p.clients->with(TableKey{key.hi(), key.lo(), 0, CLIENT_SPACE, 0}, c.clientSignature, now, c.clientKeepMs,
+    p.clients->with(clientKeyOf(key), c.clientSignature, now, c.clientKeepMs,
                     [&](KeyTable::Header& h, std::uint32_t*, bool, KeyTable::Live& live) {
                         h.flags = customerTag;
                         countLive(live, f, now);
@@ -196,7 +196,7 @@ Decision Engine::decide(const RequestFacts& f, Millis now)
     }
     const IpAddress key = countingKey(f.client, c.settings.ipv6PrefixBits, c.settings.ipv4PrefixBits);
     // The client's entry is taken last: its index line loads meanwhile.
-    const TableKey clientKey{key.hi(), key.lo(), 0, CLIENT_SPACE, 0};
+    const TableKey clientKey = clientKeyOf(key);
     const std::uint64_t clientHash = p.clients->prefetch(clientKey);
     if ((!c.safeAgents.empty() && c.safeAgents.matches(f.userAgent)) || (c.cookielessOnly && f.cookieCount > 0)) {
         d.reason = c.cookielessOnly && f.cookieCount > 0 ? Reason::HasCookies : Reason::SafeUserAgent;

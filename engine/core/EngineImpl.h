@@ -217,6 +217,12 @@ inline std::shared_ptr<KeyTable> clientTable(std::size_t capacity, std::uint16_t
     return std::make_shared<KeyTable>(capacity, stride, Tuning::liveRecordsFor(capacity));
 }
 
+// A client's entry in the client table: its counting key (IPv6 cut to its prefix).
+inline TableKey clientKeyOf(const IpAddress& key)
+{
+    return TableKey{key.hi(), key.lo(), 0, CLIENT_SPACE, 0};
+}
+
 // Everything a deciding thread reads, published as one immutable set: an
 // edit builds the next set and swaps it in (Engine::Impl::publish).
 struct Published {

@@ -267,7 +267,7 @@ std::optional<ClientDetail> Engine::client(const IpAddress& address, Millis now)
     const Compiled& c = *p->compiled;
     const IpAddress key = countingKey(address, c.settings.ipv6PrefixBits, c.settings.ipv4PrefixBits);
     ClientDetail detail;
-    const bool tracked = p->clients->read(TableKey{key.hi(), key.lo(), 0, CLIENT_SPACE, 0}, now,
+    const bool tracked = p->clients->read(clientKeyOf(key), now,
                                           [&](const KeyTable::Header& h, const std::uint32_t* cells, const LiveRecord* live) {
                                               detail.summary = m->summarize(c, h, live, now);
                                               m->describe(*p, detail.summary, cells, now, &detail.levels);

@@ -135,8 +135,7 @@ void KeyTable::remove(Shard& s, std::uint32_t slot, bool eviction)
     }
     s.index[i] = 0;
     unlinkLru(s, slot);
-    h.a = h.b = h.extra = 0;
-    h.space = 0;
+    h.setKey(TableKey{});
     h.signature = 0;
     h.live = 0;  // its live record, if it still has one, is reused when the pool's hand comes by
     h.next = s.freeHead;
@@ -184,10 +183,7 @@ std::uint32_t KeyTable::findOrInsert(Shard& s, const TableKey& key, std::uint64_
             s.chunks.push_back(std::make_unique<std::byte[]>(Tuning::slotsPerChunk * m_slotBytes));
     }
     Header& h = *new (&header(s, slot)) Header{};
-    h.a = key.a;
-    h.b = key.b;
-    h.extra = key.extra;
-    h.space = key.space;
+    h.setKey(key);
     h.expiresAt = now;
     std::memset(cells(s, slot), 0, sizeof(std::uint32_t) * m_stride);
     ++s.count;  // m_count was reserved above

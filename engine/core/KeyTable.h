@@ -51,6 +51,13 @@ public:
 
         TableKey key() const { return TableKey{a, b, extra, space, 0}; }
         bool holds(const TableKey& k) const { return a == k.a && b == k.b && extra == k.extra && space == k.space; }
+        void setKey(const TableKey& k)
+        {
+            a = k.a;
+            b = k.b;
+            extra = k.extra;
+            space = k.space;
+        }
     };
     static_assert(sizeof(Header) == 56);
 
@@ -68,11 +75,10 @@ public:
 
     private:
         friend class KeyTable;
-        Live(KeyTable& t, Shard& s, std::uint32_t slot, Millis now) : m_table(t), m_shard(s), m_slot(slot), m_now(now) {}
+        Live(KeyTable& t, Shard& s, std::uint32_t slot) : m_table(t), m_shard(s), m_slot(slot) {}
         KeyTable& m_table;
         Shard& m_shard;
         std::uint32_t m_slot;
-        Millis m_now;
     };
 
     // liveRecords: live records kept at most over all shards (each shard
@@ -157,6 +163,9 @@ private:
     static constexpr std::uint32_t LIVE_LAP_MASK = (1u << (32 - LIVE_RECORD_BITS)) - 1;
     LiveRecord& record(const Shard& s, std::uint32_t r) const;
     const LiveRecord* liveOf(const Shard& s, std::uint32_t slot) const;
+    // fn(header, cells) or, when fn takes it, fn(header, cells, live record or null).
+    template <class Fn>
+    void visit(const Shard& s, std::uint32_t slot, Fn& fn) const;
     std::size_t expireTail(Shard& s, Millis now, std::size_t maxCount);
 
     std::size_t m_capacity;
@@ -218,11 +227,22 @@ decltype(auto) KeyTable::with(const TableKey& key, std::uint64_t h, std::uint32_
         hd.expiresAt = now + keepMs;
     touch(s, slot);
     if constexpr (std::is_invocable_v<Fn&, Header&, std::uint32_t*, bool, Live&>) {
-        Live live(*this, s, slot, now);
+        Live live(*this, s, slot);
         return fn(hd, c, created, live);
     } else {
         return fn(hd, c, created);
     }
+}
+
+template <class Fn>
+void KeyTable::visit(const Shard& s, std::uint32_t slot, Fn& fn) const
+{
+    const Header& hd = header(s, slot);
+    const auto* c = static_cast<const std::uint32_t*>(cells(s, slot));
+    if constexpr (std::is_invocable_v<Fn&, const Header&, const std::uint32_t*, const LiveRecord*>)
+        fn(hd, c, liveOf(s, slot));
+    else
+        fn(hd, c);
 }
 
 template <class Fn>
@@ -233,12 +253,8 @@ void KeyTable::forEach(Millis now, Fn&& fn) const
         std::lock_guard lock(s.mutex);
         for (std::uint32_t p = s.head; p != 0;) {
             const Header& hd = header(s, p - 1);
-            if (hd.expiresAt > now) {
-                if constexpr (std::is_invocable_v<Fn&, const Header&, const std::uint32_t*, const LiveRecord*>)
-                    fn(hd, static_cast<const std::uint32_t*>(cells(s, p - 1)), liveOf(s, p - 1));
-                else
-                    fn(hd, static_cast<const std::uint32_t*>(cells(s, p - 1)));
-            }
+            if (hd.expiresAt > now)
+                visit(s, p - 1, fn);
             p = hd.next;
         }
     }
@@ -271,10 +287,7 @@ bool KeyTable::read(const TableKey& key, Millis now, Fn&& fn) const
     const Header& hd = header(s, slot - 1);
     if (hd.expiresAt <= now)
         return false;
-    if constexpr (std::is_invocable_v<Fn&, const Header&, const std::uint32_t*, const LiveRecord*>)
-        fn(hd, static_cast<const std::uint32_t*>(cells(s, slot - 1)), liveOf(s, slot - 1));
-    else
-        fn(hd, static_cast<const std::uint32_t*>(cells(s, slot - 1)));
+    visit(s, slot - 1, fn);
     return true;
 }
 

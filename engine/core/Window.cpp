@@ -35,11 +35,6 @@ void store64(std::uint32_t* c, Millis v)
 
 // A ring's bucket counts: `lanes.perCell` per cell, position pos at
 // cell pos / perCell, the lowest position in the low bits.
-std::size_t countCells(std::uint32_t n, Lanes lanes)
-{
-    return lanes.cellsFor(n);
-}
-
 [[gnu::always_inline]] inline std::uint32_t bucketAt(const std::uint32_t* counts, Lanes lanes, std::size_t pos)
 {
     if (lanes.perCell == 1)
@@ -134,7 +129,7 @@ template <class Place>
 std::int64_t advanceRing(std::uint32_t* stampCell, std::uint32_t* counts, std::uint32_t n, std::int64_t nowBucket, Lanes lanes,
                          Place place)
 {
-    const std::size_t cellsUsed = countCells(n, lanes);
+    const std::size_t cellsUsed = lanes.cellsFor(n);
     std::int64_t cur = currentBucket(*stampCell, nowBucket);
     if (cur != nowBucket && std::all_of(counts, counts + cellsUsed, [](std::uint32_t c) { return c == 0; })) {
         // The stamp looks newer than now, but nothing was ever counted: a fresh
@@ -385,7 +380,7 @@ std::uint16_t LevelSpec::cellsFor(const Level& level, bool shared)
 {
     switch (level.algorithm) {
     case Algorithm::SlidingWindow:
-        return std::uint16_t(1 + countCells(std::uint32_t(ceilDiv(level.periodMs, bucketWidthOf(level))), lanesOf(level, shared)));
+        return std::uint16_t(1 + lanesOf(level, shared).cellsFor(std::uint32_t(ceilDiv(level.periodMs, bucketWidthOf(level)))));
     case Algorithm::FixedWindow: return 2;
     case Algorithm::Lockout: return packs(level, shared) ? 2 : 5;
     }
