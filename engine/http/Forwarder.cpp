@@ -76,20 +76,17 @@ void Session::connectUpstream(bool pooledAllowed)
     while (pooledAllowed && !m_thread.idleUpstream.empty()) {
         tcp::socket pooled = std::move(m_thread.idleUpstream.back());
         m_thread.idleUpstream.pop_back();
-        if (!m_exchange.requestHasBody) {
-            // Checked by the read of the response (probePooled): no system
-            // call of its own.
+        // Without a body, the read of the response checks it (probePooled):
+        // no system call of its own.
+        const bool probe = !m_exchange.requestHasBody;
+        if (probe || stillUsable(pooled)) {
             m_upstream.emplace(std::move(pooled));
             m_attempt.pooled = true;
             enter(Phase::SendingRequest);
-            probePooled();
-            return;
-        }
-        if (stillUsable(pooled)) {
-            m_upstream.emplace(std::move(pooled));
-            m_attempt.pooled = true;
-            enter(Phase::SendingRequest);
-            pumpRequest();
+            if (probe)
+                probePooled();
+            else
+                pumpRequest();
             return;
         }
         error_code ignored;
@@ -200,10 +197,8 @@ void Session::writeUpstream()
 // request is unsent, and the next pooled connection (or a new one) is taken.
 void Session::probePooled()
 {
-    m_upIn.clear();
-    m_upReadBytes = FirstUpstreamReadBytes;
     m_attempt.probing = true;
-    readUpstream();
+    readUpstreamAfresh();
     net::post(m_thread.ioc, recycled([self = shared_from_this(), attempt = m_attemptSerial] {
         if (attempt != self->m_attemptSerial)
             return;  // the probe found the connection stale; another attempt is under way
@@ -234,6 +229,12 @@ void Session::readResponse()
         onUpstreamRead(m_attempt.earlyResult, 0);
         return;
     }
+    readUpstreamAfresh();
+}
+
+// The first read of a response: an empty buffer, reads of the first size.
+void Session::readUpstreamAfresh()
+{
     m_upIn.clear();
     m_upReadBytes = FirstUpstreamReadBytes;
     readUpstream();

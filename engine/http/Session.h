@@ -506,6 +506,7 @@ private:
     void newResponseParser(bool headRequest);
     void probePooled();
     void readUpstream();
+    void readUpstreamAfresh();
     void onUpstreamRead(error_code ec, std::size_t n);
     void relayResponse();
     void startClientResponse();
