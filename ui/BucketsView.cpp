@@ -260,7 +260,9 @@ void BucketsView::apply(const ConsoleSnapshot& s)
         updateChart(m_levels[i], d.levels[i], clustered);
     QString summary = (clustered ? tr("<b>%1</b> (last seen as %2) — %3, %4 requests to this node in the last minute")
                                  : tr("<b>%1</b> (last seen as %2) — %3, %4 requests in the last minute"))
-                          .arg(qs(d.summary.keyText()), qs(d.summary.lastAddress.toString()), Theme::stateLabel(d.summary.state))
+                          .arg(qs(d.summary.keyText()),
+                               d.summary.lastAddress ? qs(d.summary.lastAddress->toString()) : tr("an address no longer kept"),
+                               Theme::stateLabel(d.summary.state))
                           .arg(d.summary.last60s);
     if (!d.summary.customer.empty())
         summary += tr(", speaks for customer <b>%1</b> (its tier's levels apply)").arg(qs(d.summary.customer));

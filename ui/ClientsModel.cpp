@@ -8,6 +8,24 @@
 
 namespace Floodgate::Ui {
 
+namespace {
+
+// A live count that misses requests no live record holds (ClientSummary::liveComplete).
+QString atLeast(const Core::ClientSummary& s, const QString& count)
+{
+    return s.liveComplete ? count : QStringLiteral("\u2265 ") + count;
+}
+
+QString incompleteNote(const Core::ClientSummary& s)
+{
+    return s.liveComplete ? QString()
+                          : ClientsModel::tr(". At least: some of this client's requests of the last minute are in no live record, "
+                                             "because every record was held by a client seen within the minute "
+                                             "(one record per 8 tracked clients)");
+}
+
+} // namespace
+
 ClientsModel::ClientsModel(QObject* parent)
     : KeyedModel<ClientRow>(parent)
 {
@@ -72,10 +90,12 @@ QVariant ClientsModel::data(const QModelIndex& index, int role) const
         switch (index.column()) {
         case Address:
             // The full address last seen, and the range it is counted under when that differs.
-            return s.keyPrefix >= 128 ? row->key : row->key + QStringLiteral("  (") + qs(s.lastAddress.toString()) + QLatin1Char(')');
-        case Last3s: return s.lastBucket;
-        case Last60s: return s.last60s;
-        case Rate: return formatRate(s.ratePerSecond);
+            return s.keyPrefix >= 128 || !s.lastAddress ? row->key : row->key + QStringLiteral("  (") + qs(s.lastAddress->toString()) + QLatin1Char(')');
+        // Requests of the minute in no live record (none was free) are not
+        // in these counts: shown as at least.
+        case Last3s: return atLeast(s, QString::number(s.lastBucket));
+        case Last60s: return atLeast(s, QString::number(s.last60s));
+        case Rate: return atLeast(s, formatRate(s.ratePerSecond));
         case Use:
             if (s.state == Core::ClientState::Blocked)
                 return tr("not counted: blocklist");
@@ -99,21 +119,27 @@ QVariant ClientsModel::data(const QModelIndex& index, int role) const
     case Qt::ToolTipRole:
         switch (index.column()) {
         case Address:
-            return s.keyPrefix >= 128 ? tr("Counted as %1").arg(row->key)
-                                      : tr("Last seen as %1; counted together with its whole %2 (IPv6 clients are counted per prefix, "
-                                           "so rotating addresses inside one allocation gains nothing)")
-                                            .arg(qs(s.lastAddress.toString()), row->key);
+            if (s.keyPrefix >= 128)
+                return tr("Counted as %1").arg(row->key);
+            return (s.lastAddress ? tr("Last seen as %1; counted").arg(qs(s.lastAddress->toString()))
+                                  : tr("Not seen for a minute: its last full address is no longer kept; counted"))
+                + tr(" together with its whole %1 (IPv6 clients are counted per prefix, "
+                     "so rotating addresses inside one allocation gains nothing)")
+                      .arg(row->key);
         case Last3s:
             return (m_clustered ? tr("%1 requests to this node in the current 3-second bucket of the live view")
                                 : tr("%1 requests in the current 3-second bucket of the live view"))
-                .arg(s.lastBucket);
+                       .arg(s.lastBucket)
+                + incompleteNote(s);
         case Last60s:
             return (m_clustered ? tr("%1 requests to this node in the last 60 seconds (20 buckets of 3 s)")
                                 : tr("%1 requests in the last 60 seconds (20 buckets of 3 s)"))
-                .arg(s.last60s);
+                       .arg(s.last60s)
+                + incompleteNote(s);
         case Rate:
-            return m_clustered ? tr("Requests per second to this node over the current and the previous 3-second bucket")
-                               : tr("Requests per second over the current and the previous 3-second bucket");
+            return (m_clustered ? tr("Requests per second to this node over the current and the previous 3-second bucket")
+                                : tr("Requests per second over the current and the previous 3-second bucket"))
+                + incompleteNote(s);
         case Use:
             if (!s.bindingLimit)
                 return tr("No counting level applies (safelisted, excluded or not counted)");

@@ -38,7 +38,7 @@ std::optional<std::string> Engine::setConfig(EngineConfig config)
     if (auto error = validate(config))
         return error;
     auto cfg = std::make_shared<const EngineConfig>(std::move(config));
-    auto compiled = compile(cfg, m->cluster.enabled);
+    auto compiled = compile(cfg, m->cluster.enabled, m->snapshot()->compiled.get());
     m->publish([&](Published& p) {
         // Keep the tables (and so every count) unless the new shape needs wider
         // entries or another capacity; entries whose shape changed start over.

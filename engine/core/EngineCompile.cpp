@@ -67,7 +67,17 @@ SharedEntry shareEntry(const std::vector<LevelSpec>& levels, std::uint16_t& offs
 
 } // namespace
 
-std::shared_ptr<const Compiled> compile(std::shared_ptr<const EngineConfig> cfg, bool clustered)
+Millis Compiled::lastRequestOf(const KeyTable::Header& h) const
+{
+    if (h.signature == clientSignature)
+        return h.expiresAt - clientKeepMs;
+    for (const auto& [signature, keepMs] : earlierClientKeeps)
+        if (h.signature == signature)
+            return h.expiresAt - keepMs;
+    return 0;
+}
+
+std::shared_ptr<const Compiled> compile(std::shared_ptr<const EngineConfig> cfg, bool clustered, const Compiled* previous)
 {
     auto c = std::make_shared<Compiled>();
     c->source = cfg;
@@ -108,6 +118,14 @@ std::shared_ptr<const Compiled> compile(std::shared_ptr<const EngineConfig> cfg,
     c->clientShared = shareEntry(c->clientLevels, clientOffset, CLIENT_SHAPE_SEED, clustered);
     c->clientStride = clientOffset;
     c->clientSignature = foldSignature(clientShape);
+    if (previous && previous->clientSignature != c->clientSignature) {
+        c->earlierClientKeeps.emplace_back(previous->clientSignature, previous->clientKeepMs);
+        for (const auto& earlier : previous->earlierClientKeeps)
+            if (earlier.first != c->clientSignature && c->earlierClientKeeps.size() < Tuning::earlierClientKeeps)
+                c->earlierClientKeeps.push_back(earlier);
+    } else if (previous) {
+        c->earlierClientKeeps = previous->earlierClientKeeps;
+    }
     c->tableStride = std::max({c->clientStride, widest, ContinuationWindow::Cells});
 
     std::map<std::string, const Tier*> tiers;

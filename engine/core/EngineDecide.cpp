@@ -105,17 +105,10 @@ void Engine::Impl::trackOnly(const Published& p, const IpAddress& key, const Req
     p.clients->with(clientKeyOf(key), c.clientSignature, now, c.clientKeepMs,
                     [&](KeyTable::Header& h, std::uint32_t*, bool, KeyTable::Live& live) {
                         h.flags = customerTag;
-                        countLive(live, f, now);
+                        live.count(now, f.client.lo());
                     });
 }
 
-void Engine::Impl::countLive(KeyTable::Live& live, const RequestFacts& f, Millis now)
-{
-    LiveRecord& r = live.get();
-    r.detail = f.client.lo();
-    r.lastSeen = std::max(r.lastSeen, now);
-    LiveRing::count(r.ring, now);
-}
 
 // A Range GET for a resource whose window is open: takes one of the
 // resource's continuations and one of the client's. True when both had
@@ -367,7 +360,7 @@ Decision Engine::decide(const RequestFacts& f, Millis now)
                         if (!waiting)
                             clientRefused = run(clientLevels, cells, CLIENT_TABLE, clientKey, c.clientSignature, c.clientShared);
                         if (!waiting)  // a request that waits is seen once, when it is decided
-                            m->countLive(live, f, now);
+                            live.count(now, f.client.lo());
                     });
     refused = refused || clientRefused;
     if (refused || waiting) {

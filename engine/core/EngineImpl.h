@@ -137,14 +137,24 @@ struct Compiled {
     Escalation escalation;
     Settings settings;
 
+    // The client entry's keep under the signatures of the configurations
+    // before this one (the latest first, a few), so that an entry not
+    // written since the rules changed still tells its last request.
+    std::vector<std::pair<std::uint32_t, Millis>> earlierClientKeeps;
+
     int keyPrefix(const IpAddress& key) const
     {
         return key.isV4() ? 96 + settings.ipv4PrefixBits : settings.ipv6PrefixBits;
     }
+    // A client entry's latest request: its expiry less the keep of the
+    // rules it was last written under (KeyTable::with); 0 when those rules
+    // are too far back to know.
+    Millis lastRequestOf(const KeyTable::Header& h) const;
 };
 
 // The configuration as the request path reads it; built once per edit.
-std::shared_ptr<const Compiled> compile(std::shared_ptr<const EngineConfig> cfg, bool clustered);
+// `previous`: the configuration it replaces over the same tables, if any.
+std::shared_ptr<const Compiled> compile(std::shared_ptr<const EngineConfig> cfg, bool clustered, const Compiled* previous = nullptr);
 
 // The cells at the end of a shared entry (docs/CLUSTER.md, "the error bound"):
 //   [0] allowance: requests this node may still admit for the entry before
@@ -381,7 +391,6 @@ struct Engine::Impl {
     void finish(Decision& d, const Compiled& c, std::size_t slot, Millis now);
     void trackOnly(const Published& p, const IpAddress& key, const RequestFacts& f, Millis now, std::uint32_t customerTag);
     // Counts the request in the client's live record (made if need be).
-    static void countLive(KeyTable::Live& live, const RequestFacts& f, Millis now);
     bool continuesResource(const Published& p, const IpAddress& key, std::uint64_t resource, Millis now);
     void beginResource(const Published& p, const IpAddress& key, std::uint64_t resource, Millis now);
 

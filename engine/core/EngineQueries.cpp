@@ -48,10 +48,35 @@ void peekLevels(const std::vector<LevelSpec>& specs, const std::uint32_t* cells,
     }
 }
 
-// A client's minute of live buckets; all zero without a live record.
-std::array<std::uint32_t, Tuning::liveBucketCount> liveOf(const LiveRecord* live, Millis now)
+// A client entry's minute of live buckets (oldest first) and its latest
+// request. Without a record (KeyTable::Live): its first request of the
+// minute, or not seen for a minute, or none was free. The entry's expiry
+// then says when its latest request was, and the header whether it was
+// the only one of the minute; `complete` is false when requests of the
+// minute are in no record.
+struct LiveView {
+    std::array<std::uint32_t, Tuning::liveBucketCount> buckets{};
+    Millis lastSeen = 0;
+    bool complete = true;
+};
+
+LiveView liveViewOf(const Compiled& c, const KeyTable::Header& h, const LiveRecord* record, Millis now)
 {
-    return live ? LiveRing::read(live->ring, now) : std::array<std::uint32_t, Tuning::liveBucketCount>{};
+    LiveView v;
+    if (record) {
+        v.buckets = LiveRing::read(record->ring, now);
+        v.lastSeen = record->lastSeen;
+        return v;
+    }
+    v.lastSeen = std::min(now, c.lastRequestOf(h));
+    const bool inWindow = v.lastSeen != 0 && now - v.lastSeen < Tuning::liveWindowMs;
+    if (inWindow && (h.live & KeyTable::LIVE_ONE_UNRECORDED)) {
+        std::uint32_t ring[LiveRing::Cells] = {};
+        LiveRing::count(ring, v.lastSeen);
+        v.buckets = LiveRing::read(ring, now);
+    }
+    v.complete = !(inWindow && (h.live & KeyTable::LIVE_UNRECORDED));
+    return v;
 }
 
 // Runs fn(cells) on a customer's counters; false when it has none yet
@@ -76,20 +101,17 @@ ClientSummary Engine::Impl::summarize(const Compiled& c, const KeyTable::Header&
     ClientSummary s;
     s.key = addressOfKey(h.a, h.b);
     s.keyPrefix = c.keyPrefix(s.key);
-    s.live = liveOf(live, now);
+    const LiveView view = liveViewOf(c, h, live, now);
+    s.live = view.buckets;
+    s.lastSeen = view.lastSeen;
+    s.liveComplete = view.complete;
+    if (live)
+        s.lastAddress = addressOfKey(h.a, live->detail);  // the last full address: the key's high word, its own low word
+    else if (s.keyPrefix >= 128)
+        s.lastAddress = s.key;  // a prefix's last full address went with its record
     s.lastBucket = s.live.back();
     s.last60s = LiveRing::total(s.live);
     s.ratePerSecond = LiveRing::recentRate(s.live, now);
-    if (live) {
-        s.lastAddress = addressOfKey(h.a, live->detail);  // the last full address: the key's high word, its own low word
-        s.lastSeen = live->lastSeen;
-    } else {
-        // Not seen for a minute (or its record went to a busier client): the
-        // key stands for the address, and the entry's expiry, which every
-        // request moves to its time + the client entry's keep, says when.
-        s.lastAddress = s.key;
-        s.lastSeen = std::min(now, h.expiresAt - c.clientKeepMs);
-    }
     s.customerTag = h.flags;
     return s;
 }
@@ -130,7 +152,7 @@ void Engine::Impl::describe(const Published& p, ClientSummary& s, const std::uin
         }
     }
     ListKind kind{};
-    if (p.lists.match(s.lastAddress, now, &kind))
+    if (p.lists.match(s.lastAddress.value_or(s.key), now, &kind))
         s.state = kind == ListKind::Blocklist ? ClientState::Blocked : ClientState::Safelisted;
 }
 
@@ -184,7 +206,7 @@ std::vector<ClientSummary> Engine::topClients(std::size_t limit, Millis now) con
     p->clients->forEach(now, [&](const KeyTable::Header& h, const std::uint32_t*, const LiveRecord* record) {
         if (h.space != CLIENT_SPACE)
             return;
-        const auto live = liveOf(record, now);
+        const auto live = liveViewOf(c, h, record, now).buckets;
         const std::uint32_t last60s = LiveRing::total(live);
         if (last60s == 0 && heap.size() >= limit)
             return;
@@ -215,6 +237,7 @@ std::vector<ClientSummary> Engine::topClients(std::size_t limit, Millis now) con
 LiveBuckets Engine::liveBuckets(std::size_t topPerBucket, Millis now) const
 {
     auto p = m->snapshot();
+    const Compiled& c = *p->compiled;
     LiveBuckets out;
     out.buckets.resize(Tuning::liveBucketCount);
     const std::int64_t cur = floorDiv(now, Tuning::liveBucketMs);
@@ -227,9 +250,9 @@ LiveBuckets Engine::liveBuckets(std::size_t topPerBucket, Millis now) const
     };
     std::vector<std::vector<Item>> heaps(Tuning::liveBucketCount);
     p->clients->forEach(now, [&](const KeyTable::Header& h, const std::uint32_t*, const LiveRecord* record) {
-        if (h.space != CLIENT_SPACE || !record)
+        if (h.space != CLIENT_SPACE)
             return;
-        const auto live = LiveRing::read(record->ring, now);
+        const auto live = liveViewOf(c, h, record, now).buckets;
         bool any = false;
         for (std::size_t i = 0; i < live.size(); ++i) {
             if (live[i] == 0)

@@ -32,7 +32,7 @@ KeyTable::KeyTable(std::size_t capacity, std::uint16_t strideCells, std::size_t 
     , m_stride(strideCells)
     , m_slotBytes((sizeof(Header) + sizeof(std::uint32_t) * strideCells + 7) & ~std::size_t(7))
     , m_shardCount(shardCountFor(m_capacity))
-    , m_liveCap(std::min(LIVE_RECORD_MASK,
+    , m_liveCap(std::min(LIVE_RECORD_MASK - 1,
                          std::uint32_t(std::max<std::size_t>(1, ceilDiv(std::int64_t(liveRecords),
                                                                         std::int64_t(m_shardCount * Tuning::liveRecordsPerChunk))))
                              * std::uint32_t(Tuning::liveRecordsPerChunk)))
@@ -253,18 +253,57 @@ LiveRecord& KeyTable::record(const Shard& s, std::uint32_t r) const
 
 const LiveRecord* KeyTable::liveOf(const Shard& s, std::uint32_t slot) const
 {
-    const std::uint32_t live = header(s, slot).live;
+    const std::uint32_t live = header(s, slot).live & LIVE_RECORD_MASK;
     if (live == 0)
         return nullptr;
-    // Given at (lap, r): still this entry's unless the hand came back to r
-    // since, which the header alone tells (no line of the pool is read for
-    // an entry whose record went to another).
-    const std::uint32_t r = (live - 1) & LIVE_RECORD_MASK;
-    const std::uint32_t lap = (live - 1) >> LIVE_RECORD_BITS;
-    if (lap != (r < s.liveHand ? s.liveLap : (s.liveLap - 1) & LIVE_LAP_MASK))
-        return nullptr;
-    const LiveRecord& rec = record(s, r);
+    // Still this entry's unless the hand gave it to another since (a
+    // removed entry's header forgets its record, so a slot reused by a new
+    // entry claims none).
+    const LiveRecord& rec = record(s, live - 1);
     return rec.owner == slot + 1 ? &rec : nullptr;
+}
+
+LiveRecord* KeyTable::takeRecord(Shard& s, std::uint32_t slot, Millis now)
+{
+    if (now < s.liveFreeFrom)
+        return nullptr;  // every record's client was seen within the window
+    LiveRecord* taken = nullptr;
+    std::uint32_t takenIndex = 0;
+    for (std::size_t probe = 0; probe < Tuning::liveRecordProbes && !taken; ++probe) {
+        const std::uint32_t r = s.liveHand;
+        if (r == s.liveUsed) {  // the first lap: the pool grows
+            if (r / Tuning::liveRecordsPerChunk >= s.liveChunks.size())
+                s.liveChunks.push_back(std::make_unique<LiveRecord[]>(Tuning::liveRecordsPerChunk));
+            ++s.liveUsed;
+            taken = &record(s, r);
+        } else if (LiveRecord& rec = record(s, r); rec.lastSeen <= now - Tuning::liveWindowMs) {
+            taken = &rec;
+        } else {
+            s.liveLapLeast = std::min(s.liveLapLeast, rec.lastSeen);
+        }
+        if (taken) {
+            takenIndex = r;
+            s.liveLapLeast = std::min(s.liveLapLeast, now);  // its client is seen now
+        }
+        if (r + 1 < m_liveCap) {
+            s.liveHand = r + 1;
+        } else {
+            s.liveHand = 0;
+            s.liveFreeFrom = s.liveLapLeast + Tuning::liveWindowMs;
+            s.liveLapLeast = std::numeric_limits<Millis>::max();
+            if (now < s.liveFreeFrom)
+                break;
+        }
+    }
+    if (s.liveHand < s.liveUsed)
+        __builtin_prefetch(&record(s, s.liveHand), 1);  // the next to look at
+    if (taken) {
+        *taken = LiveRecord{};
+        taken->owner = slot + 1;
+        taken->lastSeen = std::numeric_limits<Millis>::min();
+        header(s, slot).live = takenIndex + 1;
+    }
+    return taken;
 }
 
 LiveRecord* KeyTable::Live::find() const
@@ -272,36 +311,34 @@ LiveRecord* KeyTable::Live::find() const
     return const_cast<LiveRecord*>(m_table.liveOf(m_shard, m_slot));
 }
 
-LiveRecord& KeyTable::Live::get()
+void KeyTable::Live::count(Millis now, std::uint64_t detail)
 {
-    if (LiveRecord* mine = find())
-        return *mine;
-    Shard& s = m_shard;
-    const std::uint32_t r = s.liveHand;
-    if (r == s.liveUsed) {  // the first lap: the pool grows
-        if (r / Tuning::liveRecordsPerChunk >= s.liveChunks.size())
-            s.liveChunks.push_back(std::make_unique<LiveRecord[]>(Tuning::liveRecordsPerChunk));
-        ++s.liveUsed;
+    Header& h = m_table.header(m_shard, m_slot);
+    LiveRecord* rec = find();
+    if (!rec) {
+        // The entry's requests in the window before this one, none on a record.
+        const bool inWindow = m_previous != NO_PREVIOUS && now - m_previous < Tuning::liveWindowMs;
+        const std::uint32_t before = inWindow ? h.live & (LIVE_ONE_UNRECORDED | LIVE_UNRECORDED) : 0;
+        // A first request takes a record only while the pool grows (a
+        // newly made one); past its bound, the header holds it.
+        const bool first = before == 0;
+        rec = first && m_shard.liveHand != m_shard.liveUsed ? nullptr : m_table.takeRecord(m_shard, m_slot, now);
+        if (!rec && first) {
+            h.live = LIVE_ONE_UNRECORDED;
+            return;
+        }
+        if (!rec) {
+            h.live = LIVE_UNRECORDED;
+            return;
+        }
+        if (before == LIVE_ONE_UNRECORDED) {
+            LiveRing::count(rec->ring, m_previous);
+            rec->lastSeen = m_previous;
+        }
     }
-    const std::uint32_t lap = s.liveLap;
-    if (r + 1 >= m_table.m_liveCap) {
-        s.liveHand = 0;
-        s.liveLap = (lap + 1) & LIVE_LAP_MASK;
-    } else {
-        s.liveHand = r + 1;
-    }
-    // The next record given in this shard is the hand's: start loading it
-    // now (the hand moves in turn, but 64 shards' hands are too many
-    // streams for the hardware to follow), so zeroing it then does not
-    // wait for its line.
-    if (s.liveHand < s.liveUsed)
-        __builtin_prefetch(&m_table.record(s, s.liveHand), 1);
-    LiveRecord& rec = m_table.record(s, r);
-    rec = LiveRecord{};
-    rec.owner = m_slot + 1;
-    rec.lastSeen = std::numeric_limits<Millis>::min();
-    m_table.header(s, m_slot).live = ((lap << LIVE_RECORD_BITS) | r) + 1;
-    return rec;
+    rec->detail = detail;
+    rec->lastSeen = std::max(rec->lastSeen, now);
+    LiveRing::count(rec->ring, now);
 }
 
 std::size_t KeyTable::liveRecordsHeld() const

@@ -47,7 +47,7 @@ public:
         std::uint32_t next = 0;
         Millis expiresAt = 0;           // when nothing in the cells matters any more
         std::uint32_t flags = 0;        // free for the owner (the client space keeps the customer tag)
-        std::uint32_t live = 0;         // the live record given to it: (lap << 18 | record) + 1 in the shard's pool (0 = none)
+        std::uint32_t live = 0;         // its live record (record + 1 in the shard's pool, 0 = none) and the LIVE_* marks
 
         TableKey key() const { return TableKey{a, b, extra, space, 0}; }
         bool holds(const TableKey& k) const { return a == k.a && b == k.b && extra == k.extra && space == k.space; }
@@ -61,29 +61,50 @@ public:
     };
     static_assert(sizeof(Header) == 56);
 
+    // Header::live: the record in its low bits, and what the live view
+    // knows of requests no record holds.
+    // LIVE_ONE_UNRECORDED: the entry's last request is on no record, and it
+    //   was its only one in the live window (past the pool's bound, a
+    //   client's first request takes no record: a spray of addresses seen
+    //   once takes none).
+    // LIVE_UNRECORDED: requests in the window are on no record, how many is
+    //   not known (no record was free for the entry's second one).
+    static constexpr std::uint32_t LIVE_ONE_UNRECORDED = 1u << 31;
+    static constexpr std::uint32_t LIVE_UNRECORDED = 1u << 30;
+    static constexpr std::uint32_t LIVE_RECORD_MASK = LIVE_UNRECORDED - 1;
+
     struct Shard;
     // An entry's access to its live record, under the entry's shard lock
     // (the 4th argument of a with() callback that takes one).
     class Live {
     public:
-        // The entry's record, or null: none yet, or reclaimed for another entry.
+        // The entry's record, or null: none yet, or taken for another entry
+        // once this one was not seen for a live window.
         LiveRecord* find() const;
-        // The entry's record, given when it has none (zeroed): the one at the
-        // pool's hand, which goes round the records in turn (a new one while
-        // the pool is under its bound); the entry that had it before has none.
-        LiveRecord& get();
+        // Counts the request at `now` in the live view, `detail` the low 64
+        // bits of its full address. While the pool grows to its bound every
+        // client takes a new record. Past it, a client's first request in the
+        // window is kept in its header only; the second takes a free record
+        // (one whose client has not been seen for a live window) and counts
+        // both. No record is ever taken from a client seen within the window:
+        // when none is free the entry goes without (LIVE_UNRECORDED) and asks
+        // again with its next request.
+        void count(Millis now, std::uint64_t detail);
 
     private:
         friend class KeyTable;
-        Live(KeyTable& t, Shard& s, std::uint32_t slot) : m_table(t), m_shard(s), m_slot(slot) {}
+        Live(KeyTable& t, Shard& s, std::uint32_t slot, Millis previous)
+            : m_table(t), m_shard(s), m_slot(slot), m_previous(previous) {}
         KeyTable& m_table;
         Shard& m_shard;
         std::uint32_t m_slot;
+        Millis m_previous;  // the entry's last request before this one; NO_PREVIOUS when new or reshaped
     };
+    static constexpr Millis NO_PREVIOUS = std::numeric_limits<Millis>::min();
 
     // liveRecords: live records kept at most over all shards (each shard
     // keeps its share, rounded up to a whole chunk; at least one chunk, at
-    // most LIVE_RECORD_MASK).
+    // most LIVE_RECORD_MASK - 1).
     KeyTable(std::size_t capacity, std::uint16_t strideCells, std::size_t liveRecords = 0);
     ~KeyTable();
     KeyTable(const KeyTable&) = delete;
@@ -96,8 +117,10 @@ public:
     // fn(Header&, std::uint32_t* cells, bool created), or with a 4th
     // argument, fn(..., Live&), when fn takes one. When the entry's
     // signature differs from `signature`, its cells are zeroed first (the
-    // rule shape changed). The entry becomes most recently used and its
-    // expiry moves to at least now + keepMs.
+    // rule shape changed) and its expiry is now + keepMs. The entry becomes
+    // most recently used and its expiry moves to at least now + keepMs, so
+    // under one signature (and one keepMs) the expiry less keepMs is the
+    // entry's latest request.
     template <class Fn>
     decltype(auto) with(const TableKey& key, std::uint32_t signature, Millis now, Millis keepMs, Fn&& fn)
     {
@@ -158,11 +181,11 @@ private:
     void linkHead(Shard& s, std::uint32_t slot);
     void unlinkLru(Shard& s, std::uint32_t slot);
     void remove(Shard& s, std::uint32_t slot, bool eviction);
-    static constexpr std::uint32_t LIVE_RECORD_BITS = 18;
-    static constexpr std::uint32_t LIVE_RECORD_MASK = (1u << LIVE_RECORD_BITS) - 1;
-    static constexpr std::uint32_t LIVE_LAP_MASK = (1u << (32 - LIVE_RECORD_BITS)) - 1;
     LiveRecord& record(const Shard& s, std::uint32_t r) const;
     const LiveRecord* liveOf(const Shard& s, std::uint32_t slot) const;
+    // A record free at `now`, given to the entry at `slot` (zeroed, its
+    // owner and the header's record set), or null when none is.
+    LiveRecord* takeRecord(Shard& s, std::uint32_t slot, Millis now);
     // fn(header, cells) or, when fn takes it, fn(header, cells, live record or null).
     template <class Fn>
     void visit(const Shard& s, std::uint32_t slot, Fn& fn) const;
@@ -196,16 +219,17 @@ struct alignas(64) KeyTable::Shard {
     std::uint32_t head = 0;      // most recently used (slot + 1)
     std::uint32_t tail = 0;      // least recently used (slot + 1)
     std::uint32_t count = 0;
-    // The live records: given in turn at the hand, made as the hand first
-    // reaches them, up to m_liveCap; each time the hand comes round, the lap
-    // count moves on. A record given at (lap, r) is still its entry's while
-    // the hand has not come back to r: lap is this lap when r is behind the
-    // hand, the last one when it is ahead (the record's owner confirms it
-    // once the 14-bit lap count has wrapped).
+    // The live records: made as the hand first reaches them, up to
+    // m_liveCap, then the hand goes round them and takes one whose client
+    // was not seen for a live window (its lastSeen), looking at a few per
+    // request at most. Over a lap it keeps the least lastSeen it passed:
+    // when it comes round, no record can be free before that + the window
+    // (lastSeen only grows), so until then nobody looks.
     std::vector<std::unique_ptr<LiveRecord[]>> liveChunks;
     std::uint32_t liveUsed = 0;
     std::uint32_t liveHand = 0;
-    std::uint32_t liveLap = 0;
+    Millis liveLapLeast = std::numeric_limits<Millis>::max();
+    Millis liveFreeFrom = std::numeric_limits<Millis>::min();
     std::atomic<std::uint64_t> evictions{0};
     std::atomic<std::uint64_t> expirations{0};
 };
@@ -219,15 +243,19 @@ decltype(auto) KeyTable::with(const TableKey& key, std::uint64_t h, std::uint32_
     const std::uint32_t slot = findOrInsert(s, key, h, now, created);
     Header& hd = header(s, slot);
     std::uint32_t* c = cells(s, slot);
+    Millis previous = NO_PREVIOUS;
     if (hd.signature != signature) {
         std::memset(c, 0, sizeof(std::uint32_t) * m_stride);
         hd.signature = signature;
-    }
-    if (now + keepMs > hd.expiresAt)
         hd.expiresAt = now + keepMs;
+    } else {
+        previous = hd.expiresAt - keepMs;
+        if (now + keepMs > hd.expiresAt)
+            hd.expiresAt = now + keepMs;
+    }
     touch(s, slot);
     if constexpr (std::is_invocable_v<Fn&, Header&, std::uint32_t*, bool, Live&>) {
-        Live live(*this, s, slot);
+        Live live(*this, s, slot, created ? NO_PREVIOUS : previous);
         return fn(hd, c, created, live);
     } else {
         return fn(hd, c, created);

@@ -59,10 +59,16 @@ struct LevelUsage {
 struct ClientSummary {
     IpAddress key;            // the counting key (IPv6 cut to its prefix)
     int keyPrefix = 128;      // prefix of the key in the 128-bit space
-    IpAddress lastAddress;    // the full address last seen under this key
+    // The full address last seen under this key; unknown for a prefix key
+    // whose live record went to another client (a single address is its key).
+    std::optional<IpAddress> lastAddress;
     std::uint32_t lastBucket = 0;  // requests in the current 3 s bucket
     std::uint32_t last60s = 0;     // requests in the live window (60 s)
     double ratePerSecond = 0;      // last60s over the live window... of what was observed
+    // False when requests of the last minute are in no live record (none
+    // was free: KeyTable::Live); live, lastBucket, last60s and the rate then
+    // count only what one holds.
+    bool liveComplete = true;
     std::array<std::uint32_t, Tuning::liveBucketCount> live{};  // oldest first
     // The binding level: least remaining.
     std::string bindingRule;

@@ -17,15 +17,24 @@ inline constexpr std::int64_t liveWindowMs = liveBucketMs * static_cast<std::int
 // kept apart from the client's counters, in a pool of 64-byte live records
 // (KeyTable.h) for the clients seen lately: at most one per
 // liveRecordsShare tracked keys, and never fewer than min(capacity,
-// liveRecordsFloor), so a small table has one for every key. A client
-// counted in the live view without a record takes the one at the pool's
-// hand, which goes round the records in turn: past the bound, the record
-// given longest ago goes (its client has no live history until its next
-// request). Records are made in chunks of liveRecordsPerChunk per shard as
-// the hand first reaches them.
+// liveRecordsFloor), so a small table has one for every key. The pool
+// grows to that bound as clients come; past it, a client's first request
+// in the minute is kept in its entry's header (a spray of addresses seen
+// once takes no record) and its second takes a free record, counting both. A record is free once its client has not been seen for the
+// live window: none is ever taken from a client seen within it, so whoever
+// keeps coming keeps its history on a bad day. When none is free, the
+// client is counted without live history (shown as such) and asks again
+// with its next request; the pool's hand looks at liveRecordProbes records
+// at most per request, and after a lap in which none was free nobody looks
+// until the earliest one can be. Records are made in chunks of
+// liveRecordsPerChunk per shard as the hand first reaches them.
 inline constexpr std::size_t liveRecordsShare = 8;
 inline constexpr std::size_t liveRecordsFloor = 4096;
 inline constexpr std::size_t liveRecordsPerChunk = 64;
+inline constexpr std::size_t liveRecordProbes = 4;
+// How many earlier rule sets' keep a client entry's last request can still
+// be read back through (Compiled::earlierClientKeeps).
+inline constexpr std::size_t earlierClientKeeps = 16;
 constexpr std::size_t liveRecordsFor(std::size_t capacity)
 {
     const std::size_t floor = capacity < liveRecordsFloor ? capacity : liveRecordsFloor;

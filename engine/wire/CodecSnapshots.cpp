@@ -15,7 +15,7 @@ Json toJson(const ClientSummary& s, Millis now)
 {
     Json j = Json::object();
     j.set("address", s.keyText());
-    j.set("last_address", s.lastAddress.toString());
+    j.set("last_address", s.lastAddress ? Json(s.lastAddress->toString()) : Json());
     j.set("state", toString(s.state));
     j.set("customer", s.customer.empty() ? Json() : Json(s.customer));
     j.set("rate", std::round(s.ratePerSecond * 100.0) / 100.0);
@@ -39,6 +39,7 @@ Json toJson(const ClientSummary& s, Millis now)
     for (auto v : s.live)
         live.push(v);
     j.set("live", std::move(live));
+    j.set("live_complete", s.liveComplete);
     return j;
 }
 

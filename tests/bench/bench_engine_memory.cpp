@@ -55,7 +55,7 @@ int main(int argc, char** argv)
     for (std::size_t i = 1; i <= keys; ++i) {
         const IpAddress a = IpAddress::fromV4(0x0a000000u + std::uint32_t(i));
         table.with(TableKey{a.hi(), a.lo(), 0, 0, 0}, compiled->clientSignature, now, compiled->clientKeepMs,
-                   [&](KeyTable::Header&, std::uint32_t*, bool, KeyTable::Live& live) { LiveRing::count(live.get().ring, now); });
+                   [&](KeyTable::Header&, std::uint32_t*, bool, KeyTable::Live& live) { live.count(now, i); });
     }
     std::printf("layout_header_bytes %zu\n", sizeof(KeyTable::Header));
     for (const LevelSpec& l : compiled->clientLevels)
