@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The lockout algorithm of Window.h over a key's own cells: a window from the
 // first request, a lock after a refusal (restarted by a counted refusal,
-// longer than the period if configured), the reset.
+// longer than the period if configured), the reset, late stamps; the packed
+// layout (one time, a 16-bit count) against the wide one.
 // Time is injected; most cases run twice, from t = 0 and from a 2026
 // wall-clock time, to show the arithmetic does not depend on the epoch.
 #include <QtTest>
@@ -13,6 +14,30 @@
 
 using namespace Floodgate::Core;
 using namespace Floodgate::Core::Test;
+
+namespace {
+
+void addLayouts()
+{
+    QTest::addColumn<bool>("wide");
+    QTest::newRow("packed") << false;
+    QTest::newRow("wide") << true;
+}
+
+// The packed layout, or the wide one a cluster's shared level keeps, with
+// its window full: `limit` requests counted at `at`.
+Key fullKey(const Level& l, bool wide, Millis at)
+{
+    Key k = wide ? Key::shared(l) : Key(l);
+    if (k.spec.packed == wide)
+        qFatal("the level does not pack");
+    for (std::uint32_t i = 0; i < l.limit; ++i)
+        if (!k.hit(at).allowed)
+            qFatal("request %u of the first window refused", i);
+    return k;
+}
+
+} // namespace
 
 class TestLockout : public QObject {
     Q_OBJECT
@@ -26,6 +51,12 @@ private Q_SLOTS:
     void lockoutWindowStartsAtTheFirstRequest();
     void lockoutLongerThanThePeriod();
     void lockoutReset();
+    void lockoutLateStampAfterTheLockEnded_data() { addLayouts(); }
+    void lockoutLateStampAfterTheLockEnded();
+    void lockoutLateStampLocksFromTheWindowStart_data() { addLayouts(); }
+    void lockoutLateStampLocksFromTheWindowStart();
+    void lockoutLateCountedRefusalKeepsTheLockEnd_data() { addLayouts(); }
+    void lockoutLateCountedRefusalKeepsTheLockEnd();
     void packedLockoutAgreesWithTheWideOne_data();
     void packedLockoutAgreesWithTheWideOne();
 };
@@ -139,6 +170,53 @@ void TestLockout::lockoutReset()
     QVERIFY(k.hit(600).allowed);
     QCOMPARE(k.eval(1000).resetMs, Millis(2500));  // the window of the first request ends at 3500
     QCOMPARE(k.eval(1000).used, 2u);
+}
+
+// ---- late stamps -----------------------------------------------------------------
+// Two listener threads may stamp in one order and decide in the other: a
+// request stamped before its key's current window began is judged as of
+// that start, in both layouts.
+
+void TestLockout::lockoutLateStampAfterTheLockEnded()
+{
+    // Stamped before the lockout ended, decided after the next window began.
+    QFETCH(bool, wide);
+    Key k = fullKey(makeLevel(LOCKOUT, 6, 3000, 0, 3000), wide, 0);
+    QVERIFY(!k.hit(100).allowed);  // locked until 3100
+    QVERIFY(k.hit(3101).allowed);  // the next window
+    const Verdict v = k.hit(3095);
+    QVERIFY(v.allowed);  // before 0.5.0 the wide layout refused it (retry after 5 ms)
+    QCOMPARE(v.used, 1u);
+    QCOMPARE(v.windowStartMs, Millis(3101));
+    QCOMPARE(v.resetMs, Millis(3000));  // judged at 3101
+    QCOMPARE(k.resetAfterCount(3095), Millis(3000));
+    QCOMPARE(k.eval(3101).used, 2u);
+}
+
+void TestLockout::lockoutLateStampLocksFromTheWindowStart()
+{
+    // A late request that finds the window full locks out from its start.
+    QFETCH(bool, wide);
+    Key k = fullKey(makeLevel(LOCKOUT, 6, 3000, 0, 3000), wide, 1000);
+    const Verdict v = k.hit(990);
+    QVERIFY(!v.allowed);
+    QCOMPARE(v.retryAfterMs, Millis(3000));
+    QCOMPARE(k.eval(3999).retryAfterMs, Millis(1));  // locked until 1000 + 3000, not 990 + 3000
+    QVERIFY(k.eval(4000).allowed);
+}
+
+void TestLockout::lockoutLateCountedRefusalKeepsTheLockEnd()
+{
+    // A counted refusal restarts the lock; a late one never brings its end closer.
+    QFETCH(bool, wide);
+    Key k = fullKey(makeLevel(LOCKOUT, 6, 3000, 0, 3000, true), wide, 0);
+    QVERIFY(!k.hit(100).allowed);   // locked until 3100
+    QVERIFY(!k.hit(2000).allowed);  // until 5000
+    const Verdict v = k.hit(1990);
+    QVERIFY(!v.allowed);
+    QCOMPARE(v.retryAfterMs, Millis(3010));
+    QCOMPARE(k.eval(4999).retryAfterMs, Millis(1));  // still until 5000
+    QVERIFY(k.eval(5000).allowed);
 }
 
 // ---- packed and wide layouts ------------------------------------------------------
