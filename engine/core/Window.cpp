@@ -244,7 +244,9 @@ Verdict evaluateFixed(const LevelSpec& s, std::uint32_t* cells, Millis now)
 //   packed: [0] time, low 32 bits, [1] its next 16 bits | count << 16, the
 //           count LOCKED while the time is when a lockout ends (a locked
 //           key counts nothing: its count is 0 until the lockout ends).
-// A packed key forgets a lockout that ended once its next window counts.
+// Both hold the same: a window (start, count) or a lockout's end. The next
+// window's first count forgets a lockout that ended (count()), and
+// judgedAt() keeps a late stamp from needing it.
 constexpr std::uint32_t LOCKED = 0xffffu;
 constexpr Millis NOT_LOCKED = std::numeric_limits<Millis>::min();
 
@@ -288,10 +290,26 @@ std::uint32_t lockoutMost(const LevelSpec& s)
     return s.packed ? LOCKED - 1 : SATURATED;
 }
 
-Verdict evaluateLockout(const LevelSpec& s, std::uint32_t* cells, Millis now)
+// When a lockout level judges a request stamped `now`: never before the
+// start of the key's current window. Two listener threads may stamp in one
+// order and decide in the other; a request stamped before the window that
+// counts it began (say, just before a lockout ended, decided after a later
+// request started the next window) counts in that window as if it came at
+// its start: its reset, and a lockout it starts, run from there. The
+// lockout that ended is not held against it: the packed layout no longer
+// knows it, and answering alike in both layouts needs no memory this way.
+// Every lockout function judges at this time (evaluate, and through it
+// peek, bucketsOf and a cluster's merged view; resetAfterCount; refuse).
+Millis judgedAt(const LockoutState& st, Millis now)
+{
+    return st.count != 0 ? std::max(now, st.start) : now;
+}
+
+Verdict evaluateLockout(const LevelSpec& s, std::uint32_t* cells, Millis stamp)
 {
     Verdict v;
     LockoutState st = loadLockout(s, cells);
+    const Millis now = judgedAt(st, stamp);
     if (now < st.lockedUntil) {
         v.windowStartMs = st.lockedUntil - s.lockoutMs;  // the lockout began with the refusal
         v.allowed = false;
@@ -448,8 +466,11 @@ void mergeRemote(const LevelSpec& s, std::uint32_t* merged, const std::uint32_t*
             merged[1] = saturatingAdd(merged[1], remote[1]);
         break;
     case Algorithm::Lockout: {
+        // The other nodes' window counts if it has not run out when this
+        // node judges the request (judgedAt: not before its own window's start).
         const Millis start = load64(remote);
-        if (remote[2] != 0 && now - start < s.periodMs) {
+        const Millis at = judgedAt(loadLockout(s, merged), now);
+        if (remote[2] != 0 && at - start < s.periodMs) {
             if (merged[2] == 0)
                 store64(merged, start);
             merged[2] = saturatingAdd(merged[2], remote[2]);
@@ -558,8 +579,12 @@ void count(const LevelSpec& spec, std::uint32_t* cells, Millis now)
         break;
     case Algorithm::Lockout: {
         LockoutState st = loadLockout(spec, cells);
-        if (st.count == 0)
-            st.start = now;  // the window starts with its first request
+        if (st.count == 0) {
+            // The window starts with its first request, which forgets a
+            // lockout that ended (the packed layout has no room for both).
+            st.start = now;
+            st.lockedUntil = NOT_LOCKED;
+        }
         if (st.count != lockoutMost(spec))
             ++st.count;
         storeLockout(spec, cells, st);
@@ -579,7 +604,10 @@ Millis resetAfterCount(const LevelSpec& spec, const std::uint32_t* cells, Millis
         const auto delta = std::int32_t(std::uint32_t(idx) - cells[0]);
         return (idx - std::min(delta, 0) + 1) * spec.periodMs - now;
     }
-    case Algorithm::Lockout: return loadLockout(spec, cells).start + spec.periodMs - now;
+    case Algorithm::Lockout: {
+        const LockoutState st = loadLockout(spec, cells);
+        return st.start + spec.periodMs - judgedAt(st, now);
+    }
     }
     return 0;
 }
@@ -605,16 +633,20 @@ void uncount(const LevelSpec& spec, std::uint32_t* cells, Millis now)
         --*c;
 }
 
-void refuse(const LevelSpec& spec, std::uint32_t* cells, Millis now)
+void refuse(const LevelSpec& spec, std::uint32_t* cells, Millis stamp)
 {
     if (spec.algorithm != Algorithm::Lockout) {
         if (spec.countRefused)
-            count(spec, cells, now);
+            count(spec, cells, stamp);
         return;
     }
     LockoutState st = loadLockout(spec, cells);
+    const Millis now = judgedAt(st, stamp);
     if (now < st.lockedUntil) {
-        if (spec.countRefused) {  // Charlie Arehart's original: blocked until the client pauses
+        // Charlie Arehart's original: blocked until the client pauses. A
+        // late stamp (before the refusal that set the end) never brings the
+        // end closer.
+        if (spec.countRefused && now + spec.lockoutMs > st.lockedUntil) {
             st.lockedUntil = now + spec.lockoutMs;
             storeLockout(spec, cells, st);
         }

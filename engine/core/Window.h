@@ -11,7 +11,11 @@
 //   lockout:  [window start ms lo][hi] [count] [locked-until ms lo][hi]
 //             or, packed, [time ms, low 32 bits] [time, next 16 bits | count << 16]:
 //             the time is the window's start, or, while the count is LOCKED,
-//             when the lockout ends (a locked key counts nothing)
+//             when the lockout ends (a locked key counts nothing). Both
+//             layouts answer alike: the next window's first count forgets
+//             a lockout that ended, and a request stamped before its key's
+//             window began (decided after a later one) counts in that
+//             window as of its start, so an ended lockout never refuses it
 //   live ring (3 s x 20): [newest bucket index] [20 x 16-bit counts packed in 10 cells]
 #pragma once
 

@@ -2,7 +2,8 @@
 // Helpers shared by the engine suites: addresses from text, requests built
 // field by field, readable names for the engine's enums, COMPARE_ACTION and
 // the binding rule of a decision, FNV-1a collisions of the engine's old key
-// hash, and one key's window cells driven the way the engine drives them.
+// hash, and one key's window cells driven the way the engine drives them
+// (two layouts of one level compared over random requests).
 //
 // Why the names: QCOMPARE(d.action, Action::Throttle) would find
 // Floodgate::Core::toString(Action) by argument-dependent lookup; it returns a
@@ -30,6 +31,7 @@
 #include <functional>
 #include <memory>
 #include <numeric>
+#include <random>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -501,6 +503,88 @@ inline void compareVerdicts(const Verdict& a, const Verdict& b)
     QCOMPARE(a.resetMs, b.resetMs);
     QCOMPARE(a.retryAfterMs, b.retryAfterMs);
     QCOMPARE(a.windowStartMs, b.windowStartMs);
+}
+
+// How compareLayouts() steps through time: besides bursts (0-2 ms apart),
+// steps of up to nearMs, a few of up to farMs, and late stamps, up to lateMs
+// before the latest stamp seen (two listener threads may stamp in one order
+// and decide in the other).
+struct RandomSteps {
+    Millis nearMs = 0;
+    Millis farMs = 0;
+    Millis lateMs = 0;
+};
+
+// Drives two layouts of one level (packed and wide) through the same 20,000
+// random requests and compares every answer: the verdict, the reset after a
+// count, a reservation given back now and then, peek() and the buckets. Some
+// steps land just past the last answer's edge (a bucket leaving, a window's
+// or a lockout's end), so the late stamps that follow cross it. The wide key
+// has no remote cells: it is read without them (cluster = false). On a
+// failure the last stamps are printed; the caller returns when
+// QTest::currentTestFailed().
+inline void compareLayouts(Key& packed, Key& wide, std::uint64_t seed, Millis base, RandomSteps s)
+{
+    std::mt19937_64 rng(seed);
+    Millis latest = base;
+    Millis edge = base;  // where the last answer changes: a bucket, a window or a lockout ends
+    std::array<std::pair<Millis, bool>, 8> trail{};  // the last stamps and whether they passed
+    const auto fail = [&](int step, Millis at) {
+        QByteArray t;
+        for (std::size_t i = 0; i < trail.size() && std::size_t(step) > i; ++i) {
+            const auto& [stamp, allowed] = trail[(std::size_t(step) - 1 - i) % trail.size()];
+            t += " " + QByteArray::number(qint64(stamp - base)) + (allowed ? "+" : "-");
+        }
+        qWarning("step %d: stamp base+%lld (latest base+%lld); before it, newest first (+ allowed, - refused):%s", step,
+                 qint64(at - base), qint64(latest - base), t.constData());
+    };
+    for (int step = 0; step < 20'000; ++step) {
+        const std::uint64_t r = rng() % 100;
+        Millis at = latest;
+        if (r < 55)
+            at += Millis(rng() % 3);
+        else if (r < 80)
+            at += Millis(rng() % std::uint64_t(s.nearMs + 1));
+        else if (r < 87)
+            at += Millis(rng() % std::uint64_t(s.farMs + 1));
+        else if (r < 92)
+            at = std::max(at, edge + Millis(rng() % 3));
+        else
+            at = std::max(base, latest - 1 - Millis(rng() % std::uint64_t(s.lateMs)));
+        latest = std::max(latest, at);
+        // The checks of one step; a QCOMPARE that fails returns from it.
+        const auto check = [&] {
+            const Verdict a = packed.hit(at);
+            compareVerdicts(a, wide.hit(at));
+            if (QTest::currentTestFailed())
+                return;
+            trail[std::size_t(step) % trail.size()] = {at, a.allowed};
+            if (a.allowed) {
+                const Millis reset = packed.resetAfterCount(at);
+                QCOMPARE(reset, wide.resetAfterCount(at));
+                edge = at + reset;
+                if (rng() % 8 == 0) {  // a reservation given back
+                    packed.uncount(at);
+                    wide.uncount(at);
+                }
+            } else {
+                edge = at + a.retryAfterMs;
+            }
+            compareVerdicts(peek(packed.spec, packed.cells.data(), at), peek(wide.spec, wide.cells.data(), at, false));
+            if (QTest::currentTestFailed())
+                return;
+            const auto pb = packed.buckets(at);
+            const auto wb = bucketsOf(wide.spec, wide.cells.data(), at, false);
+            QCOMPARE(pb.size(), wb.size());
+            for (std::size_t i = 0; i < pb.size(); ++i) {
+                QCOMPARE(pb[i].startMs, wb[i].startMs);
+                QCOMPARE(pb[i].count, wb[i].count);
+            }
+        };
+        check();
+        if (QTest::currentTestFailed())
+            return fail(step, at);
+    }
 }
 
 // The data of a case that runs twice: from t = 0 and from a 2026 wall-clock
