@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// A small map split in 16 shards, each behind its own mutex, for engine state
-// touched only on some requests (cooldowns, escalation history). Private to
-// the engine.
+// A small map split in 16 shards, each behind its own lock (ShortLock.h: a
+// thread that finds it taken spins a little before it sleeps), for engine
+// state touched only on some requests (cooldowns, escalation history).
+// Private to the engine.
 #pragma once
+
+#include "core/ShortLock.h"
 
 #include <algorithm>
 #include <array>
@@ -55,7 +58,7 @@ public:
 
 private:
     struct alignas(64) Shard {
-        mutable std::mutex mutex;
+        mutable ShortLock mutex;
         std::unordered_map<Key, Value, Hash> map;
     };
     Shard& shard(const Key& key) { return m_shards[(Hash{}(key) >> 20) % m_shards.size()]; }

@@ -82,6 +82,11 @@ inline constexpr std::size_t defaultMaxTrackedKeys = 1'000'000;
 // Shards of the key table; a power of two. Each has its own lock and is
 // padded to its own cache lines so two listener threads do not share one.
 inline constexpr std::size_t keyTableShards = 64;
+// Times a thread that finds a shard lock taken polls it (one pause each,
+// ~20-60 ns on current x86) before it sleeps (ShortLock.h): a few
+// microseconds, longer than a shard's critical section with its cache
+// misses, far shorter than a sleep and a wake-up on a VM.
+inline constexpr std::uint32_t shortLockSpins = 128;
 // Entries are allocated in chunks of this many slots (no up-front reservation
 // of the whole capacity: a desktop console with 50 clients stays small).
 inline constexpr std::size_t slotsPerChunk = 512;
