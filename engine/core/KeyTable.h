@@ -9,6 +9,7 @@
 
 #include "core/TableKey.h"
 #include "core/Time.h"
+#include "core/ShortLock.h"
 #include "core/Window.h"
 
 #include <atomic>
@@ -205,7 +206,7 @@ private:
 // ---- implementation of the templates -------------------------------------
 
 struct alignas(64) KeyTable::Shard {
-    mutable std::mutex mutex;
+    mutable ShortLock mutex;
     std::vector<std::uint32_t> index;  // slot + 1, 0 = empty; linear probing
     std::uint64_t mask = 0;
     // The index's place and mask for prefetch(), written under the lock
