@@ -17,6 +17,34 @@ std::uint64_t hashKey(const TableKey& key)
 
 namespace {
 
+// An index position, 32 bits, so that neither a lookup nor a removal reads
+// another key's slot (a cache miss each):
+//   bits 0-21:  the slot + 1 (0 = empty);
+//   bits 22-27: 6 bits of the key's hash (its 32nd to 37th, which neither
+//               the position, from the low bits, nor the shard, from the
+//               40th, uses): a lookup passes over a position whose bits
+//               differ without reading its slot (1 in 64 still does);
+//   bits 28-31: how far the position is from the key's home position, 0 to
+//               14, or 15 for "15 or more" (then read from its slot): a
+//               removal's backward shift needs every following key's home.
+constexpr std::uint32_t INDEX_SLOT_BITS = 22;
+constexpr std::uint32_t INDEX_SLOT_MASK = (1u << INDEX_SLOT_BITS) - 1;
+constexpr std::uint32_t INDEX_FINGERPRINT_MASK = 0x3fu << INDEX_SLOT_BITS;
+constexpr std::uint32_t INDEX_DISTANCE_SHIFT = 28;
+constexpr std::uint32_t INDEX_DISTANCE_UNKNOWN = 15;
+
+std::uint32_t fingerprintOf(std::uint64_t hash)
+{
+    return std::uint32_t(hash >> 32) << INDEX_SLOT_BITS & INDEX_FINGERPRINT_MASK;
+}
+
+// The position's value with its distance from home set to `distance`.
+std::uint32_t atDistance(std::uint32_t v, std::uint64_t distance)
+{
+    const auto d = std::uint32_t(std::min<std::uint64_t>(distance, INDEX_DISTANCE_UNKNOWN));
+    return (v & (INDEX_SLOT_MASK | INDEX_FINGERPRINT_MASK)) | (d << INDEX_DISTANCE_SHIFT);
+}
+
 std::size_t shardCountFor(std::size_t capacity)
 {
     // Small tables (tests, customer tables) keep one shard so LRU order and
@@ -68,12 +96,13 @@ std::uint32_t* KeyTable::cells(const Shard& s, std::uint32_t slot) const
 std::uint32_t KeyTable::find(const Shard& s, const TableKey& key, std::uint64_t hash) const
 {
     std::uint64_t i = hash & s.mask;
+    const std::uint32_t fingerprint = fingerprintOf(hash);
     while (true) {
         const std::uint32_t v = s.index[i];
         if (v == 0)
             return 0;
-        if (header(s, v - 1).holds(key))
-            return v;
+        if ((v & INDEX_FINGERPRINT_MASK) == fingerprint && header(s, (v & INDEX_SLOT_MASK) - 1).holds(key))
+            return v & INDEX_SLOT_MASK;
         i = (i + 1) & s.mask;
     }
 }
@@ -117,7 +146,7 @@ void KeyTable::remove(Shard& s, std::uint32_t slot, bool eviction)
     Header& h = header(s, slot);
     // Backward-shift deletion keeps linear probing correct without tombstones.
     std::uint64_t i = hashKey(h.key()) & s.mask;
-    while (s.index[i] != slot + 1)
+    while ((s.index[i] & INDEX_SLOT_MASK) != slot + 1)
         i = (i + 1) & s.mask;
     std::uint64_t j = i;
     while (true) {
@@ -125,11 +154,14 @@ void KeyTable::remove(Shard& s, std::uint32_t slot, bool eviction)
         const std::uint32_t v = s.index[j];
         if (v == 0)
             break;
-        const std::uint64_t k = hashKey(header(s, v - 1).key()) & s.mask;
-        // Move v back to the hole at i unless its home k lies cyclically in (i, j].
-        const bool between = (i <= j) ? (i < k && k <= j) : (i < k || k <= j);
-        if (!between) {
-            s.index[i] = v;
+        // Move v back to the hole at i unless its home lies cyclically in
+        // (i, j], that is unless it is fewer than j - i from home.
+        std::uint64_t distance = v >> INDEX_DISTANCE_SHIFT;
+        if (distance == INDEX_DISTANCE_UNKNOWN)
+            distance = (j - hashKey(header(s, (v & INDEX_SLOT_MASK) - 1).key())) & s.mask;
+        const std::uint64_t gap = (j - i) & s.mask;
+        if (distance >= gap) {
+            s.index[i] = atDistance(v, distance - gap);
             i = j;
         }
     }
@@ -170,7 +202,11 @@ std::uint32_t KeyTable::findOrInsert(Shard& s, const TableKey& key, std::uint64_
     // evict early in whichever shard the hash fills first). Reserve a place
     // first, then give one back from this shard's LRU end: at most one key
     // over the capacity per shard that is empty when the table is full.
-    if (m_count.fetch_add(1, std::memory_order_relaxed) >= m_capacity && s.tail)
+    // A shard also gives one back when its slots reach what an index
+    // position can name (INDEX_SLOT_MASK: 4,194,303, well above a shard's
+    // share of the largest capacity, 100,000,000 / 64).
+    const bool overCapacity = m_count.fetch_add(1, std::memory_order_relaxed) >= m_capacity;
+    if ((overCapacity || (s.freeHead == 0 && s.used >= INDEX_SLOT_MASK)) && s.tail)
         remove(s, s.tail - 1, header(s, s.tail - 1).expiresAt > now);
 
     std::uint32_t slot;
@@ -198,10 +234,11 @@ std::uint32_t KeyTable::findOrInsert(Shard& s, const TableKey& key, std::uint64_
         for (std::uint32_t v : s.index) {
             if (v == 0)
                 continue;
-            std::uint64_t i = hashKey(header(s, v - 1).key()) & (cap - 1);
+            const std::uint64_t home = hashKey(header(s, (v & INDEX_SLOT_MASK) - 1).key()) & (cap - 1);
+            std::uint64_t i = home;
             while (bigger[i] != 0)
                 i = (i + 1) & (cap - 1);
-            bigger[i] = v;
+            bigger[i] = atDistance(v, (i - home) & (cap - 1));
         }
         s.index.swap(bigger);
         s.mask = cap - 1;
@@ -211,7 +248,7 @@ std::uint32_t KeyTable::findOrInsert(Shard& s, const TableKey& key, std::uint64_
     std::uint64_t i = hash & s.mask;
     while (s.index[i] != 0)
         i = (i + 1) & s.mask;
-    s.index[i] = slot + 1;
+    s.index[i] = atDistance(fingerprintOf(hash) | (slot + 1), (i - hash) & s.mask);
     return slot;
 }
 
