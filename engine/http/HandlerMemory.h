@@ -14,6 +14,8 @@
 // declares it first).
 #pragma once
 
+#include "http/HandlerClock.h"
+
 #include <array>
 #include <cstddef>
 #include <new>
@@ -103,25 +105,28 @@ private:
     HandlerMemory* m_memory;
 };
 
-// A completion handler that allocates from a thread's HandlerMemory:
-// `socket.async_read_some(buffer, Recycled(memory, [..](error_code, std::size_t) {..}))`.
+// A completion handler that allocates from a thread's HandlerMemory and,
+// while it runs, reads the thread's HandlerClock at most once per kind of time:
+// `socket.async_read_some(buffer, Recycled(memory, clock, [..](error_code, std::size_t) {..}))`.
 template<class Handler>
 class Recycled {
 public:
     using allocator_type = HandlerAllocator<void>;
 
-    Recycled(HandlerMemory& memory, Handler handler) : m_memory(&memory), m_handler(std::move(handler)) {}
+    Recycled(HandlerMemory& memory, HandlerClock& clock, Handler handler) : m_memory(&memory), m_clock(&clock), m_handler(std::move(handler)) {}
 
     allocator_type get_allocator() const noexcept { return allocator_type(*m_memory); }
 
     template<class... Args>
     void operator()(Args&&... args)
     {
+        const HandlerClock::Handling handling(*m_clock);
         m_handler(std::forward<Args>(args)...);
     }
 
 private:
     HandlerMemory* m_memory;
+    HandlerClock* m_clock;
     Handler m_handler;
 };
 

@@ -101,7 +101,7 @@ bool Listener::start(std::string* error)
         return fail("\"" + m->options.address + "\" is not an IP address to listen on");
     tcp::endpoint endpoint(address, m->options.port);
     for (unsigned i = 0; i < m->options.threads; ++i) {
-        auto t = std::make_unique<ThreadContext>(i);
+        auto t = std::make_unique<ThreadContext>(i, m->clock);
         t->acceptor.open(endpoint.protocol(), ec);
         if (!ec)
             t->acceptor.set_option(net::socket_base::reuse_address(true), ec);

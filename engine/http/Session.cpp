@@ -21,7 +21,7 @@ Session::Session(Listener::Impl& listener, ThreadContext& thread, tcp::socket so
     , m_thread(thread)
     , m_socket(std::move(socket))
     , m_buffer(listener.options.headerLimitBytes + 64 * 1024)
-    , m_deadline(listener.clock, listener.timeouts)
+    , m_deadline(thread.clock, listener.timeouts)
     , m_clusterTimer(thread.ioc)
     , m_upstreamTimer(thread.ioc)
     , m_upIn(UpstreamHeaderLimitBytes + RelayChunkBytes)

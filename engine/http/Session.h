@@ -300,8 +300,9 @@ private:
 class Session;
 
 struct ThreadContext {
-    explicit ThreadContext(std::size_t i) : index(i), acceptor(ioc), sweeper(ioc), acceptRetry(ioc) {}
+    ThreadContext(std::size_t i, const Core::Clock& c) : index(i), clock(c), acceptor(ioc), sweeper(ioc), acceptRetry(ioc) {}
     std::size_t index;
+    HandlerClock clock;  // the listener's clock, read once per handler by this thread's sessions
     HandlerMemory handlerMemory;  // before ioc: pending operations give their blocks back when it is destroyed
     net::io_context ioc{1};
     tcp::acceptor acceptor;
@@ -453,14 +454,15 @@ public:
 private:
     const ListenerOptions& opts() const { return m_listener.options; }
     // Wall time, for the engine and the records (deadlines read the clock's
-    // monotonic time through m_deadline).
-    Millis wallNow() const { return m_listener.clock.now(); }
+    // monotonic time through m_deadline), once per handler (HandlerClock.h).
+    Millis wallNow() const { return m_thread.clock.now(); }
     const TrustedProxies& trusted() { return m_listener.trusted(m_thread); }
-    // A completion handler whose operation's memory is this thread's, recycled.
+    // A completion handler whose operation's memory is this thread's,
+    // recycled, and that reads the clock once (HandlerClock.h).
     template<class Handler>
     Recycled<Handler> recycled(Handler handler)
     {
-        return Recycled<Handler>(m_thread.handlerMemory, std::move(handler));
+        return Recycled<Handler>(m_thread.handlerMemory, m_thread.clock, std::move(handler));
     }
 
     // The one way the phase changes.
