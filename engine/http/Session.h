@@ -304,7 +304,11 @@ struct ThreadContext {
     std::size_t index;
     HandlerClock clock;  // the listener's clock, read once per handler by this thread's sessions
     HandlerMemory handlerMemory;  // before ioc: pending operations give their blocks back when it is destroyed
-    net::io_context ioc{1};
+    // One thread runs it, and every socket and timer on it is used from that
+    // thread (or before it starts and after it ends): the reactor's lock per
+    // socket can go. The scheduler keeps its lock, for stop()'s posts from
+    // another thread.
+    net::io_context ioc{BOOST_ASIO_CONCURRENCY_HINT_UNSAFE_IO};
     tcp::acceptor acceptor;
     net::steady_timer sweeper;
     net::steady_timer acceptRetry;
