@@ -173,6 +173,37 @@ private Q_SLOTS:
         model.apply(*s);
         QCOMPARE(model.index(0, 0).data(ClientsModel::KeyRole).toString(), QStringLiteral("2001:db8:bad:1::/64"));
         QCOMPARE(model.index(0, 0).data().toString(), QStringLiteral("2001:db8:bad:1::/64  (2001:db8:bad:1:dead:beef:1:2)"));
+        // Its live record went to another client: no full address to show, and the tooltip says why.
+        range.lastAddress.reset();
+        s->clients = {ClientRow(range)};
+        model.apply(*s);
+        QCOMPARE(model.index(0, 0).data().toString(), QStringLiteral("2001:db8:bad:1::/64"));
+        QVERIFY(model.index(0, 0).data(Qt::ToolTipRole).toString().contains(QStringLiteral("no longer kept")));
+    }
+
+    void liveCountsWithoutARecordReadAsAtLeast()
+    {
+        // Some of the client's requests of the minute are in no live record
+        // (the pool was full of clients seen within the minute): its live
+        // counts are lower bounds, and say so; its sort keys stay numbers.
+        ClientsModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        auto s = snapshot(T0);
+        ClientRow r = client("203.0.113.9", 4, 1.0);
+        r.summary.lastBucket = 2;
+        s->clients = {r};
+        model.apply(*s);
+        QCOMPARE(model.index(0, ClientsModel::Last60s).data().toString(), QStringLiteral("4"));
+        QVERIFY(!model.index(0, ClientsModel::Last60s).data(Qt::ToolTipRole).toString().contains(QStringLiteral("At least")));
+        r.summary.liveComplete = false;
+        s->clients = {r};
+        model.apply(*s);
+        QCOMPARE(model.index(0, ClientsModel::Last3s).data().toString(), QStringLiteral("\u2265 2"));
+        QCOMPARE(model.index(0, ClientsModel::Last60s).data().toString(), QStringLiteral("\u2265 4"));
+        QVERIFY(model.index(0, ClientsModel::Rate).data().toString().startsWith(QStringLiteral("\u2265 ")));
+        for (int column : {int(ClientsModel::Last3s), int(ClientsModel::Last60s), int(ClientsModel::Rate)})
+            QVERIFY(model.index(0, column).data(Qt::ToolTipRole).toString().contains(QStringLiteral("At least")));
+        QCOMPARE(model.index(0, ClientsModel::Last60s).data(ClientsModel::SortRole).toUInt(), 4u);
     }
 
     void listsFollowTheDeltasTheSnapshotThreadWorksOut()
