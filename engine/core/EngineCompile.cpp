@@ -118,13 +118,12 @@ std::shared_ptr<const Compiled> compile(std::shared_ptr<const EngineConfig> cfg,
     c->clientShared = shareEntry(c->clientLevels, clientOffset, CLIENT_SHAPE_SEED, clustered);
     c->clientStride = clientOffset;
     c->clientSignature = foldSignature(clientShape);
-    if (previous && previous->clientSignature != c->clientSignature) {
-        c->earlierClientKeeps.emplace_back(previous->clientSignature, previous->clientKeepMs);
+    if (previous) {
+        if (previous->clientSignature != c->clientSignature)
+            c->earlierClientKeeps.emplace_back(previous->clientSignature, previous->clientKeepMs);
         for (const auto& earlier : previous->earlierClientKeeps)
             if (earlier.first != c->clientSignature && c->earlierClientKeeps.size() < Tuning::earlierClientKeeps)
                 c->earlierClientKeeps.push_back(earlier);
-    } else if (previous) {
-        c->earlierClientKeeps = previous->earlierClientKeeps;
     }
     c->tableStride = std::max({c->clientStride, widest, ContinuationWindow::Cells});
 

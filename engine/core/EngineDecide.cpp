@@ -109,7 +109,6 @@ void Engine::Impl::trackOnly(const Published& p, const IpAddress& key, const Req
                     });
 }
 
-
 // A Range GET for a resource whose window is open: takes one of the
 // resource's continuations and one of the client's. True when both had
 // one left (the request is then not counted).

@@ -390,7 +390,6 @@ struct Engine::Impl {
     // ---- the request path (EngineDecide.cpp) ----
     void finish(Decision& d, const Compiled& c, std::size_t slot, Millis now);
     void trackOnly(const Published& p, const IpAddress& key, const RequestFacts& f, Millis now, std::uint32_t customerTag);
-    // Counts the request in the client's live record (made if need be).
     bool continuesResource(const Published& p, const IpAddress& key, std::uint64_t resource, Millis now);
     void beginResource(const Published& p, const IpAddress& key, std::uint64_t resource, Millis now);
 

@@ -169,7 +169,7 @@ void KeyTable::remove(Shard& s, std::uint32_t slot, bool eviction)
     unlinkLru(s, slot);
     h.setKey(TableKey{});
     h.signature = 0;
-    h.live = 0;  // its live record, if it still has one, is reused when the pool's hand comes by
+    h.live = 0;  // its live record, if it still has one, is free once its last request is a live window old
     h.next = s.freeHead;
     s.freeHead = slot + 1;
     --s.count;
@@ -308,7 +308,7 @@ LiveRecord* KeyTable::takeRecord(Shard& s, std::uint32_t slot, Millis now)
     std::uint32_t takenIndex = 0;
     for (std::size_t probe = 0; probe < Tuning::liveRecordProbes && !taken; ++probe) {
         const std::uint32_t r = s.liveHand;
-        if (r == s.liveUsed) {  // the first lap: the pool grows
+        if (s.liveGrowing()) {
             if (r / Tuning::liveRecordsPerChunk >= s.liveChunks.size())
                 s.liveChunks.push_back(std::make_unique<LiveRecord[]>(Tuning::liveRecordsPerChunk));
             ++s.liveUsed;
@@ -359,13 +359,9 @@ void KeyTable::Live::count(Millis now, std::uint64_t detail)
         // A first request takes a record only while the pool grows (a
         // newly made one); past its bound, the header holds it.
         const bool first = before == 0;
-        rec = first && m_shard.liveHand != m_shard.liveUsed ? nullptr : m_table.takeRecord(m_shard, m_slot, now);
-        if (!rec && first) {
-            h.live = LIVE_ONE_UNRECORDED;
-            return;
-        }
+        rec = first && !m_shard.liveGrowing() ? nullptr : m_table.takeRecord(m_shard, m_slot, now);
         if (!rec) {
-            h.live = LIVE_UNRECORDED;
+            h.live = first ? LIVE_ONE_UNRECORDED : LIVE_UNRECORDED;
             return;
         }
         if (before == LIVE_ONE_UNRECORDED) {

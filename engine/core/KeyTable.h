@@ -207,7 +207,7 @@ private:
 
 struct alignas(64) KeyTable::Shard {
     mutable ShortLock mutex;
-    std::vector<std::uint32_t> index;  // slot + 1, 0 = empty; linear probing
+    std::vector<std::uint32_t> index;  // linear probing; 0 = empty, else the slot + 1 and more (KeyTable.cpp, INDEX_*)
     std::uint64_t mask = 0;
     // The index's place and mask for prefetch(), written under the lock
     // when the index grows, read without it (a stale pair only prefetches
@@ -231,6 +231,8 @@ struct alignas(64) KeyTable::Shard {
     std::uint32_t liveHand = 0;
     Millis liveLapLeast = std::numeric_limits<Millis>::max();
     Millis liveFreeFrom = std::numeric_limits<Millis>::min();
+    // The first lap: the hand is at the end of the records made so far.
+    bool liveGrowing() const { return liveHand == liveUsed; }
     std::atomic<std::uint64_t> evictions{0};
     std::atomic<std::uint64_t> expirations{0};
 };

@@ -20,9 +20,10 @@ inline constexpr std::int64_t liveWindowMs = liveBucketMs * static_cast<std::int
 // liveRecordsFloor), so a small table has one for every key. The pool
 // grows to that bound as clients come; past it, a client's first request
 // in the minute is kept in its entry's header (a spray of addresses seen
-// once takes no record) and its second takes a free record, counting both. A record is free once its client has not been seen for the
-// live window: none is ever taken from a client seen within it, so whoever
-// keeps coming keeps its history on a bad day. When none is free, the
+// once takes no record) and its second takes a free record, counting both.
+// A record is free once its client has not been seen for the live window:
+// none is ever taken from a client seen within it, so whoever keeps coming
+// keeps its history on a bad day. When none is free, the
 // client is counted without live history (shown as such) and asks again
 // with its next request; the pool's hand looks at liveRecordProbes records
 // at most per request, and after a lap in which none was free nobody looks
