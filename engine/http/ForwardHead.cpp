@@ -205,7 +205,11 @@ void Session::appendUpstreamHead(std::string& r)
     } else if (!Core::equalsIgnoreCase(d.view(d.method), "GET") && !Core::equalsIgnoreCase(d.view(d.method), "HEAD")) {
         r += "Content-Length: 0\r\n";
     }
-    r += "Connection: keep-alive\r\n\r\n";
+    // No Connection header: an HTTP/1.1 request keeps its connection by
+    // default (RFC 9112 section 9.3), as nginx's keep-alive pool sends it
+    // (proxy_http_version 1.1, Connection ""). Every header here is parsed
+    // again by the upstream for every request.
+    r += "\r\n";
 }
 
 // What the upstream may believe about the client and the original request.

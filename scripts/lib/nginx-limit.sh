@@ -55,7 +55,15 @@ CONF
 
 # nginx_proxy_conf DIR PORT UPSTREAM_PORT: nginx as a reverse proxy with
 # limit_req in front (the calm zone: every request counted and allowed) and
-# a keep-alive pool to UPSTREAM_PORT.
+# a keep-alive pool to UPSTREAM_PORT. It sends the upstream the head
+# Floodgate's proxy mode sends (engine/http/ForwardHead.cpp), so both sides
+# compose the same forwarding headers and the shared upstream parses the
+# same bytes: the client's Host, X-Forwarded-For (the peer: no proxy is
+# trusted here), X-Forwarded-Proto, X-Forwarded-Host, X-Real-IP and
+# Forwarded (Floodgate quotes the host only when it is not a token; a
+# host:port never is), and no Connection header. nginx's defaults (Host
+# $proxy_host, nothing about the client) would leave the upstream five
+# headers less to parse behind nginx than behind Floodgate.
 nginx_proxy_conf() {
   local dir=$1 port=$2 up=$3
   mkdir -p "$dir/tmp"
@@ -67,7 +75,12 @@ nginx_proxy_conf() {
   limit_req_log_level info;
   upstream origin { server 127.0.0.1:$up; keepalive 64; keepalive_requests 100000000; }
   server { listen 127.0.0.1:$port;
-           location / { limit_req zone=calm burst=100000 nodelay; proxy_pass http://origin; proxy_http_version 1.1; proxy_set_header Connection ""; } }
+           location / { limit_req zone=calm burst=100000 nodelay; proxy_pass http://origin; proxy_http_version 1.1;
+                        proxy_set_header Host \$http_host; proxy_set_header X-Forwarded-For \$remote_addr;
+                        proxy_set_header X-Forwarded-Proto \$scheme; proxy_set_header X-Forwarded-Host \$http_host;
+                        proxy_set_header X-Real-IP \$remote_addr;
+                        proxy_set_header Forwarded "for=\$remote_addr;host=\\"\$http_host\\";proto=\$scheme";
+                        proxy_set_header Connection ""; } }
 }
 CONF
   } >"$dir/nginx.conf"
