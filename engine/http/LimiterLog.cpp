@@ -477,11 +477,24 @@ void LimiterLog::run()
     // applies to this thread alone on Linux; if it cannot be set, the log
     // still works), and small chunks with a pause between them, so it never
     // holds the core for more than a fraction of a millisecond.
+    // Producers never notify it, so it looks every 20 ms while refusals
+    // come (1 ms while a ring is still full). After a second with none and
+    // no client's second open it looks every 200 ms: an idle server is not
+    // woken 50 times a second for nothing (a refusal after a quiet spell is
+    // written within 200 ms; flush() and stop() wake it at once).
     constexpr std::size_t CHUNK = 256;
+    constexpr auto BUSY_POLL = std::chrono::milliseconds(20);
+    constexpr auto QUIET_POLL = std::chrono::milliseconds(200);
+    constexpr int POLLS_BEFORE_QUIET = 50;
     ::setpriority(PRIO_PROCESS, pid_t(::syscall(SYS_gettid)), 10);
     std::uint64_t asked = 0;
+    std::uint64_t drainedBefore = m_nextEventId;
+    int emptyPolls = 0;
     while (true) {
         const bool left = drainOnce(CHUNK, asked > 0);
+        const bool empty = !left && m_nextEventId == drainedBefore && m_pending.empty();
+        drainedBefore = m_nextEventId;
+        emptyPolls = empty ? std::min(emptyPolls + 1, POLLS_BEFORE_QUIET) : 0;
         std::unique_lock lock(m_mutex);
         if (!left) {
             m_flushDone = std::max(m_flushDone, asked);
@@ -490,7 +503,7 @@ void LimiterLog::run()
         if (m_stop)
             break;
         if (m_flushAsked == m_flushDone)
-            m_wake.wait_for(lock, std::chrono::milliseconds(left ? 1 : 20));
+            m_wake.wait_for(lock, left ? std::chrono::milliseconds(1) : emptyPolls == POLLS_BEFORE_QUIET ? QUIET_POLL : BUSY_POLL);
         // A flush asked before this drain began covers what was pushed before it.
         asked = m_flushAsked > m_flushDone ? m_flushAsked : 0;
     }

@@ -27,6 +27,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <thread>
 #endif
@@ -773,6 +774,47 @@ private Q_SLOTS:
     }
 
     // A visitor chooses its user agent and query: opened in a spreadsheet,
+    // With no refusals for a second the writer looks 5 times a second, not
+    // 50 (an idle server is not woken for nothing), and a refusal after the
+    // quiet spell is still written without anyone asking for a flush. The
+    // writer is the thread start() adds to this process; its voluntary
+    // context switches are its wake-ups.
+    void idleWriterWakesRarelyAndStillWrites()
+    {
+        auto threads = [] {
+            std::set<std::string> tids;
+            for (const auto& e : std::filesystem::directory_iterator("/proc/self/task"))
+                tids.insert(e.path().filename().string());
+            return tids;
+        };
+        const auto before = threads();
+        TempLimiterLog t;
+        QVERIFY2(t.started, t.error.c_str());
+        std::string writer;
+        for (const std::string& tid : threads())
+            if (!before.count(tid))
+                writer = tid;
+        QVERIFY(!writer.empty());
+        auto wakeups = [&] {
+            std::ifstream status("/proc/self/task/" + writer + "/status");
+            std::string line;
+            while (std::getline(status, line))
+                if (line.starts_with("voluntary_ctxt_switches:"))
+                    return std::stoll(line.substr(line.find(':') + 1));
+            return -1LL;
+        };
+        std::this_thread::sleep_for(std::chrono::milliseconds(1200));  // a quiet second
+        const long long settled = wakeups();
+        std::this_thread::sleep_for(std::chrono::seconds(2));
+        const long long woken = wakeups() - settled;
+        // 10 at 5 a second; polling every 20 ms would be 100.
+        QVERIFY2(settled >= 0 && woken <= 25, std::to_string(woken).c_str());
+
+        const Refusal r = throttledGet("/after-a-quiet-spell");
+        t.log.push(0, r.decision, r.facts, {}, {}, Core::SystemClock().now());
+        QTRY_VERIFY_WITH_TIMEOUT(readLimiterLog(t.path).lines == 1, 2000);
+    }
+
     // limiter.log must not run them as formulas (the list export's guard,
     // from the one CSV writer).
     void limiterLogFieldsNeverBecomeFormulas()
