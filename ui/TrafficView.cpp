@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "ui/TrafficView.h"
 
+#include "core/Tuning.h"
+
 #include "ui/Format.h"
 #include "ui/Theme.h"
 
@@ -136,7 +138,7 @@ TrafficView::TrafficView(QWidget* parent)
     layout->addWidget(m_trafficView, 3);
 
     // The five busiest clients.
-    layout->addWidget(new QLabel(tr("<b>Busiest clients</b>, requests per second over the last minute (3-second buckets)")));
+    layout->addWidget(new QLabel(tr("<b>Busiest clients</b>, requests per second over the last minute, in whole 3-second buckets")));
     m_top = new QChart;
     styleChart(m_top);
     m_topX = new QValueAxis;
@@ -158,7 +160,7 @@ TrafficView::TrafficView(QWidget* parent)
         connect(s, &QLineSeries::clicked, this, [this, s] { Q_EMIT clientClicked(s->name().section(QLatin1Char(' '), 0, 0)); });
         connect(s, &QLineSeries::hovered, this, [s](const QPointF& p, bool on) {
             if (on)
-                QToolTip::showText(QCursor::pos(), QStringLiteral("%1\n%2 s ago: %3 req/s").arg(s->name()).arg(-p.x()).arg(p.y(), 0, 'f', 1));
+                QToolTip::showText(QCursor::pos(), s->name() + QLatin1Char('\n') + describeBucketNear(s->points(), p.x()));
         });
         m_topSeries[i] = s;
     }
@@ -285,8 +287,32 @@ void TrafficView::redrawTraffic()
     m_y->setTickCount(6);
 }
 
+QString TrafficView::describeBucketNear(const QList<QPointF>& points, double x)
+{
+    if (points.isEmpty())
+        return {};
+    // The bucket whose end is nearest the pointer: its exact values, not
+    // the line's height between two of them.
+    const QPointF* best = &points.front();
+    for (const QPointF& q : points)
+        if (std::abs(q.x() - x) < std::abs(best->x() - x))
+            best = &q;
+    const double seconds = double(Core::Tuning::liveBucketMs) / 1000.0;
+    return tr("the %1 s ending %2 s ago: %3 requests, %4 req/s")
+        .arg(seconds, 0, 'g')
+        .arg(-best->x(), 0, 'f', 1)
+        .arg(std::llround(best->y() * seconds))
+        .arg(best->y(), 0, 'f', 2);
+}
+
 void TrafficView::redrawTop(const ConsoleSnapshot& s)
 {
+    // Whole buckets only, each drawn where it ended: the newest is still
+    // filling (s.now is part-way into it), and its count over a whole
+    // bucket would read as a fall at the right edge of every line (as the
+    // traffic chart leaves out the second still filling).
+    const Core::Millis width = Core::Tuning::liveBucketMs;
+    const Core::Millis into = s.now - Core::floorDiv(s.now, width) * width;
     double peak = 0;
     for (std::size_t i = 0; i < m_topSeries.size(); ++i) {
         QLineSeries* series = m_topSeries[i];
@@ -299,10 +325,11 @@ void TrafficView::redrawTop(const ConsoleSnapshot& s)
         const Core::ClientSummary& c = row.summary;
         QList<QPointF> points;
         const std::size_t n = c.live.size();
-        for (std::size_t b = 0; b < n; ++b) {
-            const double rate = double(c.live[b]) / 3.0;
+        for (std::size_t b = 0; b + 1 < n; ++b) {
+            const double rate = double(c.live[b]) * 1000.0 / double(width);
             peak = std::max(peak, rate);
-            points.append(QPointF(-double(n - 1 - b) * 3.0, rate));
+            const Core::Millis endedAgo = into + Core::Millis(n - 2 - b) * width;
+            points.append(QPointF(-double(endedAgo) / 1000.0, rate));
         }
         series->replace(points);
         QString name = row.key;

@@ -6,6 +6,8 @@
 // values on hover.
 #pragma once
 
+#include <QList>
+#include <QPointF>
 #include <QWidget>
 
 #include <array>
@@ -47,6 +49,10 @@ public:
     int pointCount() const;
     // The smallest 1/2/5 x 10^k at or above `max` (at least 5): the Y axis top.
     static double niceCeiling(double max);
+    // The busiest-clients chart's tooltip: the bucket (of the series'
+    // points, one per whole bucket at its end, in seconds before now and
+    // requests per second) nearest `x`, its requests and rate.
+    static QString describeBucketNear(const QList<QPointF>& points, double x);
 
 Q_SIGNALS:
     void clientClicked(const QString& address);

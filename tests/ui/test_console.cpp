@@ -29,9 +29,12 @@
 #include "ui/WindowActions.h"
 
 #include <QAction>
+#include <QChart>
+#include <QChartView>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QLineEdit>
+#include <QLineSeries>
 #include <QDateTimeEdit>
 #include <QDialogButtonBox>
 #include <QFileInfo>
@@ -313,6 +316,43 @@ private Q_SLOTS:
         QCOMPARE(d.problem(), QStringLiteral("The end must be in the future."));
     }
 
+    // The busiest clients' lines: one point per whole 3 s bucket, drawn
+    // where it ended; the bucket still filling is left out (its count over
+    // 3 s would read as every line falling at the right edge). The tooltip
+    // gives the nearest bucket's exact count and rate.
+    void busiestClientsDrawWholeBucketsWhereTheyEnded()
+    {
+        Ui::TrafficView view;
+        view.resize(1200, 700);
+        const Core::Millis width = Core::Tuning::liveBucketMs;
+        Ui::ConsoleSnapshot s;
+        s.now = Core::floorDiv(Core::Test::T0, width) * width + 10 * width + 1'200;  // 1.2 s into a bucket
+        Core::ClientSummary c;
+        c.key = Core::IpAddress::fromV4(0xcb007101u);
+        for (std::size_t b = 0; b < c.live.size(); ++b)
+            c.live[b] = std::uint32_t(b + 1);  // oldest 1 ... 20 in the bucket still filling
+        s.clients.push_back(Ui::ClientRow(c));
+        view.apply(s);
+        QLineSeries* line = nullptr;
+        for (QChartView* v : view.findChildren<QChartView*>())
+            for (QAbstractSeries* a : v->chart()->series())
+                if (a->name() == QStringLiteral("203.0.113.1"))
+                    line = qobject_cast<QLineSeries*>(a);
+        QVERIFY(line);
+        const QList<QPointF> points = line->points();
+        QCOMPARE(points.size(), 19);
+        QCOMPARE(points.back().x(), -1.2);  // the newest whole bucket ended 1.2 s ago
+        QCOMPARE(points.back().y(), 19.0 / 3.0);
+        QCOMPARE(points.front().x(), -(1.2 + 18 * 3.0));
+        QCOMPARE(points.front().y(), 1.0 / 3.0);
+        for (const QPointF& p : points)
+            QVERIFY(p.y() < 20.0 / 3.0);  // the filling bucket is not drawn
+        QCOMPARE(Ui::TrafficView::describeBucketNear(points, -0.5),
+                 QStringLiteral("the 3 s ending 1.2 s ago: 19 requests, 6.33 req/s"));
+        QCOMPARE(Ui::TrafficView::describeBucketNear(points, -5.0),
+                 QStringLiteral("the 3 s ending 4.2 s ago: 18 requests, 6.00 req/s"));
+    }
+
     void chartSeriesStayBoundedAfterAnHourOfTicks()
     {
         Ui::TrafficView view;
@@ -336,12 +376,12 @@ private Q_SLOTS:
             view.apply(s);
             maxPoints = std::max(maxPoints, view.pointCount());
         }
-        // 4 actions x 60 one-second points, and 5 clients x 20 buckets.
-        QCOMPARE(maxPoints, 4 * 60 + 5 * 20);
+        // 4 actions x 60 one-second points, and 5 clients x 19 whole buckets.
+        QCOMPARE(maxPoints, 4 * 60 + 5 * 19);
         view.setRange(2);  // 1 h: 120 points of 30 s
-        QCOMPARE(view.pointCount(), 4 * 120 + 5 * 20);
+        QCOMPARE(view.pointCount(), 4 * 120 + 5 * 19);
         view.setRange(1);
-        QCOMPARE(view.pointCount(), 4 * 120 + 5 * 20);
+        QCOMPARE(view.pointCount(), 4 * 120 + 5 * 19);
         QCOMPARE(Ui::TrafficView::niceCeiling(0), 5.0);
         QCOMPARE(Ui::TrafficView::niceCeiling(37), 50.0);
         QCOMPARE(Ui::TrafficView::niceCeiling(120), 200.0);
