@@ -66,9 +66,11 @@ QVariant ClientsModel::data(const QModelIndex& index, int role) const
     case LimitRole: return listed ? 0u : s.bindingLimit;
     case StateRole: return int(s.state);
     case LiveRole: {
+        // Whole buckets: the newest is still filling, and drawn it would
+        // make every busy client's line fall at its end.
         QList<int> live;
-        for (auto v : s.live)
-            live.push_back(int(v));
+        for (std::size_t b = 0; b + 1 < s.live.size(); ++b)
+            live.push_back(int(s.live[b]));
         return QVariant::fromValue(live);
     }
     case SortRole:
@@ -172,7 +174,8 @@ QVariant ClientsModel::data(const QModelIndex& index, int role) const
             case Core::ClientState::Safelisted: return tr("On the safelist: never throttled");
             }
             return {};
-        case Activity: return tr("Requests per 3-second bucket over the last 60 s (%1 in all)").arg(s.last60s);
+        case Activity: return tr("Requests per whole 3-second bucket over the last minute (the bucket still filling is left out; "
+                                 "%1 in the last 60 s with it)").arg(s.last60s);
         case Request: return tr("The last request seen from this client");
         default: return {};
         }

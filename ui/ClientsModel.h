@@ -21,7 +21,7 @@ public:
     enum Role {
         SortRole = Qt::UserRole + 1,  // a number (or text) to sort by
         KeyRole,                      // the counting range as text ("2001:db8:1::/64")
-        LiveRole,                     // QList<int>: the 20 live buckets, oldest first (sparkline)
+        LiveRole,                     // QList<int>: the 19 whole live buckets, oldest first (sparkline; not the one still filling)
         UsedRole,                     // binding level: used
         LimitRole,                    // binding level: limit
         StateRole,                    // int(Core::ClientState)

@@ -206,6 +206,25 @@ private Q_SLOTS:
         QCOMPARE(model.index(0, ClientsModel::Last60s).data(ClientsModel::SortRole).toUInt(), 4u);
     }
 
+    void theSparklineHasTheWholeBucketsOnly()
+    {
+        // The Last minute column draws the 19 whole 3 s buckets, oldest
+        // first; the one still filling (it would make a busy client's line
+        // fall at its end) is only in the counts and the tooltip's total.
+        ClientsModel model;
+        auto s = snapshot(T0);
+        ClientRow r = client("203.0.113.9", 210, 3.5);
+        for (std::size_t b = 0; b < r.summary.live.size(); ++b)
+            r.summary.live[b] = std::uint32_t(b + 1);
+        s->clients = {r};
+        model.apply(*s);
+        const QList<int> drawn = model.index(0, ClientsModel::Activity).data(ClientsModel::LiveRole).value<QList<int>>();
+        QCOMPARE(drawn.size(), 19);
+        QCOMPARE(drawn.front(), 1);
+        QCOMPARE(drawn.back(), 19);
+        QVERIFY(model.index(0, ClientsModel::Activity).data(Qt::ToolTipRole).toString().contains(QStringLiteral("210 in the last 60 s")));
+    }
+
     void listsFollowTheDeltasTheSnapshotThreadWorksOut()
     {
         // The worker diffs the engine's lists; the model applies the deltas.
