@@ -78,6 +78,20 @@ void HeatMap::apply(const ConsoleSnapshot& s)
     update();
 }
 
+QString HeatMap::columnLabel(int column) const
+{
+    // Seconds before the bucket still filling began, as the level charts
+    // above count them (a clock time such as "13:45" reads as a time of
+    // day); the tooltip gives each bucket's clock times.
+    const int newest = int(Core::Tuning::liveBucketCount) - 1;
+    if (column == newest)
+        return tr("now");
+    if (m_starts[std::size_t(newest)] == 0)
+        return {};  // no snapshot yet
+    const Core::Millis before = m_starts[std::size_t(newest)] - m_starts[std::size_t(column)];
+    return tr("-%1 s").arg(before / 1000);
+}
+
 void HeatMap::paintEvent(QPaintEvent*)
 {
     QPainter p(this);
@@ -95,8 +109,7 @@ void HeatMap::paintEvent(QPaintEvent*)
         if (c % 4 != 0 && c != n - 1)
             continue;
         const QRect cell = cellRect(0, c);
-        const QString label = c == n - 1 ? tr("now") : QDateTime::fromMSecsSinceEpoch(m_starts[std::size_t(c)]).toString(QStringLiteral("mm:ss"));
-        p.drawText(QRect(cell.left(), 0, cell.width() * 3, HEADER - 4), Qt::AlignLeft | Qt::AlignBottom, label);
+        p.drawText(QRect(cell.left(), 0, cell.width() * 3, HEADER - 4), Qt::AlignLeft | Qt::AlignBottom, columnLabel(c));
     }
     if (m_rows.empty()) {
         p.setPen(Theme::muted());

@@ -26,6 +26,9 @@ public:
     QSize sizeHint() const override;
     QSize minimumSizeHint() const override;
     int rows() const { return int(m_rows.size()); }
+    // A column's header: "now" for the bucket still filling, else how many
+    // seconds before it the column's bucket began ("-57 s").
+    QString columnLabel(int column) const;
 
 Q_SIGNALS:
     void addressClicked(const QString& address);

@@ -15,6 +15,7 @@
 #include "ui/ClientsView.h"
 #include "ConsoleStack.h"
 #include "ui/EventsView.h"
+#include "ui/HeatMap.h"
 #include "ui/LevelsEditor.h"
 #include "ui/ListModel.h"
 #include "ui/ListsView.h"
@@ -351,6 +352,27 @@ private Q_SLOTS:
                  QStringLiteral("the 3 s ending 1.2 s ago: 19 requests, 6.33 req/s"));
         QCOMPARE(Ui::TrafficView::describeBucketNear(points, -5.0),
                  QStringLiteral("the 3 s ending 4.2 s ago: 18 requests, 6.00 req/s"));
+    }
+
+    // The live heat map's columns count seconds back from the bucket still
+    // filling, as the level charts above it do ("13:45", minutes and
+    // seconds of the clock, read as a time of day).
+    void heatMapColumnsCountSecondsBack()
+    {
+        Ui::HeatMap map;
+        Ui::ConsoleSnapshot s;
+        const Core::Millis width = Core::Tuning::liveBucketMs;
+        const Core::Millis first = Core::floorDiv(Core::Test::T0, width) * width;
+        for (std::size_t i = 0; i < Core::Tuning::liveBucketCount; ++i) {
+            Core::LiveBucket b;
+            b.startMs = first + Core::Millis(i) * width;
+            s.buckets.buckets.push_back(b);
+        }
+        s.now = first + 19 * width + 500;
+        map.apply(s);
+        QCOMPARE(map.columnLabel(19), QStringLiteral("now"));
+        QCOMPARE(map.columnLabel(16), QStringLiteral("-9 s"));
+        QCOMPARE(map.columnLabel(0), QStringLiteral("-57 s"));
     }
 
     void chartSeriesStayBoundedAfterAnHourOfTicks()
