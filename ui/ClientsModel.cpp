@@ -66,11 +66,9 @@ QVariant ClientsModel::data(const QModelIndex& index, int role) const
     case LimitRole: return listed ? 0u : s.bindingLimit;
     case StateRole: return int(s.state);
     case LiveRole: {
-        // Whole buckets: the newest is still filling, and drawn it would
-        // make every busy client's line fall at its end.
         QList<int> live;
-        for (std::size_t b = 0; b + 1 < s.live.size(); ++b)
-            live.push_back(int(s.live[b]));
+        for (const std::uint32_t v : row->wholeLiveBuckets())
+            live.push_back(int(v));
         return QVariant::fromValue(live);
     }
     case SortRole:

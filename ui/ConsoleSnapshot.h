@@ -21,6 +21,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,15 @@ struct ClientRow {
     QString sortKey;      // addressSortKey of the range
     QString lastRequest;  // "GET /search" from the request samples (may be empty)
     QString userAgent;
+
+    // The client's live buckets that are whole, oldest first: all but the
+    // newest, which is still filling (drawn per whole bucket, it would make
+    // every busy client's line fall at its end). What the busiest-clients
+    // chart and the Clients sparkline draw.
+    std::span<const std::uint32_t> wholeLiveBuckets() const
+    {
+        return std::span<const std::uint32_t>(summary.live).first(summary.live.size() - 1);
+    }
 };
 
 // What changed in one access list since the previous snapshot, worked out on

@@ -307,10 +307,9 @@ QString TrafficView::describeBucketNear(const QList<QPointF>& points, double x)
 
 void TrafficView::redrawTop(const ConsoleSnapshot& s)
 {
-    // Whole buckets only, each drawn where it ended: the newest is still
-    // filling (s.now is part-way into it), and its count over a whole
-    // bucket would read as a fall at the right edge of every line (as the
-    // traffic chart leaves out the second still filling).
+    // Whole buckets only (ClientRow::wholeLiveBuckets, as the traffic chart
+    // leaves out the second still filling), each drawn where it ended: the
+    // newest whole one ended as the bucket holding s.now began.
     const Core::Millis width = Core::Tuning::liveBucketMs;
     const Core::Millis into = s.now - Core::floorDiv(s.now, width) * width;
     double peak = 0;
@@ -324,11 +323,11 @@ void TrafficView::redrawTop(const ConsoleSnapshot& s)
         const ClientRow& row = s.clients[i];
         const Core::ClientSummary& c = row.summary;
         QList<QPointF> points;
-        const std::size_t n = c.live.size();
-        for (std::size_t b = 0; b + 1 < n; ++b) {
-            const double rate = double(c.live[b]) * 1000.0 / double(width);
+        const auto whole = row.wholeLiveBuckets();
+        for (std::size_t b = 0; b < whole.size(); ++b) {
+            const double rate = double(whole[b]) * 1000.0 / double(width);
             peak = std::max(peak, rate);
-            const Core::Millis endedAgo = into + Core::Millis(n - 2 - b) * width;
+            const Core::Millis endedAgo = into + Core::Millis(whole.size() - 1 - b) * width;
             points.append(QPointF(-double(endedAgo) / 1000.0, rate));
         }
         series->replace(points);
