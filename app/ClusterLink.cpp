@@ -68,20 +68,45 @@ const char* collectionOf(Part part)
     return RULES;
 }
 
-void refused(const Cluster::SharedChange& c, const std::string& why)
+// What this node holds of one operator's item, as the cluster encodes it
+// (nullopt: nothing, or a collection the engines make).
+std::optional<std::string> held(Storage::Store& store, Core::Engine& engine, const std::string& collection, const std::string& key)
 {
-    std::fprintf(stderr, "floodgate: a change from the cluster (%s %s, by %s) was not applied here: %s\n", c.collection.c_str(),
-                 c.key.c_str(), c.actor.c_str(), why.c_str());
+    if (collection == SAFELIST || collection == BLOCKLIST) {
+        const auto range = Core::Cidr::parse(key);
+        const Core::ListEntry* e = range ? engine.list(collection == SAFELIST ? Core::ListKind::Safelist : Core::ListKind::Blocklist)->find(*range) : nullptr;
+        return e ? std::optional<std::string>(Cluster::encodeEntry(*e)) : std::nullopt;
+    }
+    if (collection != TIERS && collection != CUSTOMERS && collection != RULES)
+        return std::nullopt;
+    const Core::EngineConfig config = store.config();
+    if (collection == TIERS) {
+        for (const Core::Tier& t : config.tiers)
+            if (t.name == key)
+                return Wire::Codec::toJson(t).dump();
+    } else if (collection == CUSTOMERS) {
+        for (const Core::Customer& c : config.customers)
+            if (c.id == key)
+                return Wire::Codec::toJson(c).dump();
+    } else {
+        return Wire::Codec::rulesToJson(config).dump();
+    }
+    return std::nullopt;
 }
 
 // Another node's change, written here like an operator's (actor "cluster:NODE/...").
-void apply(Storage::Store& store, Core::Engine& engine, const Core::Clock& clock, const Cluster::SharedChange& c)
+void apply(Cluster::ClusterSync& cluster, Storage::Store& store, Core::Engine& engine, const Core::Clock& clock, const Cluster::SharedChange& c)
 {
+    // Already so here (the same item sent back by a node that refilled an
+    // emptied Redis): nothing to write, nothing to audit.
+    if (!c.removed && held(store, engine, c.collection, c.key) == c.value)
+        return;
     const Storage::Actor actor{c.actor};
-    auto report = [c](const Storage::Outcome& o) {
+    auto refused = [&cluster](const Cluster::SharedChange& change, const std::string& why) { cluster.refuse(change, why); };
+    auto report = [c, &cluster](const Storage::Outcome& o) {
         // Removing what is not here any more is what was wanted.
         if (!o.ok() && !(c.removed && o.result == Storage::Result::NotFound))
-            refused(c, o.error);
+            cluster.refuse(c, o.error);
     };
     if (c.collection == BANS) {
         const auto range = Core::Cidr::parse(c.key);
@@ -133,10 +158,14 @@ void apply(Storage::Store& store, Core::Engine& engine, const Core::Clock& clock
                 store.removeEntry(kind, *range, actor, report);
             else
                 refused(c, "not an address range");
-        } else if (const auto entry = Cluster::decodeEntry(c.value)) {
-            store.addEntry(kind, *entry, actor, report);
-        } else {
+        } else if (const auto entry = Cluster::decodeEntry(c.value); !entry) {
             refused(c, "not a list entry");
+        } else if (const auto range = Core::Cidr::parse(c.key); !range || entry->range != *range) {
+            // The range applied is the key's, the one the tag and the
+            // collection's hash name: never another that the value claims.
+            refused(c, "its entry is for " + entry->range.toString() + ", not for its key");
+        } else {
+            store.addEntry(kind, *entry, actor, report);
         }
         return;
     }
@@ -230,11 +259,11 @@ Core::Millis expiresAt(const std::string& collection, const std::string& value)
 
 void announceAutomaticBan(Cluster::ClusterSync& cluster, const Core::ListEntry& ban)
 {
-    cluster.publish(Cluster::SharedChange{BANS, ban.range.toString(), Cluster::encodeEntry(ban), false, ban.createdBy});
+    cluster.publish(Cluster::SharedChange::put(BANS, ban.range.toString(), Cluster::encodeEntry(ban), ban.createdBy));
     // The history outlives the ban: a node that joins once it has ended still
     // continues the count.
     if (ban.banCount > 0)
-        cluster.publish(Cluster::SharedChange{HISTORY, ban.range.toString(), encodeHistory(ban.banCount, ban.createdAt), false, ban.createdBy});
+        cluster.publish(Cluster::SharedChange::put(HISTORY, ban.range.toString(), encodeHistory(ban.banCount, ban.createdAt), ban.createdBy));
 }
 
 void shareThroughCluster(Cluster::ClusterSync& cluster, Storage::Store& store, Core::Engine& engine)
@@ -243,25 +272,27 @@ void shareThroughCluster(Cluster::ClusterSync& cluster, Storage::Store& store, C
     sharing.collections = {SAFELIST, BLOCKLIST, TIERS, CUSTOMERS, RULES, HISTORY, BANS, COOLDOWNS};
     const Core::Clock& clock = cluster.clock();
     sharing.read = [&store, &engine, &clock](const std::string& collection) { return read(store, engine, clock.now(), collection); };
-    sharing.apply = [&store, &engine, &clock](const Cluster::SharedChange& c) { apply(store, engine, clock, c); };
+    sharing.apply = [&cluster, &store, &engine, &clock](const Cluster::SharedChange& c) { apply(cluster, store, engine, clock, c); };
     sharing.expiresAt = expiresAt;
     cluster.share(std::move(sharing));
 
     store.onListChange([&cluster](const Core::ListChange& c) {
-        cluster.publish(Cluster::SharedChange{Core::toString(c.kind), c.entry.range.toString(),
-                                              c.removed ? std::string() : Cluster::encodeEntry(c.entry), c.removed, c.actor});
+        const std::string list = Core::toString(c.kind);
+        cluster.publish(c.removed ? Cluster::SharedChange::removal(list, c.entry.range.toString(), c.actor)
+                                  : Cluster::SharedChange::put(list, c.entry.range.toString(), Cluster::encodeEntry(c.entry), c.actor));
         // An operator's removal lifts an automatic ban for the range: the
         // cluster forgets the ban too, so a node started later does not take
         // it. (An operator's entry that replaces a ban leaves the ban in
         // Redis until it ends; a node that takes it keeps the operator's.)
         if (c.kind == Core::ListKind::Blocklist && c.removed)
-            cluster.publish(Cluster::SharedChange{BANS, c.entry.range.toString(), {}, true, c.actor});
+            cluster.publish(Cluster::SharedChange::removal(BANS, c.entry.range.toString(), c.actor));
     });
     engine.onCooldownStarted([&cluster](const Core::SharedCooldown& c) {
-        cluster.publish(Cluster::SharedChange{COOLDOWNS, c.key, std::to_string(c.until), false, "floodgate"});
+        cluster.publish(Cluster::SharedChange::put(COOLDOWNS, c.key, std::to_string(c.until), "floodgate"));
     });
     store.onConfigChange([&cluster](const Storage::ConfigChange& c) {
-        cluster.publish(Cluster::SharedChange{collectionOf(c.part), c.key, c.removed ? std::string() : c.value.dump(), c.removed, c.actor});
+        cluster.publish(c.removed ? Cluster::SharedChange::removal(collectionOf(c.part), c.key, c.actor)
+                                  : Cluster::SharedChange::put(collectionOf(c.part), c.key, c.value.dump(), c.actor));
     });
 }
 

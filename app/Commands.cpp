@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "app/Commands.h"
 
+#include "cluster/ClusterKey.h"
+
 #include "app/AdminClient.h"
 #include "app/Replay.h"
 #include "wire/Codec.h"
@@ -618,6 +620,16 @@ int runCommand(const Options& o)
         if (!store)
             return 4;
         std::printf("%s\n", store->adminToken().c_str());
+        return 0;
+    }
+    if (what == "cluster-key") {
+        std::string why;
+        if (!Cluster::ClusterKey::create(o.args.file, &why)) {
+            std::fprintf(stderr, "floodgate: %s\n", why.c_str());
+            return 1;
+        }
+        std::printf("wrote a new cluster key to %s (mode 0600): copy it to every node of the cluster and give each --cluster-key %s\n",
+                    o.args.file.c_str(), o.args.file.c_str());
         return 0;
     }
     if (what == "block")

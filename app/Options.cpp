@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "app/Options.h"
 
+#include "core/Address.h"
+
 #include "http/ClientIdentity.h"
 #include "http/Listener.h"
 #include "storage/Store.h"
@@ -88,6 +90,11 @@ Storage::StoreOptions storeOptions(const Options& o)
 
 std::optional<std::string> checkOptions(const Options& o)
 {
+    // Lists, tiers and rules go through Redis only with a tag made with a
+    // key that Redis does not hold (docs/CLUSTER.md).
+    if (o.redis && o.clusterKeyFile.empty())
+        return "--redis needs --cluster-key FILE: create a key once with `floodgate cluster-key FILE`, copy the file to every node and give "
+               "each --cluster-key (or cluster-key = FILE in the configuration file)";
     // Two listening sockets on one port fail at start-up with exit 3; said
     // here first, as a configuration that cannot work.
     if (o.admin && o.listen.port != 0 && o.admin->port == o.listen.port) {
@@ -97,6 +104,20 @@ std::optional<std::string> checkOptions(const Options& o)
                 + std::to_string(o.admin->port) + " cannot share a port: give the admin API another (or --admin off)";
     }
     return std::nullopt;
+}
+
+std::vector<std::string> optionWarnings(const Options& o)
+{
+    std::vector<std::string> out;
+    // Whoever reaches this Redis can disturb the counts (the shared state
+    // is tagged): say so when nothing but the network keeps them out.
+    if (o.redis && o.redis->password.empty() && !o.redis->isUnix() && o.redis->host != "localhost") {
+        const auto host = Core::IpAddress::parse(o.redis->host);
+        if (!(host && host->isLoopback()))
+            out.push_back("--redis " + o.redis->redacted() + " has no password and is not on this machine: anyone who reaches it can disturb the "
+                          "cluster's counts (docs/CLUSTER.md, \"Who may change the shared state\"); give it a password");
+    }
+    return out;
 }
 
 namespace {
@@ -472,6 +493,14 @@ std::optional<std::string> parseCommandLine(int argc, char** argv, Options& o)
                         return "--redis: " + why;
                     return std::nullopt;
                 });
+    valueOption(app, "--cluster-key", "FILE",
+                "with --redis: the key every node of the cluster holds (docs/CLUSTER.md);\nno node applies a shared change without it. Create one with\n`floodgate cluster-key FILE`",
+                [&](const std::string& v) -> std::optional<std::string> {
+                    if (v.empty())
+                        return "--cluster-key needs a file";
+                    o.clusterKeyFile = v;
+                    return std::nullopt;
+                });
     valueOption(app, "--node-name", "NAME", "this node's name in the cluster   default: the host name", [&](const std::string& v) -> std::optional<std::string> {
         if (v.empty() || v.size() > 64 || v.find_first_of("|; \t\r\n") != std::string::npos)
             return "--node-name " + v + ": expected 1-64 characters without spaces, '|' or ';'";
@@ -581,6 +610,8 @@ std::optional<std::string> parseCommandLine(int argc, char** argv, Options& o)
     }
 
     command(app, "token", "print the admin API's bearer token");
+    fileCommand(app, "cluster-key", "create a new cluster key (docs/CLUSTER.md): copy it to every node, give each --cluster-key FILE",
+                "where to write it (mode 0600; never over an existing file)");
 
     CLI::App* tiers = command(app, "tiers", "the API customers' tiers: show, set");
     {

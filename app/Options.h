@@ -68,6 +68,7 @@ struct Options {
     std::string screenshotLog;         // --screenshot-log FILE: also "Try on a log..." on FILE
     std::optional<Cluster::RedisUrl> redis;  // --redis: one node of the cluster that Redis holds (docs/CLUSTER.md)
     std::string nodeName;              // --node-name: default the host name
+    std::string clusterKeyFile;        // --cluster-key: the cluster's key (required with --redis)
     std::vector<std::string> command;  // the command's words: {"block"}, {"lists", "show"}, {"replay"} (docs/CLI.md)
     CommandArgs args;                  // what the command was given
     ReplayOptions replay;              // `floodgate replay ...` (command = {"replay"})
@@ -84,6 +85,9 @@ std::optional<std::string> parseOptions(int argc, char** argv, Options& out);
 // proxy to, the listener and the admin API on one port). The one line
 // to print (exit 2), or nothing. --check-config, start-up and SIGHUP use it.
 std::optional<std::string> checkOptions(const Options& o);
+// What works but should not be left so (one line each, without the
+// "floodgate: warning: " both --check-config and the start put before it).
+std::vector<std::string> optionWarnings(const Options& o);
 std::optional<HostPort> parseHostPort(std::string_view text, std::string* why);
 // $STATE_DIRECTORY/floodgate.db when systemd set it (the service), else
 // $XDG_DATA_HOME/floodgate/floodgate.db (XDG_DATA_HOME defaults to ~/.local/share).

@@ -96,9 +96,17 @@ std::optional<StartFailure> Runtime::start(const Options& o)
     // 2b. The cluster (docs/CLUSTER.md): with --redis this node counts
     // together with every node on that Redis, on Redis's clock.
     m_decisionClock = &m_clock;
+    for (const std::string& w : optionWarnings(o))
+        std::fprintf(stderr, "floodgate: warning: %s\n", w.c_str());
     if (o.redis) {
         Cluster::ClusterSync::Options co;
         co.url = *o.redis;
+        std::string keyProblem;
+        const auto key = Cluster::ClusterKey::load(o.clusterKeyFile, &keyProblem);
+        if (!key)
+            return failWith(5, "--cluster-key: " + keyProblem);
+        co.key = *key;
+        co.notice = [](const std::string& line) { std::fprintf(stderr, "floodgate: cluster: %s\n", line.c_str()); };
         co.node = o.nodeName.empty() ? hostName() : o.nodeName;
         // Port 0: the real one is only known once the listener listens
         // (below); until then the heartbeat says no address rather than ":0".
@@ -264,6 +272,7 @@ std::vector<std::string> Runtime::reload(const std::optional<Options>& fresh)
                           : std::string();
              }},
             {"node-name", [](const Options& x) { return x.nodeName; }},
+            {"cluster-key", [](const Options& x) { return x.clusterKeyFile; }},
             {"theme", [](const Options& x) { return x.theme; }},
         };
         std::vector<std::string> restart;

@@ -28,6 +28,8 @@ int main(int argc, char** argv)
         return runCommand(options);
     if (options.checkConfig) {
         // Everything parsed and checked (parseOptions and checkOptions): nothing is started.
+        for (const std::string& w : optionWarnings(options))
+            std::fprintf(stderr, "floodgate: warning: %s\n", w.c_str());
         std::printf("configuration ok: %s\n",
                     options.configFile.empty() ? "the command line (no configuration file)" : (options.configFile + " and the command line").c_str());
         return 0;

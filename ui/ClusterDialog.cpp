@@ -139,6 +139,17 @@ ClusterDialog::ClusterDialog(QWidget* parent)
     m_dropped->hide();
     layout->addWidget(m_dropped);
 
+    // Shown only when it happened: what came from Redis and was not applied
+    // here, and a levelling that would have removed too much.
+    m_shared = new QLabel;
+    m_shared->setWordWrap(true);
+    m_shared->setTextFormat(Qt::PlainText);
+    Theme::setTextColor(m_shared, ClusterText::color(ClusterText::Redis::Down));
+    m_shared->setToolTip(tr("Every shared change carries a tag made with the cluster key (--cluster-key), which Redis does not hold: "
+                            "a change without a valid tag was not written by a node of this cluster and is not applied."));
+    m_shared->hide();
+    layout->addWidget(m_shared);
+
     auto* nodesTitle = new QLabel(tr("<b>Nodes</b> — as heard through Redis; a node counts while its heartbeat is at most %1 old")
                                       .arg(formatDuration(Core::Tuning::clusterAliveMs, Span::Length)));
     layout->addWidget(nodesTitle);
@@ -228,6 +239,9 @@ void ClusterDialog::apply(const ConsoleSnapshot& s)
     const QString dropped = ClusterText::droppedChanges(c.droppedChanges);
     m_dropped->setText(dropped);
     m_dropped->setVisible(!dropped.isEmpty());
+    const QString shared = ClusterText::sharedProblems(c);
+    m_shared->setText(shared);
+    m_shared->setVisible(!shared.isEmpty());
     m_nodes->apply(s);
 }
 
@@ -253,6 +267,11 @@ QString ClusterDialog::whenDown() const
 QString ClusterDialog::droppedChanges() const
 {
     return m_dropped->isHidden() ? QString() : m_dropped->text();
+}
+
+QString ClusterDialog::sharedProblems() const
+{
+    return m_shared->isHidden() ? QString() : m_shared->text();
 }
 
 } // namespace Floodgate::Ui

@@ -40,6 +40,8 @@ public:
     // Changes that never reached the cluster (ClusterText::droppedChanges):
     // the warning shown, empty while it is hidden (none dropped).
     QString droppedChanges() const;
+    // Changes from Redis refused here, a levelling refused (ClusterText::sharedProblems).
+    QString sharedProblems() const;
     ClusterNodesModel* nodes() const { return m_nodes; }
     QTableView* nodesTable() const { return m_table; }
 
@@ -50,6 +52,7 @@ private:
     QLabel* m_whenDown = nullptr;
     QLabel* m_stale = nullptr;
     QLabel* m_dropped = nullptr;
+    QLabel* m_shared = nullptr;
     std::array<QLabel*, FigureCount> m_values{};
     QString m_lastErrorFull;
     ClusterNodesModel* m_nodes = nullptr;

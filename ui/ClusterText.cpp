@@ -117,6 +117,22 @@ QString droppedChanges(std::uint64_t n)
               .arg(formatCount(Cluster::ClusterSync::maxPendingChanges));
 }
 
+QString sharedProblems(const Cluster::ClusterStatus& s)
+{
+    QStringList parts;
+    if (!s.levellingRefused.empty())
+        parts << tr("Not levelled with the cluster: %1.").arg(QString::fromStdString(s.levellingRefused));
+    if (s.refusedChanges > 0)
+        parts << (s.refusedChanges == 1 ? tr("1 change read from Redis was refused") : tr("%1 changes read from Redis were refused").arg(formatCount(s.refusedChanges)))
+                     + tr(" (something other than this cluster's nodes writes into its Redis, or a node has another cluster key); the last: %1")
+                           .arg(QString::fromStdString(s.lastRefused));
+    if (s.malformedFields > 0)
+        parts << (s.malformedFields == 1 ? tr("1 field in Redis that was not a node's counts was removed")
+                                         : tr("%1 fields in Redis that were not a node's counts were removed").arg(formatCount(s.malformedFields)))
+                     + tr("; the last: %1").arg(QString::fromStdString(s.lastMalformed));
+    return parts.join(QLatin1Char('\n'));
+}
+
 QString clockOffset(Core::Millis ms)
 {
     const QString size = formatCount(std::uint64_t(ms < 0 ? -ms : ms));

@@ -41,6 +41,10 @@ QString indicatorToolTip(const Cluster::ClusterStatus& status, Core::WhenCluster
 // (ClusterStatus::droppedChanges), and what to do about them; empty while
 // there are none.
 QString droppedChanges(std::uint64_t dropped);
+// What came from Redis and was not applied here (refused changes, removed
+// malformed fields) and a refused levelling, each with its last line and
+// what to do; empty while nothing happened.
+QString sharedProblems(const Cluster::ClusterStatus& status);
 
 // A client's count in a cluster: "4 here · 9 in the cluster".
 QString hereAndCluster(std::uint32_t usedHere, std::uint32_t used);

@@ -70,6 +70,11 @@ Json clusterJson(const Cluster::ClusterSync* sync, const Engine& engine)
     s.set("waits", k.waits);
     s.set("overdrafts", k.overdrafts);
     s.set("dropped_changes", st.droppedChanges);
+    s.set("refused_changes", st.refusedChanges);
+    s.set("last_refused", st.lastRefused.empty() ? Json() : Json(st.lastRefused));
+    s.set("malformed_fields", st.malformedFields);
+    s.set("last_malformed", st.lastMalformed.empty() ? Json() : Json(st.lastMalformed));
+    s.set("levelling_refused", st.levellingRefused.empty() ? Json() : Json(st.levellingRefused));
     j.set("sync", std::move(s));
     return j;
 }
@@ -110,6 +115,14 @@ std::string clusterMetrics(const Cluster::ClusterSync* sync, const Engine& engin
     metric("floodgate_cluster_dropped_changes_total", "counter",
            "Changes made on this node that never reached the cluster: more than 100000 waited for Redis during an outage and the oldest went.",
            std::to_string(st.droppedChanges));
+    metric("floodgate_cluster_refused_changes_total", "counter",
+           "Shared changes read from Redis and not applied: no valid tag of this cluster's key, or a key and a value that disagree.",
+           std::to_string(st.refusedChanges));
+    metric("floodgate_cluster_malformed_fields_total", "counter",
+           "Fields in Redis's entry hashes that were not a node's counts, removed by the report script.", std::to_string(st.malformedFields));
+    metric("floodgate_cluster_levelling_refused", "gauge",
+           "1 once a levelling with the cluster would have removed too much of what this node holds, and removed nothing.",
+           st.levellingRefused.empty() ? "0" : "1");
     return out;
 }
 

@@ -25,13 +25,15 @@ namespace {
 // Redis keys. Everything Floodgate writes starts with "fg:".
 constexpr const char* NODES_KEY = "fg:nodes";    // hash: node -> "lastSeenMs|requests/s|address"
 constexpr const char* EPOCH_KEY = "fg:epoch";    // a random id: gone means Redis lost its data
-constexpr const char* SECRET_KEY = "fg:secret";  // the cluster's hash key (docs/CLUSTER.md, security)
+constexpr const char* KEY_CHECK = "fg:key";      // the first node's ClusterKey::check(): every node must hold the same key
 constexpr const char* ENTRY_PREFIX = "fg:e:";
-constexpr const char* SHARED_PREFIX = "fg:s:";      // a shared collection's hash: key -> value
+constexpr const char* SHARED_PREFIX = "fg:s:";      // a shared collection's hash: key -> record (SharedRecord.h)
 constexpr const char* CHANGE_STREAM = "fg:changes";  // every change to them, in order
-constexpr const char* SEEDED_KEY = "fg:seeded";      // the cluster holds them (possibly empty)
 constexpr const char* EXPIRY_PREFIX = "fg:x:";      // a shared collection's items that end: key by when (sorted set)
-constexpr std::size_t CHANGES_PER_CALL = 256;
+constexpr std::size_t CHANGES_PER_CALL = 256;      // shared changes per script call
+constexpr Core::Millis LEDGER_PRUNE_MS = Core::MINUTE;  // how often tombstones past their keep leave the ledger
+constexpr Core::Millis NOTICE_WINDOW_MS = Core::MINUTE; // at most NOTICES_PER_WINDOW lines of each kind per minute
+constexpr int NOTICES_PER_WINDOW = 10;
 
 constexpr Core::Millis TICK_MS = 50;                // the sync's pace when nothing is urgent
 constexpr Core::Millis HEARTBEAT_MS = Core::SECOND; // a node's heartbeat
@@ -49,22 +51,6 @@ std::string hex64(std::uint64_t v)
     return buf;
 }
 
-std::optional<Core::SipKey> parseSecret(const std::string& s)
-{
-    if (s.size() != 32)
-        return std::nullopt;
-    Core::SipKey k;
-    for (int half = 0; half < 2; ++half) {
-        std::uint64_t v = 0;
-        const char* b = s.data() + 16 * half;
-        const auto r = std::from_chars(b, b + 16, v, 16);
-        if (r.ec != std::errc() || r.ptr != b + 16)
-            return std::nullopt;
-        (half == 0 ? k.k0 : k.k1) = v;
-    }
-    return k;
-}
-
 std::string randomId()
 {
     std::random_device rd;
@@ -76,14 +62,12 @@ std::string randomId()
 struct ClusterSync::State {
     State(const Options& o)
         : conn(o.url, o.connectTimeout, o.ioTimeout), report(std::string(Scripts::report)),
-          change(std::string(Scripts::sharedChange)), seed(std::string(Scripts::sharedSeed)), prune(std::string(Scripts::sharedPrune)),
-          breaker(PROBE_MS)
+          put(std::string(Scripts::sharedPut)), prune(std::string(Scripts::sharedPrune)), breaker(PROBE_MS)
     {
     }
     RedisConnection conn;
     Script report;
-    Script change;
-    Script seed;
+    Script put;
     Script prune;
     // What the nodes share: changes made here, waiting to be sent; where
     // this node is in the change stream.
@@ -95,6 +79,38 @@ struct ClusterSync::State {
     std::mutex outgoingMutex;
     std::deque<Pending> outgoing;
     std::uint64_t droppedChanges = 0;  // under outgoingMutex
+    // The newest edit this node knows of each shared item (its own, or one
+    // it took from the cluster), removals included, so an older edit read
+    // later loses to it and a removal is known as one, not as an absence.
+    // Under outgoingMutex (publish() writes it on any thread).
+    struct Known {
+        Stamp stamp;
+        bool removed = false;
+    };
+    std::map<std::string, std::map<std::string, Known, std::less<>>, std::less<>> ledger;
+    Known known(const std::string& collection, const std::string& key)
+    {
+        std::lock_guard lock(outgoingMutex);
+        const auto c = ledger.find(collection);
+        if (c == ledger.end())
+            return {};
+        const auto k = c->second.find(key);
+        return k == c->second.end() ? Known{} : k->second;
+    }
+    // Records `change` as the newest edit of its item, unless a newer one is
+    // known; false then.
+    bool learn(const SharedChange& change)
+    {
+        std::lock_guard lock(outgoingMutex);
+        Known& k = ledger[change.collection][change.key];
+        if (k.stamp.known() && !newer(change.stamp, k.stamp))
+            return false;
+        k = Known{change.stamp, change.removed};
+        return true;
+    }
+    Core::Millis nextLedgerPrune = 0;
+    bool mergeNeeded = false;  // the sync thread's: level with the cluster at the next tick
+    bool keyMismatch = false;  // the sync thread's: the last greet found another cluster key
     Core::Millis expiresAt(const std::string& collection, const std::string& value) const
     {
         return sharing.expiresAt ? sharing.expiresAt(collection, value) : 0;
@@ -125,6 +141,14 @@ struct ClusterSync::State {
     mutable std::mutex statusMutex;  // status and lastErrorAt: written by the sync thread, read by anyone; address
     ClusterStatus status;
     Core::Millis lastErrorAt = -ERROR_MEMORY_MS;
+    // Lines for the operator, at most NOTICES_PER_WINDOW of each kind a
+    // minute; the rest are counted and mentioned with the next one said.
+    struct NoticeRate {
+        Core::Millis windowStart = 0;
+        int said = 0;
+        std::uint64_t unsaid = 0;
+    };
+    std::map<std::string, NoticeRate, std::less<>> noticeRates;  // under statusMutex
     std::string address;  // where this node serves, as its heartbeat says (setAddress)
     std::atomic<bool> addressChanged{false};  // a heartbeat at the next tick, not within a second
 };
@@ -154,6 +178,43 @@ ClusterSync::~ClusterSync()
 
 namespace {
 
+// One line for the operator, at most NOTICES_PER_WINDOW of a kind a minute.
+void sayOnce(ClusterSync::State& s, const ClusterSync::Options& options, const Core::Clock& base, const std::string& kind, const std::string& line)
+{
+    if (!options.notice)
+        return;
+    std::uint64_t unsaid = 0;
+    {
+        std::lock_guard lock(s.statusMutex);
+        ClusterSync::State::NoticeRate& rate = s.noticeRates[kind];
+        const Core::Millis now = base.monotonic();
+        if (now - rate.windowStart >= NOTICE_WINDOW_MS) {
+            rate.windowStart = now;
+            rate.said = 0;
+        }
+        if (rate.said >= NOTICES_PER_WINDOW) {
+            ++rate.unsaid;
+            return;
+        }
+        ++rate.said;
+        unsaid = std::exchange(rate.unsaid, 0);
+    }
+    options.notice(unsaid == 0 ? line : line + " (and " + std::to_string(unsaid) + " more like it not said in the last minute)");
+}
+
+void refuseChange(ClusterSync::State& s, const ClusterSync::Options& options, const Core::Clock& base, const SharedChange& c, const std::string& why)
+{
+    const std::string line = "a change from the cluster (" + c.collection + " " + c.key
+                             + (c.stamp.node.empty() ? std::string() : ", by " + c.stamp.node + (c.actor.empty() ? "" : "/" + c.actor))
+                             + ") was not applied here: " + why;
+    {
+        std::lock_guard lock(s.statusMutex);
+        ++s.status.refusedChanges;
+        s.status.lastRefused = line;
+    }
+    sayOnce(s, options, base, "refused", line);
+}
+
 // Everything the sync thread does with one connection, in order; a failure
 // anywhere opens the breaker and the engine decides cut off.
 class Session {
@@ -163,27 +224,31 @@ public:
     {
     }
 
-    // Connected and PONG: the hash key, the epoch, the first heartbeat.
+    // Connected and PONG: the epoch, the first heartbeat, what was changed
+    // here meanwhile, then this node and the cluster are levelled.
     bool greet(Core::Millis now)
     {
-        // The cluster's hash key: the first node sets it, every node uses it.
+        return sameKey(now) && heartbeat(now) && sendChanges(now) && syncShared(now);
+    }
+
+    // Every node of a cluster holds the same key: the first sets its check
+    // value (which tells nothing of the key), a node with another key is
+    // refused (it would take every record for a forgery, and its own
+    // changes would be refused everywhere).
+    bool sameKey(Core::Millis now)
+    {
+        const std::string mine = m_options.key.check();
         std::vector<Reply> r;
-        const std::string mine = hex64(Core::processSipKey().k0) + hex64(Core::processSipKey().k1);
-        if (!call({Command{"SET", SECRET_KEY, mine, "NX"}, Command{"GET", SECRET_KEY}}, r, now))
+        if (!call({Command{"SET", KEY_CHECK, mine, "NX"}, Command{"GET", KEY_CHECK}}, r, now))
             return false;
-        const auto key = r[1].kind == Reply::Kind::String ? parseSecret(r[1].text) : std::nullopt;
-        if (!key)
-            return failed(Outcome{Failure::Protocol, "redis at " + m_options.url.address() + ": " + SECRET_KEY + " holds something else than a Floodgate key (delete it)"}, now);
-        if (key->k0 != Core::processSipKey().k0 || key->k1 != Core::processSipKey().k1) {
-            Core::adoptSipKey(*key);
-            // The customers' and the header rules' keys are hashed when a
-            // configuration is compiled: compile again under the shared key.
-            if (auto cfg = m_engine.config())
-                m_engine.setConfig(*cfg);
-        }
-        // What was changed here while cut off goes first, then this node is
-        // brought level with the cluster.
-        return heartbeat(now) && sendChanges(now) && syncShared(now);
+        if (r[1].kind == Reply::Kind::String && r[1].text == mine)
+            return true;
+        const std::string theirs = r[1].kind == Reply::Kind::String ? r[1].text.substr(0, 8) : std::string("none");
+        m_s.keyMismatch = true;
+        return failed(Outcome{Failure::Auth, "redis at " + m_options.url.address() + ": this node's cluster key (" + m_options.key.fingerprint()
+                                                 + ") is not the one the cluster's nodes hold (" + theirs
+                                                 + "): give every node the same --cluster-key file"},
+                      now);
     }
 
     bool heartbeat(Core::Millis now)
@@ -252,12 +317,15 @@ public:
                 const bool lost = !m_s.epoch.empty();
                 m_s.epoch = e[1].text;
                 if (lost) {
-                    // Seed it again from what this node holds (docs/CLUSTER.md, recovery).
+                    // Redis lost what it held (a restart without its data,
+                    // FLUSHALL): the counts go to it again, and the shared
+                    // collections are levelled with it at the next tick, which
+                    // gives it back what this node holds (docs/CLUSTER.md).
                     m_engine.resyncAll(m_clock.now());
                     m_s.resync = true;
+                    m_s.mergeNeeded = true;
                     std::vector<Reply> ignored;
-                    const std::string mine = hex64(Core::processSipKey().k0) + hex64(Core::processSipKey().k1);
-                    if (!call({Command{"SET", SECRET_KEY, mine, "NX"}}, ignored, now))
+                    if (!call({Command{"SET", KEY_CHECK, m_options.key.check(), "NX"}}, ignored, now))
                         return false;
                 }
             } else {
@@ -274,7 +342,9 @@ public:
     }
 
     // The changes made here while nothing was sent (or since the last tick),
-    // in order; false when Redis failed them (they stay queued).
+    // in order; false when Redis failed them (they stay queued). A change
+    // that Redis holds a newer edit of is not stored; the levelling at the
+    // next tick brings that edit here.
     bool sendChanges(Core::Millis now)
     {
         std::vector<ClusterSync::State::Pending> batch;
@@ -287,30 +357,32 @@ public:
         }
         if (batch.empty())
             return true;
-        std::vector<Command> commands;
+        Puts puts;
         const Core::Millis clusterNow = m_clock.now();
         for (const auto& [c, expiresAt] : batch) {
             // Ended while it waited (a cooldown made during an outage): every
             // node would drop it on arrival.
             if (expiresAt > 0 && expiresAt <= clusterNow)
                 continue;
-            commands.push_back(Command::eval(m_s.change, {SHARED_PREFIX + c.collection, CHANGE_STREAM, SEEDED_KEY, EXPIRY_PREFIX + c.collection},
-                                             {m_options.node, c.removed ? "del" : "put", c.collection, c.key, c.removed ? std::string() : c.value, c.actor,
-                                              std::to_string(expiresAt)}));
+            addPut(puts, c, expiresAt);
         }
-        if (commands.empty())
-            return true;
         std::vector<Reply> replies;
-        if (!call(commands, replies, now)) {
+        if (!puts.argv.empty() && !call({putCommand(std::move(puts))}, replies, now)) {
             std::lock_guard lock(m_s.outgoingMutex);
             for (auto it = batch.rbegin(); it != batch.rend(); ++it)
                 m_s.outgoing.push_front(std::move(*it));
             return false;
         }
+        if (!replies.empty())
+            for (const Reply& stored : replies[0].elements)
+                if (stored.integer == 0)
+                    m_s.mergeNeeded = true;
         return true;
     }
 
-    // The changes other nodes made since this node last looked.
+    // The changes other nodes made since this node last looked: each
+    // verified (its tag), and applied unless this node knows a newer edit
+    // of the item.
     bool readChanges(Core::Millis now)
     {
         std::vector<Reply> r;
@@ -324,96 +396,126 @@ public:
                 continue;
             m_s.streamId = item.elements[0].text;
             const std::vector<Reply>& f = item.elements[1].elements;
-            std::string node, op;
-            SharedChange c;
+            std::string collection, key, record;
             for (std::size_t i = 0; i + 1 < f.size(); i += 2) {
                 const std::string& k = f[i].text;
-                std::string v = f[i + 1].text;
-                if (k == "node")
-                    node = std::move(v);
-                else if (k == "op")
-                    op = std::move(v);
-                else if (k == "coll")
-                    c.collection = std::move(v);
+                if (k == "coll")
+                    collection = f[i + 1].text;
                 else if (k == "key")
-                    c.key = std::move(v);
-                else if (k == "value")
-                    c.value = std::move(v);
-                else if (k == "actor")
-                    c.actor = std::move(v);
+                    key = f[i + 1].text;
+                else if (k == "rec")
+                    record = f[i + 1].text;
             }
-            if (node == m_options.node || !known(c.collection))
-                continue;
-            c.removed = op == "del";
-            c.actor = "cluster:" + node + (c.actor.empty() ? "" : "/" + c.actor);
-            m_s.sharing.apply(c);
+            if (auto c = verified(collection, key, record, "the change stream")) {
+                if (c->stamp.node != m_options.node && m_s.learn(*c))
+                    m_s.sharing.apply(fromCluster(std::move(*c)));
+            }
         }
         return true;
     }
 
-    // Joining (or back from an outage): the first node seeds the cluster
-    // with what it holds; any other takes the cluster's, so every node holds
-    // the same.
+    // Levelling this node and the cluster (when it joins, comes back, or
+    // finds Redis emptied), item by item: the newer edit wins on both sides.
+    // What only this node holds goes to the cluster (so an emptied Redis is
+    // filled again from every node's state, their union); what only the
+    // cluster holds is taken here; a removal is made here only as the
+    // cluster's tombstone says, never because Redis holds less, and never
+    // more than maxLevellingRemovals of a collection at once. An item this
+    // node has no edit time for (it held it when it started) is the oldest:
+    // the cluster's edit of it wins.
     bool syncShared(Core::Millis now)
     {
+        m_s.mergeNeeded = false;
         const std::vector<std::string>& names = m_s.sharing.collections;
         if (names.empty())
             return true;
-        std::vector<SharedItems> mine;
-        std::vector<std::string> seed;
-        std::vector<std::string> keys{SEEDED_KEY};
-        for (std::size_t i = 0; i < names.size(); ++i) {
-            keys.push_back(SHARED_PREFIX + names[i]);
-            keys.push_back(EXPIRY_PREFIX + names[i]);
-            mine.push_back(m_s.sharing.read(names[i]));
-            for (const auto& [k, v] : mine.back()) {
-                seed.push_back(std::to_string(2 * i + 2));
-                seed.push_back(k);
-                seed.push_back(v);
-                seed.push_back(std::to_string(m_s.expiresAt(names[i], v)));
-            }
-        }
         // What has ended goes first, so nobody takes it. Where the stream is
         // before the hashes are read: a change made in between is read
-        // twice, which makes the same change again.
-        std::vector<Command> commands{pruneCommand(), Command{"XREVRANGE", CHANGE_STREAM, "+", "-", "COUNT", "1"},
-                                      Command::eval(m_s.seed, keys, seed)};
+        // twice, which makes the same change again (or is older: ignored).
+        std::vector<Command> commands{pruneCommand(), Command{"XREVRANGE", CHANGE_STREAM, "+", "-", "COUNT", "1"}};
         for (const std::string& n : names)
             commands.push_back(Command{"HGETALL", SHARED_PREFIX + n});
         std::vector<Reply> r;
         if (!call(commands, r, now))
             return false;
-        r.erase(r.begin());  // the prune's count
-        if (!r[0].elements.empty() && !r[0].elements[0].elements.empty())
-            m_s.streamId = r[0].elements[0].elements[0].text;
-        if (r[1].integer == 1) {
-            m_s.sharedLine = "seeded the cluster with this node's " + summary(mine);
-            return true;
-        }
-        // Puts in the collections' order, removals in the reverse order (a
-        // customer goes before its tier).
-        std::vector<SharedItems> taken(names.size());
-        std::vector<SharedItems> removed(names.size());
+        if (!r[1].elements.empty() && !r[1].elements[0].elements.empty())
+            m_s.streamId = r[1].elements[0].elements[0].text;
+
+        bool clusterEmpty = true;
+        Puts puts;
+        std::vector<SharedItems> mine(names.size()), sent(names.size()), taken(names.size()), removed(names.size());
+        std::vector<std::vector<SharedChange>> removals(names.size());
+        std::string refusedLine;
         for (std::size_t i = 0; i < names.size(); ++i) {
+            const std::string& name = names[i];
+            mine[i] = m_s.sharing.read(name);
             const Reply& hash = r[2 + i];
-            SharedItems theirs;
-            for (std::size_t j = 0; j + 1 < hash.elements.size(); j += 2)
-                theirs.emplace(hash.elements[j].text, hash.elements[j + 1].text);
-            for (const auto& [k, v] : theirs) {
-                const auto have = mine[i].find(k);
-                if (have == mine[i].end() || have->second != v) {
-                    m_s.sharing.apply(SharedChange{names[i], k, v, false, "cluster:snapshot"});
-                    taken[i].emplace(k, v);
+            std::map<std::string, SharedChange> theirs;
+            std::set<std::string> forged;  // records no node of this cluster wrote
+            for (std::size_t j = 0; j + 1 < hash.elements.size(); j += 2) {
+                clusterEmpty = false;
+                const std::string& key = hash.elements[j].text;
+                if (auto c = verified(name, key, hash.elements[j + 1].text, "the cluster's " + name))
+                    theirs.emplace(key, std::move(*c));
+                else if (forged.insert(key).second)
+                    unreadable(puts, i, key, hash.elements[j + 1].text, mine[i]);
+            }
+            for (auto& [key, c] : theirs) {
+                const auto have = mine[i].find(key);
+                const ClusterSync::State::Known local = m_s.known(name, key);
+                if (local.stamp.known() && newer(local.stamp, c.stamp)) {
+                    // This node's edit is the newer: the cluster gets it.
+                    if (have != mine[i].end() || local.removed)
+                        sendMine(puts, i, key, have == mine[i].end() ? nullptr : &have->second, local.stamp, sent);
+                    continue;
+                }
+                m_s.learn(c);
+                if (c.removed) {
+                    if (have != mine[i].end())
+                        removals[i].push_back(fromCluster(std::move(c)));
+                } else if (have == mine[i].end() || have->second != c.value) {
+                    taken[i].emplace(key, c.value);
+                    m_s.sharing.apply(fromCluster(std::move(c)));
                 }
             }
-            for (const auto& [k, v] : mine[i])
-                if (!theirs.count(k))
-                    removed[i].emplace(k, v);
+            for (const auto& [key, value] : mine[i])
+                if (!theirs.count(key) && !forged.count(key))
+                    sendMine(puts, i, key, &value, m_s.known(name, key).stamp, sent);
+            if (removals[i].size() > ClusterSync::maxLevellingRemovals) {
+                refusedLine += (refusedLine.empty() ? "" : "; ") + std::to_string(removals[i].size()) + " " + name;
+                removals[i].clear();
+            }
         }
+        // Removals in the reverse order (a customer goes before its tier).
         for (std::size_t i = names.size(); i-- > 0;)
-            for (const auto& [k, v] : removed[i])
-                m_s.sharing.apply(SharedChange{names[i], k, {}, true, "cluster:snapshot"});
-        m_s.sharedLine = "took the cluster's state (" + summary(taken) + " added or changed here, " + summary(removed) + " removed)";
+            for (SharedChange& c : removals[i]) {
+                removed[i].emplace(c.key, std::string());
+                m_s.sharing.apply(std::move(c));
+            }
+        if (!refusedLine.empty()) {
+            const std::string line = "levelling with the cluster would have removed " + refusedLine + " that this node holds (more than "
+                                     + std::to_string(ClusterSync::maxLevellingRemovals)
+                                     + " of a collection at once); none was removed: check the lists on the other nodes, then remove what must go by hand";
+            {
+                std::lock_guard lock(m_s.statusMutex);
+                m_s.status.levellingRefused = line;
+            }
+            notice("levelling", line);
+        }
+        std::vector<Reply> stored;
+        while (!puts.argv.empty()) {
+            Puts part = puts.take(CHANGES_PER_CALL);
+            if (!call({putCommand(std::move(part))}, stored, now))
+                return false;
+            for (const Reply& one : stored[0].elements)
+                if (one.integer == 0)
+                    m_s.mergeNeeded = true;  // a newer edit arrived meanwhile: level again
+        }
+        if (clusterEmpty)
+            m_s.sharedLine = "seeded the cluster with this node's " + summary(mine);
+        else
+            m_s.sharedLine = "took the cluster's state (" + summary(taken) + " added or changed here, " + summary(removed) + " removed; "
+                             + summary(sent) + " sent that the cluster lacked or held older)";
         return true;
     }
 
@@ -446,12 +548,15 @@ public:
             const Reply& r = replies[0];
             if (r.isError())
                 problem = m_s.conn.errorOutcome(r);
-            else if (r.kind != Reply::Kind::Array || r.elements.size() != reports.size())
+            else if (r.kind != Reply::Kind::Array || r.elements.size() < reports.size())
                 problem = Outcome{Failure::Protocol, "redis at " + m_options.url.address() + ": the report script answered something unexpected"};
-            else
+            else {
                 for (std::size_t i = 0; i < reports.size(); ++i)
                     if (auto a = decodeAck(r.elements[i].text, reports[i]))
                         acks[i] = std::move(*a);
+                for (std::size_t i = reports.size(); i < r.elements.size(); ++i)
+                    malformed(r.elements[i].text);
+            }
         }
         const Core::Millis ackAt = m_clock.now();
         m_engine.applyAcks(reports, acks, ackAt);
@@ -468,6 +573,21 @@ public:
         st.reports += reports.size();
         st.lastBatchSize = reports.size();
         return true;
+    }
+
+    // "<key> <field>": a field the report script removed from an entry's
+    // hash, which no node wrote.
+    void malformed(const std::string& keyAndField)
+    {
+        const auto space = keyAndField.find(' ');
+        const std::string line = "removed the field \"" + keyAndField.substr(space == std::string::npos ? keyAndField.size() : space + 1) + "\" from "
+                                 + keyAndField.substr(0, space) + " in Redis: it was not a node's counts (something else writes into this Redis)";
+        {
+            std::lock_guard lock(m_s.statusMutex);
+            ++m_s.status.malformedFields;
+            m_s.status.lastMalformed = line;
+        }
+        notice("malformed", line);
     }
 
     bool failed(const Outcome& o, Core::Millis now)
@@ -493,6 +613,99 @@ public:
     }
 
 private:
+    // Shared changes for one call of the put script (Scripts::sharedPut).
+    struct Puts {
+        std::vector<std::string> argv;
+        Puts take(std::size_t changes)
+        {
+            Puts part;
+            const std::size_t n = std::min(argv.size(), changes * 7);
+            part.argv.assign(std::make_move_iterator(argv.begin()), std::make_move_iterator(argv.begin() + std::ptrdiff_t(n)));
+            argv.erase(argv.begin(), argv.begin() + std::ptrdiff_t(n));
+            return part;
+        }
+    };
+
+    std::size_t indexOf(const std::string& collection) const
+    {
+        const auto& names = m_s.sharing.collections;
+        return std::size_t(std::find(names.begin(), names.end(), collection) - names.begin());
+    }
+
+    // `expiresAt`: when a put's item ends (0: never); a removal's tombstone
+    // stays tombstoneKeepMs.
+    void addPut(Puts& puts, const SharedChange& c, Core::Millis expiresAt, const std::string& unreadable = {})
+    {
+        const std::size_t i = indexOf(c.collection);
+        if (i >= m_s.sharing.collections.size())
+            return;
+        const Core::Millis forgetAt = c.removed ? std::max(c.stamp.at, m_clock.now()) + ClusterSync::tombstoneKeepMs : expiresAt;
+        puts.argv.insert(puts.argv.end(), {std::to_string(2 + 2 * i), c.collection, c.key, encodeRecord(c, m_options.key),
+                                           std::to_string(forgetAt), std::to_string(c.stamp.at), unreadable});
+    }
+
+    Command putCommand(Puts puts) const
+    {
+        std::vector<std::string> keys{CHANGE_STREAM};
+        for (const std::string& n : m_s.sharing.collections) {
+            keys.push_back(SHARED_PREFIX + n);
+            keys.push_back(EXPIRY_PREFIX + n);
+        }
+        return Command::eval(m_s.put, std::move(keys), std::move(puts.argv));
+    }
+
+    // What this node holds of an item (nullptr: its removal), for the cluster.
+    void sendMine(Puts& puts, std::size_t i, const std::string& key, const std::string* value, const Stamp& stamp, std::vector<SharedItems>& sent)
+    {
+        const std::string& name = m_s.sharing.collections[i];
+        SharedChange c = value ? SharedChange::put(name, key, *value, "floodgate") : SharedChange::removal(name, key, "floodgate");
+        c.stamp = Stamp{stamp.at, m_options.node};
+        addPut(puts, c, value ? m_s.expiresAt(name, *value) : 0);
+        sent[i].emplace(key, c.value);
+    }
+
+    // A record in a collection's hash that no node of this cluster wrote:
+    // refused, and replaced by this node's item if it holds one (the put
+    // script replaces exactly that text, whatever stamp it claims).
+    void unreadable(Puts& puts, std::size_t i, const std::string& key, const std::string& text, const SharedItems& held)
+    {
+        const std::string& name = m_s.sharing.collections[i];
+        const auto have = held.find(key);
+        const ClusterSync::State::Known local = m_s.known(name, key);
+        if (have != held.end() || (local.removed && local.stamp.known())) {
+            SharedChange c = have != held.end() ? SharedChange::put(name, key, have->second, "floodgate") : SharedChange::removal(name, key, "floodgate");
+            c.stamp = Stamp{local.stamp.at, m_options.node};
+            addPut(puts, c, have != held.end() ? m_s.expiresAt(name, have->second) : 0, text);
+        }
+    }
+
+    // A record read from Redis, its tag verified; nullopt (refused,
+    // counted and said) when it is not one of this cluster's.
+    std::optional<SharedChange> verified(const std::string& collection, const std::string& key, const std::string& record, const std::string& where)
+    {
+        std::string why;
+        if (!shares(collection)) {
+            refuse(SharedChange::put(collection, key, {}, {}), "not a collection the nodes share (from " + where + ")");
+            return std::nullopt;
+        }
+        auto c = decodeRecord(collection, key, record, m_options.key, &why);
+        if (!c)
+            refuse(SharedChange::put(collection, key, {}, {}), why + " (from " + where + ")");
+        return c;
+    }
+
+    // As the audit trail names another node's change.
+    static SharedChange fromCluster(SharedChange c)
+    {
+        c.actor = "cluster:" + c.stamp.node + (c.actor.empty() ? "" : "/" + c.actor);
+        c.origin = Origin::Cluster;
+        return c;
+    }
+
+    void refuse(const SharedChange& c, const std::string& why) { refuseChange(m_s, m_options, m_base, c, why); }
+    void notice(const std::string& kind, const std::string& line) { sayOnce(m_s, m_options, m_base, kind, line); }
+
+private:
     Command pruneCommand() const
     {
         std::vector<std::string> keys;
@@ -503,7 +716,7 @@ private:
         return Command::eval(m_s.prune, std::move(keys), {});
     }
 
-    bool known(const std::string& collection) const
+    bool shares(const std::string& collection) const
     {
         const auto& names = m_s.sharing.collections;
         return std::find(names.begin(), names.end(), collection) != names.end();
@@ -541,6 +754,12 @@ private:
 
 JoinResult ClusterSync::join()
 {
+    // The hash key that names customers and header values in Redis comes
+    // from the cluster key: the same on every node, and not in Redis.
+    Core::adoptSipKey(m_options.key.sipKey());
+    // They are hashed when a configuration is compiled: compile again.
+    if (auto cfg = m_engine.config())
+        m_engine.setConfig(*cfg);
     m_engine.enableCluster();
     m_engine.setClusterState(Core::ClusterState::Down, 1);
     m_engine.onClusterWork([s = m_state.get()] { s->wakeUp(); });
@@ -555,13 +774,21 @@ JoinResult ClusterSync::join()
     }
     if (!session.greet(now)) {
         std::lock_guard lock(m_state->statusMutex);
+        if (m_state->keyMismatch)
+            return {JoinResult::Kind::Refused, m_state->status.lastError};
         return {JoinResult::Kind::CutOff, m_state->status.lastError + "; starting cut off from the cluster and joining when it answers"};
     }
     session.recovered();
     m_state->nextHeartbeat = now + HEARTBEAT_MS;
     const std::uint32_t n = m_engine.clusterNodes();
     return {JoinResult::Kind::Joined, "joined the cluster at " + m_options.url.redacted() + " as " + m_options.node + " (" + std::to_string(n)
-                                          + (n == 1 ? " node" : " nodes") + " counting together); " + m_state->sharedLine};
+                                          + (n == 1 ? " node" : " nodes") + " counting together, cluster key " + m_options.key.fingerprint()
+                                          + "); " + m_state->sharedLine};
+}
+
+void ClusterSync::refuse(const SharedChange& change, const std::string& why)
+{
+    refuseChange(*m_state, m_options, m_clock.base(), change, why);
 }
 
 void ClusterSync::share(Sharing sharing)
@@ -572,8 +799,11 @@ void ClusterSync::share(Sharing sharing)
 void ClusterSync::publish(SharedChange change)
 {
     const Core::Millis expiresAt = change.removed ? 0 : m_state->expiresAt(change.collection, change.value);
+    change.stamp = Stamp{m_clock.now(), m_options.node};
+    change.origin = Origin::Here;
     {
         std::lock_guard lock(m_state->outgoingMutex);
+        m_state->ledger[change.collection][change.key] = State::Known{change.stamp, change.removed};
         auto& q = m_state->outgoing;
         if (q.size() >= maxPendingChanges) {
             // A long outage: what has ended by itself (cooldowns, bans) is
@@ -644,8 +874,14 @@ void ClusterSync::run()
                 continue;
             s.nextHeartbeat = now + HEARTBEAT_MS;
         }
-        if (!session.sendChanges(now) || !session.readChanges(now))
+        if (!session.sendChanges(now) || !session.readChanges(now) || (s.mergeNeeded && !session.syncShared(now)))
             continue;
+        if (now >= s.nextLedgerPrune) {
+            s.nextLedgerPrune = now + LEDGER_PRUNE_MS;
+            std::lock_guard lock(s.outgoingMutex);
+            for (auto& [collection, items] : s.ledger)
+                std::erase_if(items, [&](const auto& item) { return item.second.removed && item.second.stamp.at + tombstoneKeepMs < now; });
+        }
         const bool all = s.resync;
         s.resync = false;
         bool ok = true;

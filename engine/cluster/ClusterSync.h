@@ -7,7 +7,9 @@
 // errors, so the request path never waits on it.
 #pragma once
 
+#include "cluster/ClusterKey.h"
 #include "cluster/RedisUrl.h"
+#include "cluster/SharedRecord.h"
 #include "core/Cluster.h"
 #include "core/Time.h"
 
@@ -76,19 +78,27 @@ struct ClusterStatus {
     // was out of reach more than ClusterSync::maxPendingChanges waited, and
     // the oldest went (after those that had ended by themselves).
     std::uint64_t droppedChanges = 0;
+    // Shared changes read from Redis that no node of this cluster wrote (a
+    // tag that does not verify: written by hand, or with another cluster
+    // key) or that do not read (a list entry for another range than its
+    // key): none was applied. The last one in a line naming it.
+    std::uint64_t refusedChanges = 0;
+    std::string lastRefused;
+    // Fields in entries' hashes that were not a node's counts, removed by
+    // the report script (each cost its entry one report); the last one named.
+    std::uint64_t malformedFields = 0;
+    std::string lastMalformed;
+    // The last levelling with the cluster that would have removed more of
+    // what this node holds than Tuning allows at once: what it would have
+    // removed, and that nothing was (empty: none refused since the start).
+    std::string levellingRefused;
 };
 
 // What the nodes hold once for the whole cluster (docs/CLUSTER.md, "what
 // the nodes share"): named collections (the safelist, the tiers, ...) of
-// items, each a value under a key. The sync carries them without reading
-// them; what they mean, and how a change is applied, is the caller's.
-struct SharedChange {
-    std::string collection;
-    std::string key;
-    std::string value;     // the item as the collection encodes it; empty when removed
-    bool removed = false;
-    std::string actor;     // who made it ("api:127.0.0.1"); applied elsewhere: "cluster:NODE/api:127.0.0.1"
-};
+// items, each a value under a key; a change to one is a SharedChange
+// (SharedRecord.h). The sync carries them without reading them; what they
+// mean, and how a change is applied, is the caller's.
 using SharedItems = std::map<std::string, std::string>;  // key -> value
 
 struct Sharing {
@@ -98,8 +108,10 @@ struct Sharing {
     // What this node holds now (called on the sync thread when it joins or
     // comes back, to seed an empty cluster or to compare with it).
     std::function<SharedItems(const std::string& collection)> read;
-    // Another node's change, or the cluster's item where this node differs:
-    // to be made here (on the sync thread; the callee queues the write).
+    // Another node's change, or the cluster's item where this node differs
+    // (its actor is "cluster:NODE/WHO" then): to be made here (on the sync
+    // thread; the callee queues the write, and calls ClusterSync::refuse
+    // for a change it cannot apply).
     std::function<void(const SharedChange&)> apply;
     // When an item ends by itself (an entry's expiry, a ban's or a
     // cooldown's end; 0: never), on the cluster's clock. Redis forgets it
@@ -129,6 +141,11 @@ public:
         std::function<double()> requestRate;    // requests per second on this node, for the heartbeat
         std::chrono::milliseconds connectTimeout{500};
         std::chrono::milliseconds ioTimeout{250};  // a hung Redis (SIGSTOP) is noticed after this
+        ClusterKey key;                         // --cluster-key: tags every shared change, names customers
+        // One line for the operator (stderr, the journal): a change refused,
+        // a levelling refused, a malformed field removed. Any untrusted text
+        // in it is the callee's to escape. Unset: nothing is said.
+        std::function<void(const std::string&)> notice;
     };
 
     // `base`: this node's wall clock (the system's unless a test injects one).
@@ -153,6 +170,18 @@ public:
     // (ClusterStatus::droppedChanges).
     void publish(SharedChange change);
     static constexpr std::size_t maxPendingChanges = 100'000;
+    // A change from the cluster that was not applied here, with the reason:
+    // counted, shown (ClusterStatus::refusedChanges) and said (notice). Any
+    // thread.
+    void refuse(const SharedChange& change, const std::string& why);
+    // A tombstone (a removal) stays in Redis this long, so a node cut off
+    // for less does not bring the item back when it returns; a node away
+    // longer, holding it, may.
+    static constexpr Core::Millis tombstoneKeepMs = 30 * Core::DAY;
+    // A levelling (a node joining, or Redis found emptied) that would remove
+    // more than this many items of one collection that this node holds
+    // removes none of them, and says so (ClusterStatus::levellingRefused).
+    static constexpr std::size_t maxLevellingRemovals = 10;
 
     // Where this node serves, for its next heartbeat: the listener's real
     // port once it listens (with --listen HOST:0 it is only known then, and

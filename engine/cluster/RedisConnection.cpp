@@ -345,6 +345,14 @@ Outcome RedisConnection::sendAndRead(const std::vector<Command>& commands, const
         const int rc = redisGetReply(c, &raw);
         const int savedErrno = errno;
         if (rc != REDIS_OK || !raw) {
+            // A server that answered an error and hung up (protected mode
+            // does, to the first command): the error says what happened.
+            for (std::size_t k = 0; handshake && k < i; ++k)
+                if (send[k] && replies[k].isError()) {
+                    Outcome o = errorOutcome(replies[k]);
+                    close();
+                    return o;
+                }
             Outcome o = m_impl->ioFailure(savedErrno, handshake, m_ioTimeout);
             close();
             return o;
@@ -488,6 +496,12 @@ Outcome RedisConnection::errorOutcome(const Reply& error) const
 {
     const std::string& where = m_impl->where;
     const std::string text = oneLine(error.text, m_url.password);
+    // Protected mode (no password set, and this node is not on the server's
+    // machine): its sentence also says "no password is set", but no password
+    // given here would help until the server has one.
+    if (error.isError("DENIED") || contains(text, "protected mode"))
+        return {Failure::Auth, where + ": the server is in protected mode and refuses connections from other machines because it has no password: "
+                                       "set one on it (requirepass, or an ACL user) and give it in --redis"};
     if (error.isError("NOAUTH"))
         return {Failure::Auth, where + ": the server requires a password (add it to --redis: redis://:PASSWORD@HOST:PORT)"};
     if (error.isError("WRONGPASS") || contains(text, "invalid password") || contains(text, "invalid username-password"))

@@ -143,8 +143,7 @@ local function grant(q, m, held, ways, used, blocked)
   return lease, far
 end
 
-local results = {}
-for i = 1, #KEYS do
+local function one(i)
   local key = KEYS[i]
   local a = ARGV[4 + i]
   local m = byte(a, 1)
@@ -221,37 +220,83 @@ for i = 1, #KEYS do
   call('PEXPIRE', key, keep)
   out[1] = format('%d,%d,%d,%d,%s', lease - held, leases, leaseMs, lapseAt, nowText)
   for k = 1, #live do out[k + 1] = live[k] end
-  results[i] = concat(out, '|')
+  return concat(out, '|')
 end
+
+-- A field of the entry's hash that is not a node's counts (something else
+-- wrote it into Redis): the exact check, run only when an entry failed, so
+-- the common report reads no more than it did.
+local function wellFormed(v)
+  local p = parts(v)
+  if #p < 3 then return false end
+  for k = 1, 3 do
+    if not match(p[k], '^%d+$') then return false end
+  end
+  for k = 4, #p do
+    local s = p[k]
+    if byte(s, 1) == 61 then  -- '=': the summary, last
+      if k ~= #p or not match(s, '^=%d+[%d,]*$') then return false end
+    elseif not match(s, '^%d+,%d+,%d+,%d+[%d,]*$') or (#numbers(s) - 4) % 2 ~= 0 then
+      return false
+    end
+  end
+  return true
+end
+
+-- One malformed entry is that entry's problem: its foreign fields go
+-- (named in the answer, after the entries), and it is tried again; an
+-- entry that still fails gets an empty answer (no lease), nobody else does.
+local results, removed = {}, {}
+for i = 1, #KEYS do
+  local ok, r = pcall(one, i)
+  if not ok then
+    local fields = call('HGETALL', KEYS[i])
+    for j = 1, #fields, 2 do
+      if fields[j] ~= node and not wellFormed(fields[j + 1]) then
+        call('HDEL', KEYS[i], fields[j])
+        removed[#removed + 1] = KEYS[i] .. ' ' .. fields[j]
+      end
+    end
+    ok, r = pcall(one, i)
+    if not ok then r = '' end
+  end
+  results[i] = r
+end
+for k = 1, #removed do results[#KEYS + k] = removed[k] end
 return results
 )lua";
 
-const std::string_view sharedChange = R"lua(
-if ARGV[2] == 'put' then
-  redis.call('HSET', KEYS[1], ARGV[4], ARGV[5])
-  if tonumber(ARGV[7]) > 0 then
-    redis.call('ZADD', KEYS[4], ARGV[7], ARGV[4])
-  else
-    redis.call('ZREM', KEYS[4], ARGV[4])
+const std::string_view sharedPut = R"lua(
+local match, sub, tonumber, call = string.match, string.sub, tonumber, redis.call
+local function stamp(r)
+  local at, n, from = match(r, '^(%d+);(%d+):()')
+  if not at then return nil end
+  return tonumber(at), sub(r, from, from + tonumber(n) - 1)
+end
+local out = {}
+for i = 1, #ARGV, 7 do
+  local h = tonumber(ARGV[i])
+  local key, rec, at = ARGV[i + 2], ARGV[i + 3], tonumber(ARGV[i + 5])
+  local node = select(2, stamp(rec))
+  local cur = call('HGET', KEYS[h], key)
+  local take = true
+  if cur and cur ~= ARGV[i + 6] then
+    local cat, cnode = stamp(cur)
+    if cat then
+      if at == 0 or cat > at or (cat == at and cnode >= node) then take = false end
+    end
   end
-else
-  redis.call('HDEL', KEYS[1], ARGV[4])
-  redis.call('ZREM', KEYS[4], ARGV[4])
+  if take then
+    call('HSET', KEYS[h], key, rec)
+    local score = tonumber(ARGV[i + 4])
+    if score > 0 then call('ZADD', KEYS[h + 1], score, key) else call('ZREM', KEYS[h + 1], key) end
+    call('XADD', KEYS[1], 'MAXLEN', '~', '100000', '*', 'coll', ARGV[i + 1], 'key', key, 'rec', rec)
+    out[#out + 1] = 1
+  else
+    out[#out + 1] = 0
+  end
 end
-redis.call('SET', KEYS[3], '1')
-return redis.call('XADD', KEYS[2], 'MAXLEN', '~', '100000', '*', 'node', ARGV[1], 'op', ARGV[2], 'coll', ARGV[3],
-                  'key', ARGV[4], 'value', ARGV[5], 'actor', ARGV[6])
-)lua";
-
-const std::string_view sharedSeed = R"lua(
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-for i = 1, #ARGV, 4 do
-  local at = tonumber(ARGV[i])
-  redis.call('HSET', KEYS[at], ARGV[i + 1], ARGV[i + 2])
-  if tonumber(ARGV[i + 3]) > 0 then redis.call('ZADD', KEYS[at + 1], ARGV[i + 3], ARGV[i + 1]) end
-end
-redis.call('SET', KEYS[1], '1')
-return 1
+return out
 )lua";
 
 // At most 1,000 per collection and call: a backlog goes in a few heartbeats

@@ -19,27 +19,27 @@ namespace Floodgate::Cluster::Scripts {
 // Returns, per entry, "granted,reserved,leaseMs,lapseAt,now|F|F..."
 // (reserved: the other nodes' unexpired leases; now: Redis's clock) with
 // each F another counting node's field as stored, which the node aligns
-// to its report.
+// to its report; then, after the entries, one "<key> <field>" per field
+// that was not a node's counts (written into Redis by something else) and
+// was removed, so it cost that entry one report and nobody else anything.
 extern const std::string_view report;
 
-// One change to a shared collection: the collection's hash (the snapshot
-// a node starting later reads) and the change stream (what running nodes
-// read), in one step.
-//   KEYS[1] the collection's hash "fg:s:<collection>"; KEYS[2] the stream
-//   "fg:changes"; KEYS[3] "fg:seeded"; KEYS[4] the collection's endings
-//   "fg:x:<collection>" (a sorted set: key by when it ends)
-//   ARGV[1] node; ARGV[2] "put" or "del"; ARGV[3] the collection; ARGV[4]
-//   the key; ARGV[5] the value ("" for "del"); ARGV[6] who made it;
-//   ARGV[7] when the item ends (ms, Redis's clock; 0: never)
-// Returns the stream entry's id.
-extern const std::string_view sharedChange;
-
-// The first node of a cluster writes what it holds into Redis; any later
-// one finds the cluster seeded.
-//   KEYS[1] "fg:seeded"; KEYS[2..] each collection's hash then its endings
-//   ARGV: quadruples of the hash's index (2 for KEYS[2]), key, value, end (0: never)
-// Returns 1 when it seeded them, 0 when the cluster was seeded already.
-extern const std::string_view sharedSeed;
+// Shared changes (SharedRecord.h), each stored in its collection's hash
+// (what a node that joins reads; a removal stays as a tombstone) and
+// appended to the change stream (what running nodes read), in one step,
+// unless the hash holds a newer edit of the key (a later stamp; equal
+// stamps are the same edit). A change whose stamp is not known (0) is
+// stored only where the key has no record yet: a node that held an item
+// when it started never overrides the cluster's edit of it.
+//   KEYS[1] the stream "fg:changes"; KEYS[2..] pairs of a collection's
+//           hash "fg:s:<collection>" and its endings "fg:x:<collection>"
+//   ARGV    groups of 7: the index in KEYS of the collection's hash, the
+//           collection, the key, the record, when Redis forgets it (ms,
+//           Redis's clock: the item's end, a tombstone's; 0: never), its
+//           stamp's time, and the record this node found unreadable there
+//           ("" if none: a record that is exactly that is replaced)
+// Returns, per change, 1 when stored, 0 when the hash holds a newer edit.
+extern const std::string_view sharedPut;
 
 // Items that ended by themselves leave their collections (no change in the
 // stream: every node ends them at the same moment).

@@ -43,7 +43,7 @@ QString summary(const App::Options& o)
     for (const auto& c : o.trustedProxies)
         proxies << QString::fromStdString(c.toString());
     return QStringLiteral("headless=%1 listen=%2:%3 upstream=%4 admin=%5 db=%6 log=%7 proxies=%8 header=%9 dry=%10 threads=%11 demo=%12 "
-                          "seconds=%13 timeout=%14 theme=%15 size=%16x%17 shots=%18 delay=%19 redis=%20 node=%21 version=%22")
+                          "seconds=%13 timeout=%14 theme=%15 size=%16x%17 shots=%18 delay=%19 redis=%20 node=%21 version=%22 key=%23")
         .arg(o.headless)
         .arg(QString::fromStdString(o.listen.host))
         .arg(o.listen.port)
@@ -65,7 +65,8 @@ QString summary(const App::Options& o)
         .arg(o.screenshotDelaySeconds)
         .arg(o.redis ? QString::fromStdString(o.redis->redacted()) : QString())
         .arg(QString::fromStdString(o.nodeName))
-        .arg(o.version);
+        .arg(o.version)
+        .arg(QString::fromStdString(o.clusterKeyFile));
 }
 
 } // namespace
@@ -80,7 +81,7 @@ private Q_SLOTS:
             "--headless --listen 127.0.0.1:8181 --upstream http://127.0.0.1:9000 --admin [::1]:9191 --db /tmp/x.db --log off "
             "--trusted-proxy 10.0.0.0/8 --trusted-proxy 2001:db8::/32 --real-ip-header X-Real-IP --dry-run --threads 3 --demo "
             "--seconds 2.5 --db-timeout 7 --theme dark --window-size 800x600 --screenshots /tmp/shots --screenshot-delay 3 "
-            "--redis redis://:secret@127.0.0.1:6380/2 --node-name web-1 --version");
+            "--redis redis://:secret@127.0.0.1:6380/2 --node-name web-1 --cluster-key /tmp/cluster.key --version");
         QStringList joined;
         for (int i = 0; i < spaced.size(); ++i) {
             const bool isFlag = i + 1 >= spaced.size() || spaced[i + 1].startsWith(QLatin1String("--"));
@@ -94,7 +95,7 @@ private Q_SLOTS:
         const QString expected = QStringLiteral(
             "headless=1 listen=127.0.0.1:8181 upstream=http://127.0.0.1:9000 admin=::1:9191 db=/tmp/x.db log=off "
             "proxies=10.0.0.0/8,2001:db8::/32 header=X-Real-IP dry=1 threads=3 demo=1 seconds=2.5 timeout=7 theme=dark size=800x600 "
-            "shots=/tmp/shots delay=3 redis=%1 node=web-1 version=1")
+            "shots=/tmp/shots delay=3 redis=%1 node=web-1 version=1 key=/tmp/cluster.key")
                                      .arg(QString::fromStdString(b.redis->redacted()));
         QCOMPARE(summary(a), expected);
         QCOMPARE(summary(b), expected);
@@ -114,13 +115,13 @@ private Q_SLOTS:
                 "listen = 127.0.0.1:8181\nupstream = \"http://127.0.0.1:9000\"\nadmin = [::1]:9191\ndb = /tmp/x.db\nlog = off\n"
                 "trusted-proxy = 10.0.0.0/8\n; a comment between\ntrusted-proxy = [2001:db8::/32]\nreal-ip-header = X-Real-IP\n"
                 "dry-run = true\nthreads = 3\ndb-timeout = 7   # seconds\ntheme = dark\n"
-                "redis = redis://:secret@127.0.0.1:6380/2\nnode-name = web-1\n");
+                "redis = redis://:secret@127.0.0.1:6380/2\nnode-name = web-1\ncluster-key = /tmp/cluster.key\n");
         f.close();
         App::Options fromFile, fromLine;
         QCOMPARE(parse({QStringLiteral("--headless"), QStringLiteral("--config"), conf}, fromFile), std::nullopt);
         QCOMPARE(parse(split("--headless --listen 127.0.0.1:8181 --upstream http://127.0.0.1:9000 --admin [::1]:9191 --db /tmp/x.db --log off "
                              "--trusted-proxy 10.0.0.0/8 --trusted-proxy 2001:db8::/32 --real-ip-header X-Real-IP --dry-run --threads 3 "
-                             "--db-timeout 7 --theme dark --redis redis://:secret@127.0.0.1:6380/2 --node-name web-1 --config off"),
+                             "--db-timeout 7 --theme dark --redis redis://:secret@127.0.0.1:6380/2 --node-name web-1 --cluster-key /tmp/cluster.key --config off"),
                        fromLine),
                  std::nullopt);
         QCOMPARE(summary(fromFile), summary(fromLine));
@@ -339,10 +340,10 @@ private Q_SLOTS:
         QCOMPARE(parse({QStringLiteral("--help")}, top), std::nullopt);
         QVERIFY(top.help);
         for (const char* option : {"--listen", "--upstream", "--admin", "--db ", "--db-timeout", "--log", "--trusted-proxy", "--real-ip-header",
-                                   "--redis", "--node-name", "--dry-run", "--threads", "--demo", "--seconds", "--theme", "--window-size",
+                                   "--redis", "--node-name", "--cluster-key", "--dry-run", "--threads", "--demo", "--seconds", "--theme", "--window-size",
                                    "--screenshots", "--screenshot-delay", "--version", "--headless"})
             QVERIFY2(top.helpText.find(option) != std::string::npos, option);
-        for (const char* command : {"block", "safelist", "unblock", "unsafelist", "lists", "token", "tiers", "customers", "rules", "explain", "replay"})
+        for (const char* command : {"block", "safelist", "unblock", "unsafelist", "lists", "token", "cluster-key", "tiers", "customers", "rules", "explain", "replay"})
             QVERIFY2(top.helpText.find("\n  " + std::string(command) + " ") != std::string::npos, command);
         QVERIFY(top.helpText.find("exit codes") != std::string::npos);
 

@@ -50,7 +50,8 @@ public:
             env.insert(k, extra.value(k));
         QStringList args{QStringLiteral("--headless"), QStringLiteral("--listen"), QStringLiteral("127.0.0.1:0"), QStringLiteral("--admin"),
                          QStringLiteral("127.0.0.1:0"), QStringLiteral("--db"), n->db, QStringLiteral("--log"), QStringLiteral("off"),
-                         QStringLiteral("--redis"), QString::fromStdString(m_redis.nodeUrl()), QStringLiteral("--node-name"), name};
+                         QStringLiteral("--redis"), QString::fromStdString(m_redis.nodeUrl()), QStringLiteral("--node-name"), name,
+                         QStringLiteral("--cluster-key"), clusterKeyFile()};
         args += more;
         if (!n->child.start(args, env))
             return nullptr;

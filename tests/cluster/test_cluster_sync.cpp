@@ -41,7 +41,7 @@ Cluster::Sharing endingAtTheirValue()
 
 Cluster::SharedChange put(std::size_t i, Core::Millis endsAt)
 {
-    return Cluster::SharedChange{"c", "k" + std::to_string(i), std::to_string(endsAt), false, "test"};
+    return Cluster::SharedChange::put("c", "k" + std::to_string(i), std::to_string(endsAt), "test");
 }
 
 } // namespace

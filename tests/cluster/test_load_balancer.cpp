@@ -124,8 +124,8 @@ bool replaceCounted(std::string& text, const std::string& from, const std::strin
 }
 
 // The node's command line from the page (```sh), with the test's upstream
-// and proxy address: what Cluster::start adds besides --listen, --redis and
-// --node-name, which it supplies itself. An option the test does not know
+// and proxy address: what Cluster::start adds besides --listen, --redis,
+// --node-name and --cluster-key, which it supplies itself. An option the test does not know
 // fails, so the page cannot grow one that goes untested.
 std::optional<QStringList> nodeOptions(const std::string& section, std::uint16_t upstreamPort, std::string* why)
 {
@@ -149,8 +149,8 @@ std::optional<QStringList> nodeOptions(const std::string& section, std::uint16_t
         const std::string& name = w[i];
         const std::string& value = w[i + 1];
         seen.push_back(name);
-        if (name == "--listen" || name == "--redis" || name == "--node-name")
-            continue;  // the test's: a free port, its redis-server, web-1 and web-2
+        if (name == "--listen" || name == "--redis" || name == "--node-name" || name == "--cluster-key")
+            continue;  // the test's: a free port, its redis-server, web-1 and web-2, its key
         if (name == "--upstream" && value == "http://10.0.0.21:3000")
             options << QString::fromStdString(name) << QStringLiteral("http://127.0.0.1:%1").arg(upstreamPort);
         else if (name == "--trusted-proxy" && value == "10.0.0.2/32")
@@ -160,7 +160,7 @@ std::optional<QStringList> nodeOptions(const std::string& section, std::uint16_t
             return std::nullopt;
         }
     }
-    for (const char* needed : {"--listen", "--upstream", "--redis", "--node-name", "--trusted-proxy"})
+    for (const char* needed : {"--listen", "--upstream", "--redis", "--node-name", "--cluster-key", "--trusted-proxy"})
         if (std::find(seen.begin(), seen.end(), needed) == seen.end()) {
             *why = std::string("the node's command line has no ") + needed;
             return std::nullopt;

@@ -54,6 +54,7 @@ public:
         Ssh,     // sends its banner at once, reads, closes
         HangUp,  // closes as soon as it accepts
         Echo,    // sends back whatever it reads, until the client closes
+        ProtectedMode,  // what a Redis in protected mode says to a client from another machine, then closes
     };
 
     explicit FakePeer(Part part) : m_part(part)
@@ -127,6 +128,16 @@ private:
                 break;
             case Part::HangUp:
                 ::close(fd);
+                break;
+            case Part::ProtectedMode:
+                // Redis 7.0's words (networking.c), sent as it accepts.
+                sendAll(fd, "-DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the "
+                            "default user. In this mode connections are only accepted from the loopback interface. If you want to connect "
+                            "from external computers to Redis you may adopt one of the following solutions: 1) Just disable protected "
+                            "mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis "
+                            "from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet "
+                            "if you do so. Use CONFIG REWRITE to make this change permanent.\r\n");
+                closeGracefully(fd);
                 break;
             case Part::Echo: {
                 const auto start = SteadyClock::now();
@@ -480,6 +491,21 @@ private Q_SLOTS:
         QVERIFY(o.message.find("hunter2") == std::string::npos);
         QVERIFY(!c.isConnected());
         QVERIFY2(msSince(start) < 1500, "a peer that answered must not wait for the I/O timeout");
+    }
+
+    // A Redis in protected mode refuses a node on another machine whatever
+    // it sends: the node says that, not that it gave a password too many.
+    void aServerInProtectedModeIsNamedAsSuch()
+    {
+        for (const std::string credentials : {"", ":hunter2@"}) {
+            FakePeer peer{FakePeer::Part::ProtectedMode};
+            RedisConnection c = connection(peer.url(credentials), 2000, 2000);
+            const Outcome o = c.connect();
+            QCOMPARE(o.kind, Failure::Auth);
+            QCOMPARE(o.message, "redis at 127.0.0.1:" + std::to_string(peer.port())
+                                    + ": the server is in protected mode and refuses connections from other machines because it has no password: "
+                                      "set one on it (requirepass, or an ACL user) and give it in --redis");
+        }
     }
 
     void nothingListeningIsUnreachableAtOnce()

@@ -59,6 +59,10 @@ struct Child {
     }
     int stop(int signal = SIGTERM)
     {
+        // Stopped already (or never started): pid 0 would signal the test's
+        // whole process group, the test itself included.
+        if (proc.processId() == 0)
+            return proc.exitStatus() == QProcess::NormalExit ? proc.exitCode() : -1;
         ::kill(pid_t(proc.processId()), signal);
         if (!proc.waitForFinished(8000)) {
             proc.kill();
@@ -70,6 +74,8 @@ struct Child {
     // SIGKILL: no shutdown code runs at all.
     void kill()
     {
+        if (proc.processId() == 0)
+            return;
         ::kill(pid_t(proc.processId()), SIGKILL);
         proc.waitForFinished(8000);
     }
@@ -88,6 +94,21 @@ inline int runToEnd(const QStringList& args, QString* err, QString* out = nullpt
     if (out)
         *out = QString::fromUtf8(p.readAllStandardOutput());
     return p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+}
+
+// A cluster key for the nodes a test starts (docs/CLUSTER.md), made once
+// per test process as an operator makes it: `floodgate cluster-key FILE`.
+inline QString clusterKeyFile()
+{
+    static QTemporaryDir dir;
+    static const QString path = [] {
+        const QString file = dir.filePath(QStringLiteral("cluster.key"));
+        QString err;
+        if (runToEnd({QStringLiteral("cluster-key"), file}, &err) != 0)
+            qWarning("floodgate cluster-key failed: %s", qPrintable(err));
+        return file;
+    }();
+    return path;
 }
 
 // The admin API's token of a database, read as scripts read it:

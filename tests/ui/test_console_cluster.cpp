@@ -61,6 +61,7 @@ struct ConsoleNode {
         options.threads = 1;
         options.redis = std::move(redis);
         options.nodeName = name;
+        options.clusterKeyFile = FloodgateTest::clusterKeyFile().toStdString();
         runtime = std::make_unique<App::Runtime>(clock);
         if (auto failure = runtime->start(options))
             return QString::fromStdString(failure->message);

@@ -602,6 +602,31 @@ private Q_SLOTS:
         QVERIFY(dialog.droppedChanges().isEmpty());
     }
 
+    // What came from Redis and was refused here, and a refused levelling
+    // (docs/CLUSTER.md, "Who may change the shared state"): shown only when
+    // it happened, each with its last line.
+    void theClusterWindowShowsRefusedChangesAndLevellings()
+    {
+        ClusterDialog dialog;
+        dialog.show();
+        auto none = snapshot(T0);
+        none->cluster = clusterUp(none->now);
+        dialog.apply(*none);
+        QVERIFY(dialog.sharedProblems().isEmpty());
+
+        auto some = snapshot(T0 + 250);
+        some->cluster = clusterUp(some->now);
+        some->cluster->refusedChanges = 3;
+        some->cluster->lastRefused = "a change from the cluster (safelist 0.0.0.0/0) was not applied here: its tag does not verify";
+        some->cluster->levellingRefused = "levelling with the cluster would have removed 12 blocklist that this node holds";
+        dialog.apply(*some);
+        const QString text = dialog.sharedProblems();
+        QVERIFY2(text.contains(QStringLiteral("Not levelled with the cluster: levelling with the cluster would have removed 12 blocklist")), qPrintable(text));
+        QVERIFY2(text.contains(QStringLiteral("3 changes read from Redis were refused")), qPrintable(text));
+        QVERIFY2(text.contains(QStringLiteral("safelist 0.0.0.0/0")), qPrintable(text));
+        QVERIFY(dialog.droppedChanges().isEmpty());
+    }
+
     // A client's count here and in the cluster, in the clients table.
     void theClientsTableSaysHereAndInTheCluster()
     {
