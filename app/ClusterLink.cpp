@@ -4,6 +4,7 @@
 #include "cluster/ClusterSync.h"
 #include "cluster/SyncProtocol.h"
 #include "core/Engine.h"
+#include "core/Printable.h"
 #include "core/Tuning.h"
 #include "storage/Store.h"
 #include "wire/Codec.h"
@@ -70,8 +71,8 @@ const char* collectionOf(Part part)
 
 void refused(const Cluster::SharedChange& c, const std::string& why)
 {
-    std::fprintf(stderr, "floodgate: a change from the cluster (%s %s, by %s) was not applied here: %s\n", c.collection.c_str(),
-                 c.key.c_str(), c.actor.c_str(), why.c_str());
+    std::fprintf(stderr, "floodgate: a change from the cluster (%s %s, by %s) was not applied here: %s\n",
+                 Core::printable(c.collection).c_str(), Core::printable(c.key).c_str(), Core::printable(c.actor).c_str(), Core::printable(why).c_str());
 }
 
 // Another node's change, written here like an operator's (actor "cluster:NODE/...").
