@@ -8,6 +8,7 @@
 #include "app/DemoTraffic.h"
 #include "cluster/ClusterSync.h"
 #include "core/Engine.h"
+#include "core/Printable.h"
 #include "http/LimiterLog.h"
 #include "http/Listener.h"
 #include "http/Metrics.h"
@@ -214,7 +215,7 @@ void Runtime::printStartLines() const
                     m_adminBeyondLoopback ? " (beyond loopback /healthz and /metrics too)" : "", m_dbPath.c_str());
     std::printf("database %s%s\n", m_dbPath.c_str(), m_store->created() ? " (new, with the default rules)" : "");
     if (!m_clusterLine.empty())
-        std::printf("cluster: %s\n", m_clusterLine.c_str());
+        std::printf("cluster: %s\n", Core::printable(m_clusterLine).c_str());
     std::printf("limiter log %s%s\n", m_logPath.empty() ? "off" : m_logPath.c_str(), m_options.dryRun ? " (dry run: nothing is refused)" : "");
     std::fflush(stdout);
 }
@@ -310,11 +311,11 @@ void reloadOnSignal(Runtime& runtime, int argc, char** argv)
     Options fresh;
     std::optional<Options> parsed;
     if (auto error = parseOptions(argc, argv, fresh))
-        std::fprintf(stderr, "floodgate: SIGHUP: %s; keeping the running configuration\n", error->c_str());
+        std::fprintf(stderr, "floodgate: SIGHUP: %s; keeping the running configuration\n", Core::printable(*error).c_str());
     else
         parsed = std::move(fresh);
     for (const std::string& line : runtime.reload(parsed))
-        std::fprintf(stderr, "floodgate: SIGHUP: %s\n", line.c_str());
+        std::fprintf(stderr, "floodgate: SIGHUP: %s\n", Core::printable(line).c_str());
     std::fflush(stderr);
 }
 
@@ -324,7 +325,7 @@ void Runtime::republish()
     // publish a configuration older than one the writer just published.
     m_store->republish([](const Storage::Outcome& o) {
         if (!o.ok())
-            std::fprintf(stderr, "floodgate: republishing the configuration: %s\n", o.error.c_str());
+            std::fprintf(stderr, "floodgate: republishing the configuration: %s\n", Core::printable(o.error).c_str());
     });
 }
 
@@ -349,7 +350,7 @@ void Runtime::setDemo(bool on)
             continue;
         m_store->putCustomer(c, Storage::Actor{"demo"}, [id = c.id](const Storage::Outcome& o) {
             if (!o.ok())
-                std::fprintf(stderr, "floodgate: demo customer %s not added: %s\n", id.c_str(), o.error.c_str());
+                std::fprintf(stderr, "floodgate: demo customer %s not added: %s\n", id.c_str(), Core::printable(o.error).c_str());
         });
     }
     const std::string& host = m_options.listen.host;
