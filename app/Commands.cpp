@@ -8,6 +8,7 @@
 #include "wire/Codec.h"
 #include "wire/ListFile.h"
 #include "storage/Store.h"
+#include "core/Printable.h"
 #include "core/Tuning.h"
 
 #include <algorithm>
@@ -32,7 +33,7 @@ namespace Codec = Wire::Codec;
 
 void complain(const std::string& line)
 {
-    std::fprintf(stderr, "floodgate: %s\n", line.c_str());
+    std::fprintf(stderr, "floodgate: %s\n", Core::printable(line).c_str());
 }
 
 std::unique_ptr<Storage::Store> openStore(const Options& o, const Core::Clock& clock)
@@ -180,7 +181,7 @@ int importLists(const Options& o, const std::string& file)
     }
     if (!parsed.rejected.empty()) {
         for (const auto& r : parsed.rejected)
-            std::fprintf(stderr, "%s:%zu: %s\n", file.c_str(), r.line, r.why.c_str());
+            std::fprintf(stderr, "%s:%zu: %s\n", Core::printable(file).c_str(), r.line, Core::printable(r.why).c_str());
         std::fprintf(stderr, "floodgate: %zu of %zu %s rejected; nothing was imported (fix them and run the import again)\n",
                      parsed.rejected.size(), parsed.rejected.size() + parsed.rows.size(),
                      *format == Wire::ListFile::Format::Csv ? "lines" : "entries");
@@ -271,8 +272,8 @@ int showLists(const Options& o)
             const std::string left = e.entry.expiresAt == Core::NeverExpires ? "permanent" : Codec::humanDuration(e.entry.expiresAt - now);
             char line[512];
             std::snprintf(line, sizeof line, "  %-43s %-12s %-9s %-20s ", e.entry.range.toString().c_str(), left.c_str(),
-                          Core::toString(e.entry.source), e.entry.createdBy.c_str());
-            text += line + e.entry.reason + "\n";
+                          Core::toString(e.entry.source), Core::printable(e.entry.createdBy).c_str());
+            text += line + Core::printable(e.entry.reason) + "\n";
         }
         const std::size_t count = entries.asArray().size();
         if (o.args.json) {
@@ -347,13 +348,13 @@ int showConfig(const Options& o, bool tiers)
     if (tiers) {
         std::printf("%-20s %s\n", "TIER", "LEVELS (LIMIT/PERIOD)");
         for (const Core::Tier& t : config.tiers)
-            std::printf("%-20s %s\n", t.name.c_str(), levelsText(t.levels).c_str());
+            std::printf("%-20s %s\n", Core::printable(t.name).c_str(), levelsText(t.levels).c_str());
         return 0;
     }
     std::printf("%-24s %-24s %-16s %s\n", "CUSTOMER", "NAME", "TIER", "OVERRIDES");
     for (const Core::Customer& c : config.customers)
-        std::printf("%-24s %-24s %-16s %s\n", c.id.c_str(), c.name.empty() ? "-" : c.name.c_str(), c.tier.c_str(),
-                    levelsText(c.overrides).c_str());
+        std::printf("%-24s %-24s %-16s %s\n", Core::printable(c.id).c_str(), c.name.empty() ? "-" : Core::printable(c.name).c_str(),
+                    Core::printable(c.tier).c_str(), levelsText(c.overrides).c_str());
     return 0;
 }
 
@@ -507,7 +508,7 @@ std::string text(const Json* v)
     if (!v || v->isNull())
         return "-";
     if (v->isString())
-        return v->asString();
+        return Core::printable(v->asString());
     return v->dump();
 }
 

@@ -8,6 +8,7 @@
 #include "ui/ClusterDialog.h"
 #include "ui/Console.h"
 #include "core/Engine.h"
+#include "core/Printable.h"
 #include "ui/EventsView.h"
 #include "http/LimiterLog.h"
 #include "ui/LevelsEditor.h"
@@ -340,7 +341,7 @@ int runConsole(const Options& o, int argc, char** argv)
     const Core::SystemClock clock;
     Runtime runtime(clock);
     if (auto failure = runtime.start(o)) {
-        std::fprintf(stderr, "floodgate: %s\n", failure->message.c_str());
+        std::fprintf(stderr, "floodgate: %s\n", Core::printable(failure->message).c_str());
         if (canShowDialogs())
             QMessageBox::critical(nullptr, QObject::tr("Floodgate cannot start"), QString::fromStdString(failure->message));
         return failure->exitCode;

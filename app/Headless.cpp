@@ -5,6 +5,7 @@
 #include "app/Headless.h"
 
 #include "core/Engine.h"
+#include "core/Printable.h"
 #include "app/Runtime.h"
 #include "storage/Store.h"
 
@@ -35,9 +36,9 @@ void printDemoSummary(const Core::Engine& engine, Core::Millis now, Core::Millis
     for (const Core::ClientSummary& s : engine.topClients(5, now)) {
         char binding[96] = "";
         if (s.bindingLimit)
-            std::snprintf(binding, sizeof binding, "%s %u/%u", s.bindingRule.c_str(), s.bindingUsed, s.bindingLimit);
+            std::snprintf(binding, sizeof binding, "%s %u/%u", Core::printable(s.bindingRule).c_str(), s.bindingUsed, s.bindingLimit);
         std::printf("   %-26s %6.1f req/s  %4u in 60 s  %-10s %-10s %s\n", s.keyText().c_str(), s.ratePerSecond, s.last60s,
-                    Core::toString(s.state), s.customer.c_str(), binding);
+                    Core::toString(s.state), Core::printable(s.customer).c_str(), binding);
     }
     std::fflush(stdout);
 }
@@ -58,7 +59,7 @@ int runHeadless(const Options& o, int argc, char** argv)
     const Core::SystemClock clock;
     Runtime runtime(clock);
     if (auto failure = runtime.start(o)) {
-        std::fprintf(stderr, "floodgate: %s\n", failure->message.c_str());
+        std::fprintf(stderr, "floodgate: %s\n", Core::printable(failure->message).c_str());
         return failure->exitCode;
     }
     runtime.printStartLines();

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "app/Replay.h"
 
+#include "core/Printable.h"
 #include "replay/Replay.h"
 #include "replay/Report.h"
 #include "storage/Store.h"
@@ -52,7 +53,7 @@ std::optional<int> loadConfiguration(const Options& o, Replay::Configuration& ou
         Storage::OpenFailure failure;
         auto store = Storage::Store::open(so, clock, &failure);
         if (!store) {
-            std::fprintf(stderr, "floodgate: %s\n", failure.message.c_str());
+            std::fprintf(stderr, "floodgate: %s\n", Core::printable(failure.message).c_str());
             return 4;
         }
         Storage::Loaded loaded = store->load();
@@ -68,21 +69,21 @@ std::optional<int> loadConfiguration(const Options& o, Replay::Configuration& ou
         std::string why;
         const auto text = readWholeFile(r.rulesFile, &why);
         if (!text) {
-            std::fprintf(stderr, "floodgate: cannot read %s: %s\n", r.rulesFile.c_str(), why.c_str());
+            std::fprintf(stderr, "floodgate: cannot read %s: %s\n", r.rulesFile.c_str(), Core::printable(why).c_str());
             return 2;
         }
         const auto json = Wire::Json::parse(*text, &why);
         if (!json) {
-            std::fprintf(stderr, "floodgate: %s: not JSON: %s\n", r.rulesFile.c_str(), why.c_str());
+            std::fprintf(stderr, "floodgate: %s: not JSON: %s\n", r.rulesFile.c_str(), Core::printable(why).c_str());
             return 2;
         }
         // The document GET /api/v1/rules answers (and `floodgate rules export` writes).
         if (!Wire::Codec::rulesFromJson(*json, out.config, &why)) {
-            std::fprintf(stderr, "floodgate: %s: %s\n", r.rulesFile.c_str(), why.c_str());
+            std::fprintf(stderr, "floodgate: %s: %s\n", r.rulesFile.c_str(), Core::printable(why).c_str());
             return 2;
         }
         if (auto invalid = Core::validate(out.config)) {
-            std::fprintf(stderr, "floodgate: %s: %s\n", r.rulesFile.c_str(), invalid->c_str());
+            std::fprintf(stderr, "floodgate: %s: %s\n", r.rulesFile.c_str(), Core::printable(*invalid).c_str());
             return 2;
         }
         out.name = out.name.empty() ? "the rules in " + r.rulesFile : out.name + " with " + r.rulesFile;
@@ -187,7 +188,7 @@ int runReplay(const Options& o)
     const Replay::Result result = Replay::replay(input, {configuration});
     progress.clear();
     if (!result.fatal.empty()) {
-        std::fprintf(stderr, "floodgate: %s\n", result.fatal.c_str());
+        std::fprintf(stderr, "floodgate: %s\n", Core::printable(result.fatal).c_str());
         if (decisions)
             std::fclose(decisions);
         return 2;
@@ -207,7 +208,8 @@ int runReplay(const Options& o)
         std::fputs(Replay::textReport(result).c_str(), stdout);
     for (const Replay::FileSummary& f : result.files)
         if (!f.error.empty()) {
-            std::fprintf(stderr, "floodgate: %s: %s; the report covers the lines before it\n", f.path.c_str(), f.error.c_str());
+            std::fprintf(stderr, "floodgate: %s: %s; the report covers the lines before it\n", Core::printable(f.path).c_str(),
+                         Core::printable(f.error).c_str());
             code = 2;
         }
     return code;

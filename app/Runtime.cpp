@@ -8,6 +8,7 @@
 #include "app/DemoTraffic.h"
 #include "cluster/ClusterSync.h"
 #include "core/Engine.h"
+#include "core/Printable.h"
 #include "http/LimiterLog.h"
 #include "http/Listener.h"
 #include "http/Metrics.h"
@@ -106,7 +107,8 @@ std::optional<StartFailure> Runtime::start(const Options& o)
         if (!key)
             return failWith(5, "--cluster-key: " + keyProblem);
         co.key = *key;
-        co.notice = [](const std::string& line) { std::fprintf(stderr, "floodgate: cluster: %s\n", line.c_str()); };
+        // Its lines carry what Redis holds (keys, node names, actors): escaped.
+        co.notice = [](const std::string& line) { std::fprintf(stderr, "floodgate: cluster: %s\n", Core::printable(line).c_str()); };
         co.node = o.nodeName.empty() ? hostName() : o.nodeName;
         // Port 0: the real one is only known once the listener listens
         // (below); until then the heartbeat says no address rather than ":0".
@@ -222,7 +224,7 @@ void Runtime::printStartLines() const
                     m_adminBeyondLoopback ? " (beyond loopback /healthz and /metrics too)" : "", m_dbPath.c_str());
     std::printf("database %s%s\n", m_dbPath.c_str(), m_store->created() ? " (new, with the default rules)" : "");
     if (!m_clusterLine.empty())
-        std::printf("cluster: %s\n", m_clusterLine.c_str());
+        std::printf("cluster: %s\n", Core::printable(m_clusterLine).c_str());
     std::printf("limiter log %s%s\n", m_logPath.empty() ? "off" : m_logPath.c_str(), m_options.dryRun ? " (dry run: nothing is refused)" : "");
     std::fflush(stdout);
 }
@@ -319,11 +321,11 @@ void reloadOnSignal(Runtime& runtime, int argc, char** argv)
     Options fresh;
     std::optional<Options> parsed;
     if (auto error = parseOptions(argc, argv, fresh))
-        std::fprintf(stderr, "floodgate: SIGHUP: %s; keeping the running configuration\n", error->c_str());
+        std::fprintf(stderr, "floodgate: SIGHUP: %s; keeping the running configuration\n", Core::printable(*error).c_str());
     else
         parsed = std::move(fresh);
     for (const std::string& line : runtime.reload(parsed))
-        std::fprintf(stderr, "floodgate: SIGHUP: %s\n", line.c_str());
+        std::fprintf(stderr, "floodgate: SIGHUP: %s\n", Core::printable(line).c_str());
     std::fflush(stderr);
 }
 
@@ -333,7 +335,7 @@ void Runtime::republish()
     // publish a configuration older than one the writer just published.
     m_store->republish([](const Storage::Outcome& o) {
         if (!o.ok())
-            std::fprintf(stderr, "floodgate: republishing the configuration: %s\n", o.error.c_str());
+            std::fprintf(stderr, "floodgate: republishing the configuration: %s\n", Core::printable(o.error).c_str());
     });
 }
 
@@ -358,7 +360,7 @@ void Runtime::setDemo(bool on)
             continue;
         m_store->putCustomer(c, Storage::Actor{"demo"}, [id = c.id](const Storage::Outcome& o) {
             if (!o.ok())
-                std::fprintf(stderr, "floodgate: demo customer %s not added: %s\n", id.c_str(), o.error.c_str());
+                std::fprintf(stderr, "floodgate: demo customer %s not added: %s\n", id.c_str(), Core::printable(o.error).c_str());
         });
     }
     const std::string& host = m_options.listen.host;

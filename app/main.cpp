@@ -4,6 +4,7 @@
 #include "app/ConsoleApp.h"
 #include "app/Headless.h"
 #include "app/Options.h"
+#include "core/Printable.h"
 #include "floodgate/Version.h"
 
 #include <cstdio>
@@ -13,7 +14,7 @@ int main(int argc, char** argv)
     using namespace Floodgate::App;
     Options options;
     if (auto error = parseOptions(argc, argv, options)) {
-        std::fprintf(stderr, "floodgate: %s\n", error->c_str());
+        std::fprintf(stderr, "floodgate: %s\n", Floodgate::Core::printable(*error).c_str());
         return 2;
     }
     if (options.help) {

@@ -204,8 +204,9 @@ void sayOnce(ClusterSync::State& s, const ClusterSync::Options& options, const C
 
 void refuseChange(ClusterSync::State& s, const ClusterSync::Options& options, const Core::Clock& base, const SharedChange& c, const std::string& why)
 {
-    const std::string line = "a change from the cluster (" + c.collection + " " + c.key
-                             + (c.stamp.node.empty() ? std::string() : ", by " + c.stamp.node + (c.actor.empty() ? "" : "/" + c.actor))
+    // Who made it, as the audit trail would have named it ("cluster:NODE/WHO").
+    const std::string by = !c.actor.empty() ? c.actor : c.stamp.node;
+    const std::string line = "a change from the cluster (" + c.collection + " " + c.key + (by.empty() ? std::string() : ", by " + by)
                              + ") was not applied here: " + why;
     {
         std::lock_guard lock(s.statusMutex);

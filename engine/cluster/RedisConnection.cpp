@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "cluster/RedisConnection.h"
 
+#include "core/Printable.h"
+#include "core/Utf8.h"
+
 #include <hiredis/hiredis.h>
 
 #include <cerrno>
@@ -133,7 +136,8 @@ Reply errorReply(std::string text)
 }
 
 // Server text made fit for one log line: the password (should a server or
-// an impostor ever echo it) replaced, control characters as spaces, bounded.
+// an impostor ever echo it) replaced, bounded (never inside a character),
+// what a terminal obeys as visible escapes (Core::printable).
 std::string oneLine(std::string text, const std::string& password)
 {
     if (!password.empty())
@@ -141,10 +145,8 @@ std::string oneLine(std::string text, const std::string& password)
             text.replace(p, password.size(), "***");
     const bool cut = text.size() > MAX_ERROR_TEXT;
     if (cut)
-        text.resize(MAX_ERROR_TEXT);
-    for (char& c : text)
-        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
-            c = ' ';
+        text.resize(Core::utf8Cut(text, MAX_ERROR_TEXT));
+    text = Core::printable(text);
     if (cut)
         text += "...";
     return text;

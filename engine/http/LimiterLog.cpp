@@ -5,6 +5,7 @@
 #include "wire/Csv.h"
 #include "files/PrivateFiles.h"
 #include "core/Hash.h"
+#include "core/Printable.h"
 #include "core/Tuning.h"
 
 #include <algorithm>
@@ -24,31 +25,40 @@ std::string formatLogLine(const LogRecord& r, std::uint64_t summarised)
 {
     std::string out;
     out.reserve(256);
+    // What a visitor chose (a header, the target) may hold bytes a terminal
+    // obeys when the log is read there (a tab, a C1 CSI, a bidi override,
+    // no UTF-8 at all): written as visible escapes, then as a CSV field.
+    std::string shown;
+    const auto field = [&](std::string_view s) {
+        shown.clear();
+        Core::appendPrintable(shown, s);
+        Wire::Csv::appendField(out, shown);
+    };
     out += Wire::Codec::formatTime(r.time, true);
     out += ',';
     out += Core::toString(r.action);
     if (summarised)
         out += LimiterLogSummarySuffix;
     out += ',';
-    Wire::Csv::appendField(out, r.rule.view());
+    field(r.rule.view());
     out += ',';
     out += r.ip.toString();
     out += ',';
     out += std::to_string(summarised ? summarised : std::uint64_t(r.attempts));
     out += ',';
-    Wire::Csv::appendField(out, r.method);
+    field(r.method);
     out += ',';
-    Wire::Csv::appendField(out, r.path);
+    field(r.path);
     out += ',';
-    Wire::Csv::appendField(out, r.query);
+    field(r.query);
     out += ',';
-    Wire::Csv::appendField(out, r.userAgent);
+    field(r.userAgent);
     out += ',';
     out += r.windowStart ? Wire::Codec::formatTime(r.windowStart, true) : std::string();
     out += ',';
     out += std::to_string(r.cookies);
     out += ',';
-    Wire::Csv::appendField(out, r.customer);
+    field(r.customer);
     out += "\r\n";
     return out;
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "replay/Report.h"
 
+#include "core/Printable.h"
 #include "wire/Codec.h"
 #include "wire/Csv.h"
 
@@ -27,7 +28,7 @@ std::string grouped(std::uint64_t n)
 std::string where(const Result& r, LineRef at)
 {
     const std::string& path = at.file < r.files.size() ? r.files[at.file].path : std::string("?");
-    return path + ":" + std::to_string(at.line);
+    return Core::printable(path) + ":" + std::to_string(at.line);
 }
 
 std::string padded(std::string s, std::size_t width)
@@ -51,7 +52,7 @@ std::string textReport(const Result& r)
     std::string out;
     out += "Files:\n";
     for (const FileSummary& f : r.files) {
-        out += "  " + f.path + ": ";
+        out += "  " + Core::printable(f.path) + ": ";
         if (f.lines == 0 && f.error.empty()) {
             out += "empty\n";
             continue;
@@ -59,7 +60,7 @@ std::string textReport(const Result& r)
         out += std::string(toString(f.format)) + (f.gzip ? " (gzip)" : "") + ", " + grouped(f.lines) + " lines, " + grouped(f.requests)
              + " requests, " + grouped(f.bad) + " not parsed";
         if (!f.error.empty())
-            out += "\n    stopped: " + f.error;
+            out += "\n    stopped: " + Core::printable(f.error);
         out += "\n";
     }
     out += "Lines read: " + grouped(r.lines) + "; requests replayed: " + grouped(r.requests) + "\n";
@@ -70,7 +71,7 @@ std::string textReport(const Result& r)
         out += "Outside --from/--to (skipped): " + grouped(r.outsideRange) + "\n";
     out += "Lines that did not parse: " + grouped(r.badLines) + "\n";
     for (const BadLine& b : r.firstBad)
-        out += "  " + where(r, b.where) + ": " + b.why + "\n";
+        out += "  " + where(r, b.where) + ": " + Core::printable(b.why) + "\n";
     if (r.badLines > r.firstBad.size())
         out += "  (" + grouped(r.badLines - r.firstBad.size()) + " more not shown)\n";
     if (r.late) {
@@ -85,7 +86,7 @@ std::string textReport(const Result& r)
     for (const RunResult& run : r.runs) {
         out += "\n";
         if (r.runs.size() > 1 || !run.name.empty())
-            out += "Rules: " + run.name + "\n";
+            out += "Rules: " + Core::printable(run.name) + "\n";
         out += "Decisions:";
         for (std::size_t a = 0; a < Core::ActionCount; ++a)
             out += std::string(a ? ", " : " ") + Core::toString(Core::Action(a)) + " " + grouped(run.byAction[a]);
@@ -94,7 +95,7 @@ std::string textReport(const Result& r)
             out += "Refusals by rule:";
             bool first = true;
             for (const auto& [rule, n] : run.refusalsByRule) {
-                out += std::string(first ? " " : ", ") + rule + " " + grouped(n);
+                out += std::string(first ? " " : ", ") + Core::printable(rule) + " " + grouped(n);
                 first = false;
             }
             out += "\n";
@@ -107,15 +108,16 @@ std::string textReport(const Result& r)
         const std::size_t shown = std::min(run.refused.size(), TextClientsShown);
         for (std::size_t i = 0; i < shown; ++i) {
             const RefusedClient& c = run.refused[i];
-            out += "  " + padded(c.address, 16) + " " + leftPadded(grouped(c.refusals), 9) + " refused of " + grouped(c.requests)
-                 + " requests";
+            out += "  " + padded(Core::printable(c.address), 16) + " " + leftPadded(grouped(c.refusals), 9) + " refused of "
+                 + grouped(c.requests) + " requests";
             if (!c.crawler.empty())
-                out += "  [says it is " + c.crawler + "]";
+                out += "  [says it is " + Core::printable(c.crawler) + "]";
             out += "\n";
-            out += "      user agent: " + (c.userAgent.empty() ? std::string("(none)") : c.userAgent) + "\n";
+            out += "      user agent: " + (c.userAgent.empty() ? std::string("(none)") : Core::printable(c.userAgent)) + "\n";
             const Refusal& f = c.first;
-            out += "      first refused: " + where(r, f.where) + " at " + Wire::Codec::formatTime(f.time, true) + " " + f.method + " " + f.path
-                 + " -> " + Core::toString(f.action) + ": " + f.why + "\n";
+            out += "      first refused: " + where(r, f.where) + " at " + Wire::Codec::formatTime(f.time, true) + " "
+                 + Core::printable(f.method) + " " + Core::printable(f.path) + " -> " + Core::toString(f.action) + ": "
+                 + Core::printable(f.why) + "\n";
         }
         if (run.refused.size() > shown)
             out += "  (" + grouped(run.refused.size() - shown) + " more clients: --json lists every one)\n";

@@ -4,6 +4,7 @@
 
 #include "wire/Codec.h"
 #include "core/Engine.h"
+#include "core/Printable.h"
 #include "storage/Sqlite.h"
 #include "storage/StoreEffects.h"
 #include "storage/Tables.h"
@@ -31,7 +32,7 @@ std::optional<Problem> Store::lastProblem() const
 
 void Store::report(std::string message)
 {
-    std::fprintf(stderr, "floodgate: storage: %s\n", message.c_str());
+    std::fprintf(stderr, "floodgate: storage: %s\n", Core::printable(message).c_str());
     std::lock_guard lock(m_problemMutex);
     const std::uint64_t serial = m_problem ? m_problem->serial + 1 : 1;
     m_problem = Problem{serial, m_clock.now(), std::move(message)};

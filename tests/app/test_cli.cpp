@@ -165,6 +165,33 @@ private Q_SLOTS:
         QVERIFY(left.captured(1).toInt() > 7100 && left.captured(1).toInt() <= 7200);
     }
 
+    // A reason or a customer's name is whatever the API or a command was
+    // given (a line break, ESC, a right-to-left override): the tables show
+    // it as visible escapes, never as a line of their own, a window title
+    // or a cleared screen (docs/INTERFACE.md).
+    void tablesShowStoredTextEscaped()
+    {
+        QTemporaryDir dir;
+        const QString db = dir.filePath(QStringLiteral("floodgate.db"));
+        const QString hostile = QString::fromUtf8("x\x1b]0;pwned\x07\x1b[2J\r\xe2\x80\xae\nfloodgate: SIGHUP: forged line");
+        const QByteArray shown = "x\\x1B]0;pwned\\x07\\x1B[2J\\r\\u{202E}\\nfloodgate: SIGHUP: forged line";
+        QCOMPARE(floodgate({QStringLiteral("block"), QStringLiteral("203.0.113.9"), QStringLiteral("--reason"), hostile, QStringLiteral("--db"), db}).code, 0);
+        QCOMPARE(floodgate({QStringLiteral("customers"), QStringLiteral("set"), QStringLiteral("acme"), QStringLiteral("--tier"), QStringLiteral("Pro"),
+                            QStringLiteral("--name"), hostile, QStringLiteral("--db"), db})
+                     .code,
+                 0);
+        for (const QString& command : {QStringLiteral("lists show"), QStringLiteral("customers show")}) {
+            const Run r = floodgate(split(command + QStringLiteral(" --db ")) + QStringList{db});
+            QCOMPARE(r.code, 0);
+            const QByteArray out = r.out.toUtf8();
+            QVERIFY2(out.contains(shown), out.constData());
+            for (const char* raw : {"\x1b", "\x07", "\r", "\xe2\x80\xae"})
+                QVERIFY2(!out.contains(raw), out.constData());
+            for (const QByteArray& line : out.split('\n'))
+                QVERIFY2(!line.startsWith("floodgate: SIGHUP"), out.constData());
+        }
+    }
+
     void tiersAndCustomers()
     {
         QTemporaryDir dir;

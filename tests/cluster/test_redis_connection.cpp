@@ -715,13 +715,22 @@ private Q_SLOTS:
         QVERIFY(r.isError("NOSCRIPT"));
         QCOMPARE(c.errorOutcome(r).kind, Failure::Server);
 
+        // What the server says (a script's error here; an impostor's, anything)
+        // is shown with the bytes a terminal obeys as visible escapes
+        // (Core::printable): ESC, BEL, a right-to-left override, a C1 CSI.
+        QVERIFY(c.run({"EVAL", "return redis.error_reply('ERR \\27]0;pwned\\7 \\226\\128\\174 \\194\\155 caf\\195\\169')", "0"}, r).ok());
+        QVERIFY2(r.isError("ERR"), r.text.c_str());
+        o = c.errorOutcome(r);
+        QCOMPARE(QString::fromStdString(o.message),
+                 QString::fromStdString(where + "the server answered ERR \\x1B]0;pwned\\x07 \\u{202E} \\u{9B} caf\xc3\xa9"));
+
         // An error text that carries the password never shows it.
         RedisConnection withPassword = connection("redis://:hunter2@127.0.0.1:1");
         Reply echoed;
         echoed.kind = Reply::Kind::Error;
         echoed.text = "ERR something about hunter2\r\nand a second line";
         o = withPassword.errorOutcome(echoed);
-        QCOMPARE(o.message, "redis at 127.0.0.1:1: the server answered ERR something about ***  and a second line");
+        QCOMPARE(o.message, "redis at 127.0.0.1:1: the server answered ERR something about ***\\r\\nand a second line");
     }
 
     void unixSocket()

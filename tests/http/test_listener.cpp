@@ -854,6 +854,48 @@ private Q_SLOTS:
         }
     }
 
+    // What a visitor may put in a header and a terminal obeys (a tab, a C1
+    // CSI, a right-to-left override, bytes that are no UTF-8) is written as
+    // a visible escape (Core::printable), so `tail -f limiter.log` shows it
+    // rather than obeys it; other text is kept (docs/INTERFACE.md).
+    void limiterLogFieldsShowControlsAsEscapes()
+    {
+        QTemporaryDir dir;
+        const std::string path = dir.filePath(QStringLiteral("limiter.log")).toStdString();
+        const std::vector<std::pair<std::string, std::string>> agents = {
+            {"tab\there", "tab\\there"},
+            {"csi \xc2\x9b" "2J", "csi \\u{9B}2J"},
+            {"rlo \xe2\x80\xae" "gpj.exe", "rlo \\u{202E}gpj.exe"},
+            {"bad \xff\xfe", "bad \\xFF\\xFE"},
+            {"caf\xc3\xa9 \xe2\x82\xac", "caf\xc3\xa9 \xe2\x82\xac"},
+        };
+        {
+            Server s(noEscalation(), {}, path);
+            for (int i = 0; i < 6; ++i)
+                QVERIFY(fetch(s.port(), get("/")));
+            for (const auto& [ua, shown] : agents)
+                QCOMPARE(fetch(s.port(), get("/find?q=\xe2\x80\xae", "User-Agent: " + ua + "\r\n")).value_or(Response{}).status, 429);
+            s.log.flush();
+        }
+        std::ifstream in(path, std::ios::binary);
+        const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        for (const unsigned char c : text)
+            QVERIFY2(c >= 0x20 || c == '\r' || c == '\n', text.c_str());  // CRLF ends each line; nothing else below 0x20
+        for (const std::string_view raw : {"\xc2\x9b", "\xe2\x80\xae", "\xff"})
+            QVERIFY2(text.find(raw) == std::string::npos, text.c_str());
+        std::vector<Wire::Csv::Record> records;
+        std::string error;
+        QVERIFY2(Wire::Csv::read(text, records, error), error.c_str());
+        QCOMPARE(records.size(), agents.size() + 1);
+        for (const auto& [ua, shown] : agents) {
+            const auto it = std::find_if(records.begin() + 1, records.end(), [&](const Wire::Csv::Record& r) {
+                return r.fields.size() == 12 && r.fields[8] == shown;
+            });
+            QVERIFY2(it != records.end(), (shown + " is not in the log:\n" + text).c_str());
+            QCOMPARE(QString::fromStdString(it->fields[7]), QStringLiteral("q=\\u{202E}"));  // the query
+        }
+    }
+
     // A full disk, a quota or the file size limit: lines the file did not
     // take are counted as failed (never as written), said once, and the
     // file stays whole lines so the next record starts on its own line.

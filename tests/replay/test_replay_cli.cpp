@@ -118,6 +118,54 @@ private Q_SLOTS:
                  refusals);
     }
 
+    // Bytes from the log reach the text report (stdout) and the messages
+    // (stderr) as visible escapes (docs/INTERFACE.md: no terminal
+    // escapes): a window title (ESC ]0;...BEL), a clear (ESC [2J), a
+    // carriage return, a C1 CSI, a right-to-left override, and a line
+    // break that would forge a line of Floodgate's own. nginx's JSON log
+    // brings any of them (\u001b, \n); a hand-made combined log, raw.
+    void reportEscapesTerminalControls()
+    {
+        QTemporaryDir dir;
+        const QString rules = dir.filePath(QStringLiteral("rules.json"));
+        writeFile(rules.toStdString(), "{}");
+        const Core::Millis t = logStart();
+        std::string json, combined;
+        for (int i = 0; i < 60; ++i) {
+            const std::string at = Wire::Codec::formatTime(t + i * 50, true);
+            json += "{\"remote_addr\":\"203.0.113.66\",\"time_iso8601\":\"" + at
+                  + "\",\"request\":\"GET /see\\u001b[2J HTTP/1.1\",\"status\":\"200\",\"http_user_agent\":"
+                    "\"evil\\u001b]0;pwned\\u0007\\u001b[2J\\r\\u009b\\u202e\\nfloodgate: SIGHUP: forged line\"}\n";
+            combined += combinedLine("198.51.100.66", t + i * 50, "/see\x1b[2J\x07", 200,
+                                     "evil\x1b]0;pwned\x07\x1b[2J\r\xc2\x9b\xe2\x80\xae\xff");
+        }
+        json += "{\"remote_addr\":\"\\u001b]0;pwned\\u0007\\nfloodgate: SIGHUP: forged line\"}\n";
+        combined += "garbage\x1b]0;pwned\x07\x1b[2J\rfloodgate: SIGHUP: forged line\n";
+        for (const auto& [name, text] : {std::pair{"access.json", json}, std::pair{"access.log", combined}}) {
+            const QString log = dir.filePath(QString::fromUtf8(name));
+            writeFile(log.toStdString(), text);
+            QProcess p;
+            p.setProcessEnvironment(childEnvironment());
+            p.start(QStringLiteral(FLOODGATE_BINARY), {QStringLiteral("replay"), log, QStringLiteral("--rules"), rules});
+            QVERIFY(p.waitForFinished(60'000));
+            const QByteArray out = p.readAllStandardOutput(), err = p.readAllStandardError();
+            const QString all = QString::fromUtf8(out + err);
+            QVERIFY2(p.exitCode() == 0, qPrintable(all));
+            QVERIFY2(out.contains("Clients that would have been refused: 1 of 1"), out.constData());
+            // The user agent and the path are there, escaped.
+            QVERIFY2(out.contains("evil\\x1B]0;pwned\\x07\\x1B[2J\\r\\u{9B}\\u{202E}"), out.constData());
+            QVERIFY2(out.contains("/see\\x1B[2J"), out.constData());
+            for (const QByteArray& bytes : {out, err}) {
+                for (const char c : {'\x1b', '\x07', '\r'})
+                    QVERIFY2(!bytes.contains(c), qPrintable(QStringLiteral("a raw 0x%1 in:\n").arg(int(c), 2, 16, QLatin1Char('0')) + all));
+                QVERIFY2(!bytes.contains("\xc2\x9b") && !bytes.contains("\xe2\x80\xae") && !bytes.contains('\xff'), bytes.constData());
+                // No line of its own that the log made.
+                for (const QByteArray& line : bytes.split('\n'))
+                    QVERIFY2(!line.startsWith("floodgate: SIGHUP"), qPrintable(all));
+            }
+        }
+    }
+
     void badCommandLinesExit2()
     {
         QTemporaryDir dir;
