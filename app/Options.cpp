@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "app/Options.h"
 
+#include "app/ConfigText.h"
 #include "http/ClientIdentity.h"
 #include "http/Listener.h"
 #include "storage/Store.h"
@@ -11,14 +12,10 @@
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
-#include <cstring>
-#include <fcntl.h>
 #include <functional>
 #include <map>
 #include <set>
 #include <sstream>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace Floodgate::App {
 
@@ -131,27 +128,13 @@ std::string trimmed(std::string_view s)
     return std::string(s.substr(first, last - first + 1));
 }
 
-// Why CLI11 could not read a configuration file (it says only "missing?").
-std::string whyUnreadable(const std::string& path)
-{
-    struct stat st {};
-    if (::stat(path.c_str(), &st) != 0)
-        return errno == ENOENT ? "no such file" : std::strerror(errno);
-    if (S_ISDIR(st.st_mode))
-        return std::strerror(EISDIR);
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return std::strerror(errno);
-    ::close(fd);
-    return "cannot read it";
-}
-
-// The configuration file, read by CLI11's own INI/TOML reader (quotes,
-// [a, b] lists, # comments) line by line, so every problem names its line,
-// and stricter than CLI11 alone: a line that is not KEY = VALUE, a key that
-// is no setting, a flag that is not true or false, two values for a
-// one-value setting and a one-value setting given twice are refused rather
-// than skipped or silently resolved. CLI11 then applies the values to the
+// The configuration file, read by load() (a regular file of a bounded
+// size, never waiting on a FIFO) before CLI11 would open it, then parsed by
+// CLI11's own INI/TOML reader (quotes, [a, b] lists, # comments) line by
+// line, so every problem names its line, and stricter than CLI11 alone: a
+// line that is not KEY = VALUE, a key that is no setting, a flag that is
+// not true or false, two values for a one-value setting and a one-value
+// setting given twice are refused rather than skipped or silently resolved. CLI11 then applies the values to the
 // options the command line did not give (the command line wins).
 class ConfigFile : public CLI::ConfigBase {
 public:
@@ -160,10 +143,51 @@ public:
     {
     }
 
-    std::vector<CLI::ConfigItem> from_config(std::istream& in) const override
+    // Reads the file `path` names, once per parse: the --config option's
+    // check calls it before CLI11 opens the file itself (CLI11's
+    // std::ifstream would wait forever on a FIFO and read a file of any
+    // size). A default file (`given` false) that is not there is simply
+    // not read; any other failure is false, with failure() the line to say.
+    bool load(const std::string& path, bool given) const
     {
+        if (m_loaded && m_loadedPath == path)
+            return !m_failure;
+        m_loaded = true;
+        m_loadedPath = path;
+        m_failure.reset();
+        m_missing = false;
+        int error = 0;
+        const auto why = readConfigFile(path, &m_text, &error);
+        if (!why)
+            return true;
+        if ((error == ENOENT || error == ENOTDIR) && !given) {
+            m_missing = true;
+            return true;
+        }
+        if (given)
+            m_failure = "--config " + path + ": " + *why;
+        else
+            m_failure = "cannot read the configuration file " + path + ": " + *why + " ("
+                      + (error == EACCES || error == EPERM ? "run as a user who can, or " : "") + "give --config FILE or --config off)";
+        return false;
+    }
+    bool tried(const std::string& path) const { return m_loaded && m_loadedPath == path; }
+    const std::optional<std::string>& failure() const { return m_failure; }
+    const std::string& requested() const { return m_loadedPath; }
+
+    // CLI11 has opened the file load() read (Config::from_file) and hands
+    // over its stream: the text load() read is parsed instead, so what is
+    // parsed is what was checked.
+    std::vector<CLI::ConfigItem> from_config(std::istream&) const override
+    {
+        if (m_missing) {
+            // The default file appeared after load() found none.
+            m_loaded = false;
+            if (!load(m_loadedPath, false))
+                throw CLI::ConfigError(*m_failure);
+        }
         m_read = true;
-        m_path = m_app.get_config_ptr()->as<std::string>();
+        m_path = m_loadedPath;
         // The command line is parsed by now and the file not yet applied:
         // what has a value here came from the command line.
         for (const CLI::Option* opt : m_app.get_options())
@@ -175,7 +199,10 @@ public:
         std::vector<CLI::ConfigItem> items;
         std::map<std::string, std::pair<int, std::size_t>> seen;  // key -> its first line, its item
         int number = 0;
-        for (std::string text; std::getline(in, text);) {
+        for (std::string_view rest = m_text; !rest.empty();) {
+            const auto end = rest.find('\n');
+            const std::string_view text = rest.substr(0, end);
+            rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
             ++number;
             const std::string line = trimmed(text);
             if (line.empty() || line.front() == '#' || line.front() == ';')
@@ -244,7 +271,13 @@ private:
         std::vector<std::string> values;
     };
     const CLI::App& m_app;
-    // Filled while CLI11 reads the file (from_config is const in CLI11's interface).
+    // Filled by load() and while CLI11 reads the file (from_config is const
+    // in CLI11's interface, and load() runs in an option's check).
+    mutable bool m_loaded = false;
+    mutable std::string m_loadedPath;
+    mutable std::string m_text;
+    mutable bool m_missing = false;
+    mutable std::optional<std::string> m_failure;
     mutable bool m_read = false;
     mutable std::string m_path;
     mutable std::set<std::string> m_commandLine;
@@ -382,11 +415,30 @@ std::optional<std::string> parseCommandLine(int argc, char** argv, Options& o)
     CLI::Option* config = app.set_config("--config", DefaultConfigFile,
                                          std::string("read settings from FILE (the long options without --, KEY = VALUE);\nthe command line wins   default ") + DefaultConfigFile
                                              + " when it exists; off: none");
-    config->type_name("FILE|off")->multi_option_policy(CLI::MultiOptionPolicy::TakeLast)->transform([](std::string v) -> std::string {
-        if (v.empty())
-            throw CLI::ValidationError("--config needs a file (or off)");
-        return v == "off" ? std::string() : v;
-    });
+    // The file is read here, in --config's check, which CLI11 runs before
+    // it opens the file itself (load()). Application index 0: only the
+    // --config that counts (the last) is checked, and read.
+    config->type_name("FILE|off")->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    config->transform(CLI::Validator(
+                          [configFile, config](std::string& v) -> std::string {
+                              if (v.empty())
+                                  throw CLI::ValidationError("--config needs a file (or off)");
+                              if (v == "off") {
+                                  v.clear();
+                                  return {};
+                              }
+                              // CLI11 checks a value more than once; a refusal is thrown the
+                              // first time only, where CLI11 keeps it until --help is looked for.
+                              if (configFile->tried(v))
+                                  return {};
+                              // A FileError, not a ValidationError: CLI11 passes it on
+                              // (after --help has been looked for) and the line is failure().
+                              if (!configFile->load(v, config->count() > 0))
+                                  throw CLI::FileError(*configFile->failure());
+                              return {};
+                          },
+                          std::string(), std::string())
+                          .application_index(0));
 
     // ---- how each option's value is checked: once, for every command that has the option ----
     const Apply db = [&](const std::string& v) -> std::optional<std::string> {
@@ -669,21 +721,15 @@ std::optional<std::string> parseCommandLine(int argc, char** argv, Options& o)
         }
         return e.what();
     } catch (const CLI::FileError&) {
-        // --config FILE that is not there (or not a file, or unreadable).
-        const std::string path = config->as<std::string>();
-        return "--config " + path + ": " + whyUnreadable(path);
+        // The configuration file cannot be read (load() said why).
+        if (const auto& failure = configFile->failure())
+            return *failure;
+        return "--config " + configFile->requested() + ": cannot read it";
     } catch (const CLI::ParseError& e) {
         return describe(e, app);
     }
-    if (configFile->read()) {
+    if (configFile->read())
         o.configFile = configFile->path();
-    } else if (const std::string path = config->as<std::string>(); !path.empty()) {
-        // The default file is read when it exists; one that exists but
-        // cannot be read (permissions, a folder) is said, not skipped.
-        if (struct stat st {}; ::stat(path.c_str(), &st) == 0)
-            return "cannot read the configuration file " + path + ": " + whyUnreadable(path)
-                + " (run as a user who can, or give --config FILE or --config off)";
-    }
 
     const auto chain = chosen(app);
     if (chain.empty())
