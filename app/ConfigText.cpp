@@ -2,6 +2,7 @@
 #include "app/ConfigText.h"
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -31,6 +32,25 @@ std::string tooLarge(unsigned long long bytes)
 {
     return std::to_string(bytes) + " bytes, over the " + std::to_string(MaxConfigFileBytes / (1024 * 1024))
          + " MiB a configuration file may hold";
+}
+
+bool isControl(unsigned char c)
+{
+    return c < 0x20 || c == 0x7f;
+}
+
+void appendEscaped(std::string& out, std::string_view text)
+{
+    for (const char ch : text) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (isControl(c)) {
+            char hex[5];
+            std::snprintf(hex, sizeof hex, "\\x%02x", c);
+            out += hex;
+        } else {
+            out += ch;
+        }
+    }
 }
 
 } // namespace
@@ -91,6 +111,38 @@ std::optional<std::string> readConfigFile(const std::string& path, std::string* 
         text->append(chunk, std::size_t(n));
     }
     return std::nullopt;
+}
+
+std::string shownValue(std::string_view value, bool quote)
+{
+    std::string out;
+    if (quote)
+        out += '"';
+    std::string_view head = value;
+    const bool cut = value.size() > ShownValueBytes;
+    if (cut) {
+        std::size_t end = ShownValueBytes;
+        // Not in the middle of a UTF-8 character: back to its first byte.
+        while (end > 0 && (static_cast<unsigned char>(value[end]) & 0xC0) == 0x80)
+            --end;
+        head = value.substr(0, end);
+    }
+    appendEscaped(out, head);
+    if (cut)
+        out += "\u2026";
+    if (quote)
+        out += '"';
+    if (cut)
+        out += " (" + std::to_string(value.size()) + " bytes)";
+    return out;
+}
+
+std::string printable(std::string_view line)
+{
+    std::string out;
+    out.reserve(line.size());
+    appendEscaped(out, line);
+    return out;
 }
 
 } // namespace Floodgate::App

@@ -47,11 +47,11 @@ std::optional<HostPort> parseHostPort(std::string_view text, std::string* why)
         hp.host = "127.0.0.1";
     std::string addrWhy;
     if (!Core::IpAddress::parse(hp.host, &addrWhy))
-        return fail("\"" + hp.host + "\" is not an IP address: " + addrWhy);
+        return fail(shownValue(hp.host, true) + " is not an IP address: " + addrWhy);
     unsigned port = 0;
     auto [ptr, ec] = std::from_chars(portText.data(), portText.data() + portText.size(), port);
     if (portText.empty() || ec != std::errc() || ptr != portText.data() + portText.size() || port > 65535)
-        return fail("\"" + std::string(portText) + "\" is not a port (0-65535)");
+        return fail(shownValue(portText, true) + " is not a port (0-65535)");
     hp.port = std::uint16_t(port);
     return hp;
 }
@@ -171,6 +171,13 @@ public:
                       + (error == EACCES || error == EPERM ? "run as a user who can, or " : "") + "give --config FILE or --config off)";
         return false;
     }
+    // Refuses `path` as --config's value without reading it.
+    void refuse(const std::string& path, std::string line) const
+    {
+        m_loaded = true;
+        m_loadedPath = path;
+        m_failure = std::move(line);
+    }
     bool tried(const std::string& path) const { return m_loaded && m_loadedPath == path; }
     const std::optional<std::string>& failure() const { return m_failure; }
     const std::string& requested() const { return m_loadedPath; }
@@ -215,7 +222,7 @@ public:
             const std::string key = trimmed(std::string_view(line).substr(0, eq));
             const CLI::Option* opt = key.empty() || key.front() == '-' ? nullptr : m_app.get_option_no_throw("--" + key);
             if (!opt)
-                fail(number, "unknown setting \"" + key + "\" (the settings are the long options without --; see floodgate --help)");
+                fail(number, "unknown setting " + shownValue(key, true) + " (the settings are the long options without --; see floodgate --help)");
             if (!opt->get_configurable())
                 fail(number, "\"" + key + "\" cannot be set in a configuration file (give --" + key + " on the command line)");
             const bool isFlag = opt->get_expected_min() == 0;
@@ -284,12 +291,26 @@ private:
     mutable std::vector<Line> m_lines;
 };
 
+// What no option takes, checked before the option's own check: a value
+// longer than any option needs (a 300 MB line is not quoted back whole), or
+// one holding a NUL, which a path or a C string would silently cut short.
+std::optional<std::string> outOfBounds(const std::string& name, const std::string& v)
+{
+    if (v.size() > MaxValueBytes)
+        return name + " " + shownValue(v) + ": a value is at most " + std::to_string(MaxValueBytes) + " bytes";
+    if (v.find('\0') != std::string::npos)
+        return name + " " + shownValue(v) + ": a value may not hold a NUL byte";
+    return std::nullopt;
+}
+
 // An option with one value. Given twice, the last one counts (as it always did).
 CLI::Option* valueOption(CLI::App& app, const std::string& name, const std::string& type, const std::string& help, Apply apply)
 {
     auto* opt = app.add_option_function<std::string>(
         name,
         [name, apply = std::move(apply)](const std::string& v) {
+            if (auto why = outOfBounds(name, v))
+                throw ValueRefused(name, v, *why);
             if (auto why = apply(v))
                 throw ValueRefused(name, v, *why);
         },
@@ -304,9 +325,12 @@ CLI::Option* repeatedOption(CLI::App& app, const std::string& name, const std::s
     auto* opt = app.add_option_function<std::vector<std::string>>(
         name,
         [name, apply = std::move(apply)](const std::vector<std::string>& values) {
-            for (const std::string& v : values)
+            for (const std::string& v : values) {
+                if (auto why = outOfBounds(name, v))
+                    throw ValueRefused(name, v, *why);
                 if (auto why = apply(v))
                     throw ValueRefused(name, v, *why);
+            }
         },
         help);
     opt->type_name(type)->allow_extra_args(false);
@@ -323,7 +347,7 @@ std::optional<std::string> positiveSeconds(const std::string& name, const std::s
     char* end = nullptr;
     const double s = std::strtod(v.c_str(), &end);
     if (end == v.c_str() || *end != '\0' || !(s > 0) || s > 1e6)
-        return name + " " + v + ": expected a positive number of seconds";
+        return name + " " + shownValue(v) + ": expected a positive number of seconds";
     out = s;
     return std::nullopt;
 }
@@ -433,6 +457,10 @@ std::optional<std::string> parseCommandLine(int argc, char** argv, Options& o)
                                   return {};
                               // A FileError, not a ValidationError: CLI11 passes it on
                               // (after --help has been looked for) and the line is failure().
+                              if (auto why = outOfBounds("--config", v)) {
+                                  configFile->refuse(v, *why);
+                                  throw CLI::FileError(*why);
+                              }
                               if (!configFile->load(v, config->count() > 0))
                                   throw CLI::FileError(*configFile->failure());
                               return {};
@@ -456,7 +484,7 @@ std::optional<std::string> parseCommandLine(int argc, char** argv, Options& o)
         std::string why;
         auto hp = parseHostPort(v, &why);
         if (!hp)
-            return "--admin " + v + ": " + why;
+            return "--admin " + shownValue(v) + ": " + why;
         o.admin = *hp;
         return std::nullopt;
     };
@@ -465,7 +493,7 @@ std::optional<std::string> parseCommandLine(int argc, char** argv, Options& o)
             std::string why;
             auto c = Core::Cidr::parse(v, &why);
             if (!c)
-                return "--trusted-proxy " + v + ": " + why;
+                return "--trusted-proxy " + shownValue(v) + ": " + why;
             into.push_back(*c);
             return std::nullopt;
         };
@@ -478,7 +506,7 @@ std::optional<std::string> parseCommandLine(int argc, char** argv, Options& o)
         std::string why;
         auto hp = parseHostPort(v, &why);
         if (!hp)
-            return "--listen " + v + ": " + why;
+            return "--listen " + shownValue(v) + ": " + why;
         o.listen = *hp;
         return std::nullopt;
     });
@@ -486,7 +514,7 @@ std::optional<std::string> parseCommandLine(int argc, char** argv, Options& o)
                 [&](const std::string& v) -> std::optional<std::string> {
                     std::string why;
                     if (!Http::UpstreamUrl::parse(v, &why))
-                        return "--upstream " + v + ": " + why;
+                        return "--upstream " + shownValue(v) + ": " + why;
                     o.upstream = v;
                     return std::nullopt;
                 });
@@ -510,7 +538,7 @@ std::optional<std::string> parseCommandLine(int argc, char** argv, Options& o)
                 "the one header trusted proxies write the client in: X-Forwarded-For\n(default), Forwarded (RFC 7239), X-Real-IP or any name; others are ignored",
                 [&](const std::string& v) -> std::optional<std::string> {
                     if (!Http::isHeaderName(v))
-                        return "--real-ip-header " + v + ": expected a header name such as X-Forwarded-For, Forwarded or X-Real-IP";
+                        return "--real-ip-header " + shownValue(v) + ": expected a header name such as X-Forwarded-For, Forwarded or X-Real-IP";
                     o.realIpHeader = v;
                     return std::nullopt;
                 });
@@ -526,7 +554,7 @@ std::optional<std::string> parseCommandLine(int argc, char** argv, Options& o)
                 });
     valueOption(app, "--node-name", "NAME", "this node's name in the cluster   default: the host name", [&](const std::string& v) -> std::optional<std::string> {
         if (v.empty() || v.size() > 64 || v.find_first_of("|; \t\r\n") != std::string::npos)
-            return "--node-name " + v + ": expected 1-64 characters without spaces, '|' or ';'";
+            return "--node-name " + shownValue(v) + ": expected 1-64 characters without spaces, '|' or ';'";
         o.nodeName = v;
         return std::nullopt;
     });
@@ -535,7 +563,7 @@ std::optional<std::string> parseCommandLine(int argc, char** argv, Options& o)
         unsigned n = 0;
         auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
         if (ec != std::errc() || ptr != v.data() + v.size() || n == 0 || n > 256)
-            return "--threads " + v + ": expected a whole number from 1 to 256";
+            return "--threads " + shownValue(v) + ": expected a whole number from 1 to 256";
         o.threads = n;
         return std::nullopt;
     });
@@ -546,7 +574,7 @@ std::optional<std::string> parseCommandLine(int argc, char** argv, Options& o)
         ->configurable(false);
     valueOption(app, "--theme", "light|dark|system", "the console's colours   default system", [&](const std::string& v) -> std::optional<std::string> {
         if (v != "light" && v != "dark" && v != "system")
-            return "--theme " + v + ": expected light, dark or system";
+            return "--theme " + shownValue(v) + ": expected light, dark or system";
         o.theme = v;
         return std::nullopt;
     });
@@ -557,7 +585,7 @@ std::optional<std::string> parseCommandLine(int argc, char** argv, Options& o)
         auto [p2, e2] = x == std::string::npos ? std::from_chars_result{nullptr, std::errc::invalid_argument}
                                                : std::from_chars(v.data() + x + 1, v.data() + v.size(), h);
         if (e1 != std::errc() || e2 != std::errc() || p2 != v.data() + v.size() || w < 640 || h < 400 || w > 10000 || h > 10000)
-            return "--window-size " + v + ": expected WIDTHxHEIGHT, at least 640x400";
+            return "--window-size " + shownValue(v) + ": expected WIDTHxHEIGHT, at least 640x400";
         o.windowWidth = int(w);
         o.windowHeight = int(h);
         return std::nullopt;
@@ -624,7 +652,7 @@ std::optional<std::string> parseCommandLine(int argc, char** argv, Options& o)
     {
         CLI::App* show = command(*lists, "show", "the entries in force with the time each has left (both lists, or one)");
         show->add_option("LIST", o.args.target, "blocklist or safelist")->check([](const std::string& v) -> std::string {
-            return v == "blocklist" || v == "safelist" ? std::string() : "\"" + v + "\" is not a list: blocklist or safelist";
+            return v == "blocklist" || v == "safelist" ? std::string() : shownValue(v, true) + " is not a list: blocklist or safelist";
         });
         flag(*show, "--json", o.args.json, "as JSON, in the shape of GET /api/v1/lists/LIST");
         fileCommand(*lists, "import", "read a .csv or .json list file: all or nothing; each rejected line is named with why",
@@ -692,7 +720,7 @@ std::optional<std::string> parseCommandLine(int argc, char** argv, Options& o)
     replayRules->excludes(replayDb);
     valueOption(*replay, "--format", "FORMAT", "auto|combined|common|nginx-json|floodgate-csv   default auto", [&](const std::string& v) -> std::optional<std::string> {
         if (v != "auto" && v != "combined" && v != "common" && v != "nginx-json" && v != "floodgate-csv")
-            return "--format " + v + ": expected auto, combined, common, nginx-json or floodgate-csv";
+            return "--format " + shownValue(v) + ": expected auto, combined, common, nginx-json or floodgate-csv";
         o.replay.format = v;
         return std::nullopt;
     });
@@ -721,7 +749,8 @@ std::optional<std::string> parseCommandLine(int argc, char** argv, Options& o)
         }
         return e.what();
     } catch (const CLI::FileError&) {
-        // The configuration file cannot be read (load() said why).
+        // The configuration file cannot be read (load() said why), or is
+        // too long a path for one.
         if (const auto& failure = configFile->failure())
             return *failure;
         return "--config " + configFile->requested() + ": cannot read it";
@@ -769,11 +798,14 @@ std::optional<std::string> parseOptions(int argc, char** argv, Options& o)
     std::vector<char*> args(argv, argv + argc);
     std::string configOption = "--config", off = "off";
     args.insert(args.begin() + std::min<std::ptrdiff_t>(1, argc), {configOption.data(), off.data()});
+    // Whatever a parser quoted of a value (a NUL, a line break) is written
+    // \xHH: the error stays one whole line.
+    auto said = [](std::optional<std::string> error) { return error ? std::optional<std::string>(printable(*error)) : error; };
     auto error = parseCommandLine(int(args.size()), args.data(), o);
     if (error || o.help || o.version || (o.command.empty() && !o.headless && !o.checkConfig))
-        return error;
+        return said(std::move(error));
     o = Options{};
-    return parseCommandLine(argc, argv, o);
+    return said(parseCommandLine(argc, argv, o));
 }
 
 } // namespace Floodgate::App

@@ -10,7 +10,7 @@
 // A configuration path that is no regular file (a FIFO, a folder) is
 // refused at once, by --check-config and by SIGHUP (which keeps serving and
 // still stops on SIGTERM); a file over the size bound is refused in bounded
-// memory.
+// memory; a long or NUL-holding value is quoted short and escaped.
 #include <QtTest>
 
 #include "ChildProcess.h"
@@ -229,6 +229,14 @@ private Q_SLOTS:
         QTest::newRow("flag") << QByteArray("dry-run = sometimes\n") << QStringLiteral("1: dry-run is true or false");
         QTest::newRow("not a setting") << QByteArray("headless = true\n")
                                        << QStringLiteral("1: \"headless\" cannot be set in a configuration file (give --headless on the command line)");
+        // A NUL is told escaped, with what follows it (printf would stop there).
+        QTest::newRow("NUL in a value") << QByteArray("listen = 127.0.0.1:99999\0junk\n", 30)
+                                        << QStringLiteral("1: listen 127.0.0.1:99999\\x00junk: a value may not hold a NUL byte");
+        // A long value or key is quoted by its first 48 bytes and its length.
+        QTest::newRow("long value") << "node-name = " + QByteArray(100'000, 'x') + "\n"
+                                    << QStringLiteral("1: node-name %1… (100000 bytes): a value is at most 4096 bytes").arg(QString(48, QLatin1Char('x')));
+        QTest::newRow("long key") << QByteArray(100'000, 'k') + " = 1\n"
+                                  << QStringLiteral("1: unknown setting \"%1…\" (100000 bytes) (the settings are").arg(QString(48, QLatin1Char('k')));
         QTest::newRow("https upstream") << QByteArray("upstream = https://127.0.0.1:9000\n") << QStringLiteral("1: upstream https://127.0.0.1:9000: ");
     }
     void checkConfigRefusesABrokenFileInOneLine()
@@ -244,6 +252,7 @@ private Q_SLOTS:
             QCOMPARE(runToEnd(args, &err, &out), 2);
             QVERIFY2(err.startsWith(QStringLiteral("floodgate: ") + conf + QLatin1Char(':') + message), qPrintable(err));
             QCOMPARE(err.count(QLatin1Char('\n')), 1);
+            QVERIFY2(err.size() < 300, qPrintable(err.left(300)));  // a bad value is quoted short
             QVERIFY(!err.contains(QLatin1Char('\x1b')));  // no colour codes: stderr is a pipe here
             QCOMPARE(out, QString());                    // nothing started, no start-up lines
         }
