@@ -17,6 +17,8 @@
 #include "replay/Report.h"
 #include "wire/Codec.h"
 
+#include <algorithm>
+#include <fstream>
 #include <map>
 
 using namespace Floodgate;
@@ -465,6 +467,40 @@ private Q_SLOTS:
         const Replayed r = replayFiles({path}, {configuration(Core::defaultConfig())});
         QCOMPARE(r.times, (std::vector<Core::Millis>{t, t + 250, t + 500, t + 750, t + 1000}));
         QCOMPARE(r.clients, (std::vector<std::string>{"192.0.2.1", "192.0.2.2", "192.0.2.3", "192.0.2.4", "192.0.2.9"}));
+    }
+
+    // More lines in one second than the reorder window holds (ReorderMaxLines):
+    // all in order, so none is out of order; the second is decided in parts
+    // (the first part over its first half, the rest over the other half),
+    // in file order, and nothing moves into the next second.
+    void aBusySecondIsNotOutOfOrder()
+    {
+        QTemporaryDir dir;
+        const Core::Millis t = logStart();
+        const std::size_t n = Replay::ReorderMaxLines + 50'000;
+        const std::string path = dir.filePath(QStringLiteral("busy.log")).toStdString();
+        {
+            std::ofstream out(path, std::ios::binary);
+            const std::string head = " - - [" + clfTime(t) + "] \"GET /";
+            for (std::size_t i = 0; i < n; ++i)
+                out << "198.51.100." << (i % 200 + 1) << head << i << " HTTP/1.1\" 200 512 \"-\" \"-\"\n";
+            out << combinedLine("192.0.2.9", t + 1000, "/next");
+        }
+        QElapsedTimer clock;
+        clock.start();
+        const Replayed r = replayFiles({path}, {configuration(Core::defaultConfig())});
+        QVERIFY2(clock.elapsed() < 60'000, qPrintable(QString::number(clock.elapsed())));
+        QCOMPARE(r.result.badLines, std::uint64_t(0));
+        QCOMPARE(r.result.requests, std::uint64_t(n + 1));
+        QCOMPARE(r.result.late, std::uint64_t(0));
+        QVERIFY(Replay::textReport(r.result).find("out of order") == std::string::npos);
+        QCOMPARE(r.times.size(), n + 1);
+        QVERIFY(std::is_sorted(r.times.begin(), r.times.end()));
+        QCOMPARE(r.times.front(), t);
+        QCOMPARE(r.times[Replay::ReorderMaxLines + 1], t + 500);  // the second part starts halfway
+        QVERIFY2(r.times[n - 1] >= t + 990 && r.times[n - 1] < t + 1000, qPrintable(QString::number(r.times[n - 1] - t)));
+        QCOMPARE(r.times.back(), t + 1000);
+        QCOMPARE(r.clients.back(), std::string("192.0.2.9"));
     }
 
     // nginx writes a request when it ends: a line a few seconds late is put
