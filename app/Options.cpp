@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "app/Options.h"
 
+#include "app/ConfigText.h"
 #include "core/Address.h"
-
 #include "http/ClientIdentity.h"
 #include "http/Listener.h"
 #include "storage/Store.h"
@@ -13,14 +13,10 @@
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
-#include <cstring>
-#include <fcntl.h>
 #include <functional>
 #include <map>
 #include <set>
 #include <sstream>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace Floodgate::App {
 
@@ -52,11 +48,11 @@ std::optional<HostPort> parseHostPort(std::string_view text, std::string* why)
         hp.host = "127.0.0.1";
     std::string addrWhy;
     if (!Core::IpAddress::parse(hp.host, &addrWhy))
-        return fail("\"" + hp.host + "\" is not an IP address: " + addrWhy);
+        return fail(shownValue(hp.host, true) + " is not an IP address: " + addrWhy);
     unsigned port = 0;
     auto [ptr, ec] = std::from_chars(portText.data(), portText.data() + portText.size(), port);
     if (portText.empty() || ec != std::errc() || ptr != portText.data() + portText.size() || port > 65535)
-        return fail("\"" + std::string(portText) + "\" is not a port (0-65535)");
+        return fail(shownValue(portText, true) + " is not a port (0-65535)");
     hp.port = std::uint16_t(port);
     return hp;
 }
@@ -152,27 +148,13 @@ std::string trimmed(std::string_view s)
     return std::string(s.substr(first, last - first + 1));
 }
 
-// Why CLI11 could not read a configuration file (it says only "missing?").
-std::string whyUnreadable(const std::string& path)
-{
-    struct stat st {};
-    if (::stat(path.c_str(), &st) != 0)
-        return errno == ENOENT ? "no such file" : std::strerror(errno);
-    if (S_ISDIR(st.st_mode))
-        return std::strerror(EISDIR);
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return std::strerror(errno);
-    ::close(fd);
-    return "cannot read it";
-}
-
-// The configuration file, read by CLI11's own INI/TOML reader (quotes,
-// [a, b] lists, # comments) line by line, so every problem names its line,
-// and stricter than CLI11 alone: a line that is not KEY = VALUE, a key that
-// is no setting, a flag that is not true or false, two values for a
-// one-value setting and a one-value setting given twice are refused rather
-// than skipped or silently resolved. CLI11 then applies the values to the
+// The configuration file, read by load() (a regular file of a bounded
+// size, never waiting on a FIFO) before CLI11 would open it, then parsed by
+// CLI11's own INI/TOML reader (quotes, [a, b] lists, # comments) line by
+// line, so every problem names its line, and stricter than CLI11 alone: a
+// line that is not KEY = VALUE, a key that is no setting, a flag that is
+// not true or false, two values for a one-value setting and a one-value
+// setting given twice are refused rather than skipped or silently resolved. CLI11 then applies the values to the
 // options the command line did not give (the command line wins).
 class ConfigFile : public CLI::ConfigBase {
 public:
@@ -181,10 +163,58 @@ public:
     {
     }
 
-    std::vector<CLI::ConfigItem> from_config(std::istream& in) const override
+    // Reads the file `path` names, once per parse: the --config option's
+    // check calls it before CLI11 opens the file itself (CLI11's
+    // std::ifstream would wait forever on a FIFO and read a file of any
+    // size). A default file (`given` false) that is not there is simply
+    // not read; any other failure is false, with failure() the line to say.
+    bool load(const std::string& path, bool given) const
     {
+        if (m_loaded && m_loadedPath == path)
+            return !m_failure;
+        m_loaded = true;
+        m_loadedPath = path;
+        m_failure.reset();
+        m_missing = false;
+        int error = 0;
+        const auto why = readConfigFile(path, &m_text, &error);
+        if (!why)
+            return true;
+        if ((error == ENOENT || error == ENOTDIR) && !given) {
+            m_missing = true;
+            return true;
+        }
+        if (given)
+            m_failure = "--config " + path + ": " + *why;
+        else
+            m_failure = "cannot read the configuration file " + path + ": " + *why + " ("
+                      + (error == EACCES || error == EPERM ? "run as a user who can, or " : "") + "give --config FILE or --config off)";
+        return false;
+    }
+    // Refuses `path` as --config's value without reading it.
+    void refuse(const std::string& path, std::string line) const
+    {
+        m_loaded = true;
+        m_loadedPath = path;
+        m_failure = std::move(line);
+    }
+    bool tried(const std::string& path) const { return m_loaded && m_loadedPath == path; }
+    const std::optional<std::string>& failure() const { return m_failure; }
+    const std::string& requested() const { return m_loadedPath; }
+
+    // CLI11 has opened the file load() read (Config::from_file) and hands
+    // over its stream: the text load() read is parsed instead, so what is
+    // parsed is what was checked.
+    std::vector<CLI::ConfigItem> from_config(std::istream&) const override
+    {
+        if (m_missing) {
+            // The default file appeared after load() found none.
+            m_loaded = false;
+            if (!load(m_loadedPath, false))
+                throw CLI::ConfigError(*m_failure);
+        }
         m_read = true;
-        m_path = m_app.get_config_ptr()->as<std::string>();
+        m_path = m_loadedPath;
         // The command line is parsed by now and the file not yet applied:
         // what has a value here came from the command line.
         for (const CLI::Option* opt : m_app.get_options())
@@ -196,7 +226,10 @@ public:
         std::vector<CLI::ConfigItem> items;
         std::map<std::string, std::pair<int, std::size_t>> seen;  // key -> its first line, its item
         int number = 0;
-        for (std::string text; std::getline(in, text);) {
+        for (std::string_view rest = m_text; !rest.empty();) {
+            const auto end = rest.find('\n');
+            const std::string_view text = rest.substr(0, end);
+            rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
             ++number;
             const std::string line = trimmed(text);
             if (line.empty() || line.front() == '#' || line.front() == ';')
@@ -209,7 +242,7 @@ public:
             const std::string key = trimmed(std::string_view(line).substr(0, eq));
             const CLI::Option* opt = key.empty() || key.front() == '-' ? nullptr : m_app.get_option_no_throw("--" + key);
             if (!opt)
-                fail(number, "unknown setting \"" + key + "\" (the settings are the long options without --; see floodgate --help)");
+                fail(number, "unknown setting " + shownValue(key, true) + " (the settings are the long options without --; see floodgate --help)");
             if (!opt->get_configurable())
                 fail(number, "\"" + key + "\" cannot be set in a configuration file (give --" + key + " on the command line)");
             const bool isFlag = opt->get_expected_min() == 0;
@@ -265,12 +298,30 @@ private:
         std::vector<std::string> values;
     };
     const CLI::App& m_app;
-    // Filled while CLI11 reads the file (from_config is const in CLI11's interface).
+    // Filled by load() and while CLI11 reads the file (from_config is const
+    // in CLI11's interface, and load() runs in an option's check).
+    mutable bool m_loaded = false;
+    mutable std::string m_loadedPath;
+    mutable std::string m_text;
+    mutable bool m_missing = false;
+    mutable std::optional<std::string> m_failure;
     mutable bool m_read = false;
     mutable std::string m_path;
     mutable std::set<std::string> m_commandLine;
     mutable std::vector<Line> m_lines;
 };
+
+// What no option takes, checked before the option's own check: a value
+// longer than any option needs (a 300 MB line is not quoted back whole), or
+// one holding a NUL, which a path or a C string would silently cut short.
+std::optional<std::string> outOfBounds(const std::string& name, const std::string& v)
+{
+    if (v.size() > MaxValueBytes)
+        return name + " " + shownValue(v) + ": a value is at most " + std::to_string(MaxValueBytes) + " bytes";
+    if (v.find('\0') != std::string::npos)
+        return name + " " + shownValue(v) + ": a value may not hold a NUL byte";
+    return std::nullopt;
+}
 
 // An option with one value. Given twice, the last one counts (as it always did).
 CLI::Option* valueOption(CLI::App& app, const std::string& name, const std::string& type, const std::string& help, Apply apply)
@@ -278,6 +329,8 @@ CLI::Option* valueOption(CLI::App& app, const std::string& name, const std::stri
     auto* opt = app.add_option_function<std::string>(
         name,
         [name, apply = std::move(apply)](const std::string& v) {
+            if (auto why = outOfBounds(name, v))
+                throw ValueRefused(name, v, *why);
             if (auto why = apply(v))
                 throw ValueRefused(name, v, *why);
         },
@@ -292,9 +345,12 @@ CLI::Option* repeatedOption(CLI::App& app, const std::string& name, const std::s
     auto* opt = app.add_option_function<std::vector<std::string>>(
         name,
         [name, apply = std::move(apply)](const std::vector<std::string>& values) {
-            for (const std::string& v : values)
+            for (const std::string& v : values) {
+                if (auto why = outOfBounds(name, v))
+                    throw ValueRefused(name, v, *why);
                 if (auto why = apply(v))
                     throw ValueRefused(name, v, *why);
+            }
         },
         help);
     opt->type_name(type)->allow_extra_args(false);
@@ -311,7 +367,7 @@ std::optional<std::string> positiveSeconds(const std::string& name, const std::s
     char* end = nullptr;
     const double s = std::strtod(v.c_str(), &end);
     if (end == v.c_str() || *end != '\0' || !(s > 0) || s > 1e6)
-        return name + " " + v + ": expected a positive number of seconds";
+        return name + " " + shownValue(v) + ": expected a positive number of seconds";
     out = s;
     return std::nullopt;
 }
@@ -403,11 +459,34 @@ std::optional<std::string> parseCommandLine(int argc, char** argv, Options& o)
     CLI::Option* config = app.set_config("--config", DefaultConfigFile,
                                          std::string("read settings from FILE (the long options without --, KEY = VALUE);\nthe command line wins   default ") + DefaultConfigFile
                                              + " when it exists; off: none");
-    config->type_name("FILE|off")->multi_option_policy(CLI::MultiOptionPolicy::TakeLast)->transform([](std::string v) -> std::string {
-        if (v.empty())
-            throw CLI::ValidationError("--config needs a file (or off)");
-        return v == "off" ? std::string() : v;
-    });
+    // The file is read here, in --config's check, which CLI11 runs before
+    // it opens the file itself (load()). Application index 0: only the
+    // --config that counts (the last) is checked, and read.
+    config->type_name("FILE|off")->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    config->transform(CLI::Validator(
+                          [configFile, config](std::string& v) -> std::string {
+                              if (v.empty())
+                                  throw CLI::ValidationError("--config needs a file (or off)");
+                              if (v == "off") {
+                                  v.clear();
+                                  return {};
+                              }
+                              // CLI11 checks a value more than once; a refusal is thrown the
+                              // first time only, where CLI11 keeps it until --help is looked for.
+                              if (configFile->tried(v))
+                                  return {};
+                              // A FileError, not a ValidationError: CLI11 passes it on
+                              // (after --help has been looked for) and the line is failure().
+                              if (auto why = outOfBounds("--config", v)) {
+                                  configFile->refuse(v, *why);
+                                  throw CLI::FileError(*why);
+                              }
+                              if (!configFile->load(v, config->count() > 0))
+                                  throw CLI::FileError(*configFile->failure());
+                              return {};
+                          },
+                          std::string(), std::string())
+                          .application_index(0));
 
     // ---- how each option's value is checked: once, for every command that has the option ----
     const Apply db = [&](const std::string& v) -> std::optional<std::string> {
@@ -425,7 +504,7 @@ std::optional<std::string> parseCommandLine(int argc, char** argv, Options& o)
         std::string why;
         auto hp = parseHostPort(v, &why);
         if (!hp)
-            return "--admin " + v + ": " + why;
+            return "--admin " + shownValue(v) + ": " + why;
         o.admin = *hp;
         return std::nullopt;
     };
@@ -434,7 +513,7 @@ std::optional<std::string> parseCommandLine(int argc, char** argv, Options& o)
             std::string why;
             auto c = Core::Cidr::parse(v, &why);
             if (!c)
-                return "--trusted-proxy " + v + ": " + why;
+                return "--trusted-proxy " + shownValue(v) + ": " + why;
             into.push_back(*c);
             return std::nullopt;
         };
@@ -447,7 +526,7 @@ std::optional<std::string> parseCommandLine(int argc, char** argv, Options& o)
         std::string why;
         auto hp = parseHostPort(v, &why);
         if (!hp)
-            return "--listen " + v + ": " + why;
+            return "--listen " + shownValue(v) + ": " + why;
         o.listen = *hp;
         return std::nullopt;
     });
@@ -455,7 +534,7 @@ std::optional<std::string> parseCommandLine(int argc, char** argv, Options& o)
                 [&](const std::string& v) -> std::optional<std::string> {
                     std::string why;
                     if (!Http::UpstreamUrl::parse(v, &why))
-                        return "--upstream " + v + ": " + why;
+                        return "--upstream " + shownValue(v) + ": " + why;
                     o.upstream = v;
                     return std::nullopt;
                 });
@@ -479,7 +558,7 @@ std::optional<std::string> parseCommandLine(int argc, char** argv, Options& o)
                 "the one header trusted proxies write the client in: X-Forwarded-For\n(default), Forwarded (RFC 7239), X-Real-IP or any name; others are ignored",
                 [&](const std::string& v) -> std::optional<std::string> {
                     if (!Http::isHeaderName(v))
-                        return "--real-ip-header " + v + ": expected a header name such as X-Forwarded-For, Forwarded or X-Real-IP";
+                        return "--real-ip-header " + shownValue(v) + ": expected a header name such as X-Forwarded-For, Forwarded or X-Real-IP";
                     o.realIpHeader = v;
                     return std::nullopt;
                 });
@@ -503,7 +582,7 @@ std::optional<std::string> parseCommandLine(int argc, char** argv, Options& o)
                 });
     valueOption(app, "--node-name", "NAME", "this node's name in the cluster   default: the host name", [&](const std::string& v) -> std::optional<std::string> {
         if (v.empty() || v.size() > 64 || v.find_first_of("|; \t\r\n") != std::string::npos)
-            return "--node-name " + v + ": expected 1-64 characters without spaces, '|' or ';'";
+            return "--node-name " + shownValue(v) + ": expected 1-64 characters without spaces, '|' or ';'";
         o.nodeName = v;
         return std::nullopt;
     });
@@ -512,7 +591,7 @@ std::optional<std::string> parseCommandLine(int argc, char** argv, Options& o)
         unsigned n = 0;
         auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
         if (ec != std::errc() || ptr != v.data() + v.size() || n == 0 || n > 256)
-            return "--threads " + v + ": expected a whole number from 1 to 256";
+            return "--threads " + shownValue(v) + ": expected a whole number from 1 to 256";
         o.threads = n;
         return std::nullopt;
     });
@@ -523,7 +602,7 @@ std::optional<std::string> parseCommandLine(int argc, char** argv, Options& o)
         ->configurable(false);
     valueOption(app, "--theme", "light|dark|system", "the console's colours   default system", [&](const std::string& v) -> std::optional<std::string> {
         if (v != "light" && v != "dark" && v != "system")
-            return "--theme " + v + ": expected light, dark or system";
+            return "--theme " + shownValue(v) + ": expected light, dark or system";
         o.theme = v;
         return std::nullopt;
     });
@@ -534,7 +613,7 @@ std::optional<std::string> parseCommandLine(int argc, char** argv, Options& o)
         auto [p2, e2] = x == std::string::npos ? std::from_chars_result{nullptr, std::errc::invalid_argument}
                                                : std::from_chars(v.data() + x + 1, v.data() + v.size(), h);
         if (e1 != std::errc() || e2 != std::errc() || p2 != v.data() + v.size() || w < 640 || h < 400 || w > 10000 || h > 10000)
-            return "--window-size " + v + ": expected WIDTHxHEIGHT, at least 640x400";
+            return "--window-size " + shownValue(v) + ": expected WIDTHxHEIGHT, at least 640x400";
         o.windowWidth = int(w);
         o.windowHeight = int(h);
         return std::nullopt;
@@ -601,7 +680,7 @@ std::optional<std::string> parseCommandLine(int argc, char** argv, Options& o)
     {
         CLI::App* show = command(*lists, "show", "the entries in force with the time each has left (both lists, or one)");
         show->add_option("LIST", o.args.target, "blocklist or safelist")->check([](const std::string& v) -> std::string {
-            return v == "blocklist" || v == "safelist" ? std::string() : "\"" + v + "\" is not a list: blocklist or safelist";
+            return v == "blocklist" || v == "safelist" ? std::string() : shownValue(v, true) + " is not a list: blocklist or safelist";
         });
         flag(*show, "--json", o.args.json, "as JSON, in the shape of GET /api/v1/lists/LIST");
         fileCommand(*lists, "import", "read a .csv or .json list file: all or nothing; each rejected line is named with why",
@@ -671,7 +750,7 @@ std::optional<std::string> parseCommandLine(int argc, char** argv, Options& o)
     replayRules->excludes(replayDb);
     valueOption(*replay, "--format", "FORMAT", "auto|combined|common|nginx-json|floodgate-csv   default auto", [&](const std::string& v) -> std::optional<std::string> {
         if (v != "auto" && v != "combined" && v != "common" && v != "nginx-json" && v != "floodgate-csv")
-            return "--format " + v + ": expected auto, combined, common, nginx-json or floodgate-csv";
+            return "--format " + shownValue(v) + ": expected auto, combined, common, nginx-json or floodgate-csv";
         o.replay.format = v;
         return std::nullopt;
     });
@@ -700,21 +779,16 @@ std::optional<std::string> parseCommandLine(int argc, char** argv, Options& o)
         }
         return e.what();
     } catch (const CLI::FileError&) {
-        // --config FILE that is not there (or not a file, or unreadable).
-        const std::string path = config->as<std::string>();
-        return "--config " + path + ": " + whyUnreadable(path);
+        // The configuration file cannot be read (load() said why), or is
+        // too long a path for one.
+        if (const auto& failure = configFile->failure())
+            return *failure;
+        return "--config " + configFile->requested() + ": cannot read it";
     } catch (const CLI::ParseError& e) {
         return describe(e, app);
     }
-    if (configFile->read()) {
+    if (configFile->read())
         o.configFile = configFile->path();
-    } else if (const std::string path = config->as<std::string>(); !path.empty()) {
-        // The default file is read when it exists; one that exists but
-        // cannot be read (permissions, a folder) is said, not skipped.
-        if (struct stat st {}; ::stat(path.c_str(), &st) == 0)
-            return "cannot read the configuration file " + path + ": " + whyUnreadable(path)
-                + " (run as a user who can, or give --config FILE or --config off)";
-    }
 
     const auto chain = chosen(app);
     if (chain.empty())
@@ -754,11 +828,14 @@ std::optional<std::string> parseOptions(int argc, char** argv, Options& o)
     std::vector<char*> args(argv, argv + argc);
     std::string configOption = "--config", off = "off";
     args.insert(args.begin() + std::min<std::ptrdiff_t>(1, argc), {configOption.data(), off.data()});
+    // Whatever a parser quoted of a value (a NUL, a line break) is written
+    // \xHH: the error stays one whole line.
+    auto said = [](std::optional<std::string> error) { return error ? std::optional<std::string>(printable(*error)) : error; };
     auto error = parseCommandLine(int(args.size()), args.data(), o);
     if (error || o.help || o.version || (o.command.empty() && !o.headless && !o.checkConfig))
-        return error;
+        return said(std::move(error));
     o = Options{};
-    return parseCommandLine(argc, argv, o);
+    return said(parseCommandLine(argc, argv, o));
 }
 
 } // namespace Floodgate::App

@@ -14,10 +14,10 @@ namespace Floodgate::Replay {
 
 namespace {
 
-LineKind bad(std::string* why, const char* reason)
+LineKind bad(std::string* why, std::string_view reason)
 {
     if (why)
-        *why = reason;
+        why->assign(reason);
     return LineKind::Bad;
 }
 
@@ -44,8 +44,17 @@ int monthOf(std::string_view m)
     return 0;
 }
 
+int daysIn(int month, int year)
+{
+    static constexpr int DAYS[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    return month == 2 && leap ? 29 : DAYS[month - 1];
+}
+
 // "10/Oct/2000:13:55:36 -0700" (Apache's %t, nginx's $time_local) -> Unix ms.
-std::optional<Core::Millis> parseClfTime(std::string_view t)
+// A day the month does not have (31/Feb) is said in *dateWhy (days from
+// civil would take it for a day of the next month).
+std::optional<Core::Millis> parseClfTime(std::string_view t, std::string* dateWhy = nullptr)
 {
     int day = 0, year = 0, hour = 0, minute = 0, second = 0, oh = 0, om = 0;
     if (t.size() != 26 || t[2] != '/' || t[6] != '/' || t[11] != ':' || t[14] != ':' || t[17] != ':' || t[20] != ' '
@@ -57,6 +66,14 @@ std::optional<Core::Millis> parseClfTime(std::string_view t)
         return std::nullopt;
     if (day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60 || oh > 23 || om > 59)
         return std::nullopt;
+    if (day > daysIn(month, year)) {
+        static const char* const months[] = {"January", "February", "March",     "April",   "May",      "June",
+                                             "July",    "August",   "September", "October", "November", "December"};
+        if (dateWhy)
+            *dateWhy = std::string(t.substr(0, 11)) + " is no date: " + months[month - 1] + " " + std::to_string(year) + " has "
+                     + std::to_string(daysIn(month, year)) + " days";
+        return std::nullopt;
+    }
     const std::int64_t offset = (t[21] == '-' ? -1 : 1) * (std::int64_t(oh) * 3600 + std::int64_t(om) * 60);
     const std::int64_t s = Wire::Codec::daysFromCivil(year, unsigned(month), unsigned(day)) * 86400 + hour * 3600 + minute * 60 + second - offset;
     return s * Core::SECOND;
@@ -137,7 +154,10 @@ LineKind parseClf(std::string_view s, bool combined, LogRequest& out, ParseScrat
     if (stamp == scratch.lastStamp) {
         out.time = scratch.lastStampTime;
     } else {
-        const auto t = parseClfTime(stamp);
+        std::string dateWhy;
+        const auto t = parseClfTime(stamp, &dateWhy);
+        if (!t && !dateWhy.empty())
+            return bad(why, "the time " + dateWhy);
         if (!t)
             return bad(why, "the time is not dd/Mon/yyyy:hh:mm:ss +zzzz");
         scratch.lastStamp.assign(stamp);
@@ -206,8 +226,13 @@ LineKind parseNginxJson(std::string_view s, LogRequest& out, ParseScratch& scrat
 {
     std::string error;
     scratch.json = Wire::Json::parse(s, &error);
-    if (!scratch.json)
-        return bad(why, "not a JSON object");
+    if (!scratch.json) {
+        // Well-formed JSON past one of the reader's limits (keys in one
+        // object, values, depth) is said as such: it is no broken line.
+        if (!error.starts_with("malformed JSON"))
+            return bad(why, "too large a JSON object: " + error);
+        return bad(why, "not a JSON object (" + error + ")");
+    }
     const Wire::Json& o = *scratch.json;
     if (!o.isObject())
         return bad(why, "not a JSON object");
@@ -241,7 +266,10 @@ LineKind parseNginxJson(std::string_view s, LogRequest& out, ParseScratch& scrat
         out.time = *t;
         out.wholeSecond = *t % Core::SECOND == 0;
     } else if (const std::string* local = jsonString(o, "time_local")) {
-        const auto t = parseClfTime(*local);
+        std::string dateWhy;
+        const auto t = parseClfTime(*local, &dateWhy);
+        if (!t && !dateWhy.empty())
+            return bad(why, "\"time_local\" " + dateWhy);
         if (!t)
             return bad(why, "\"time_local\" is not dd/Mon/yyyy:hh:mm:ss +zzzz");
         out.time = *t;

@@ -300,9 +300,11 @@ private:
         }
         file.requests += m_request.repeat;
         const std::int64_t second = Core::floorDiv(t, Core::SECOND);
-        if (m_emittedAny && second <= m_emittedSecond) {
+        if (m_emittedAny && (second < m_emittedSecond || (second == m_emittedSecond && !m_secondOpen))) {
             // Behind what was already decided: the engine's clock does not
-            // step back, so it is decided at the time reached.
+            // step back, so it is decided at the time reached. (A line of
+            // the second decided in part because the window was full is
+            // not behind: it goes on with that second, held as usual.)
             ++m_result.late;
             m_result.lateBy = std::max(m_result.lateBy, m_reached - t);
             if (m_result.firstLate.size() < BadLinesKept)
@@ -311,7 +313,9 @@ private:
             return;
         }
         Bucket& b = m_window[second];
-        if (b.lines.empty() && b.text.capacity() == 0 && !m_spare.empty()) {
+        // A new bucket takes a spare one's memory. (Its vector is what tells
+        // it is new: an empty std::string has a small buffer's capacity.)
+        if (b.lines.capacity() == 0 && !m_spare.empty()) {
             b = std::move(m_spare.back());
             m_spare.pop_back();
         }
@@ -321,7 +325,7 @@ private:
         while (!m_window.empty() && m_window.begin()->first < second - ReorderSeconds)
             emitOldest();
         while (m_held > ReorderMaxLines)
-            emitOldest();
+            emitOldest(true);
     }
 
     void flushAll()
@@ -331,19 +335,24 @@ private:
     }
 
     // The oldest second: its lines spread over it (Replay.h), then decided.
-    void emitOldest()
+    // `part`: the window is full, and the second may have more lines to
+    // come; these take half of what is left of it, and it stays open.
+    void emitOldest(bool part = false)
     {
         auto it = m_window.begin();
         const std::int64_t second = it->first;
         Bucket b = std::move(it->second);
         m_window.erase(it);
         m_held -= b.lines.size();
+        // Where in the second its lines start: after a part already decided.
+        const Core::Millis from = m_emittedAny && m_secondOpen && second == m_emittedSecond ? m_openFromMs : 0;
+        const Core::Millis to = part ? from + (Core::SECOND - from) / 2 : Core::SECOND;
         const auto whole = std::size_t(std::count_if(b.lines.begin(), b.lines.end(), [](const Held& h) { return h.wholeSecond; }));
         std::size_t i = 0;
         bool exact = false;
         for (Held& h : b.lines) {
             if (h.wholeSecond)
-                h.time = second * Core::SECOND + Core::Millis(i++) * Core::SECOND / Core::Millis(whole);
+                h.time = second * Core::SECOND + from + Core::Millis(i++) * (to - from) / Core::Millis(whole);
             else
                 exact = true;
         }
@@ -358,6 +367,8 @@ private:
         }
         m_emittedAny = true;
         m_emittedSecond = second;
+        m_secondOpen = part;
+        m_openFromMs = to;
         m_format = m_result.files.empty() ? m_format : m_result.files.back().format;
         b.text.clear();
         b.lines.clear();
@@ -511,6 +522,10 @@ private:
     std::size_t m_held = 0;
     bool m_emittedAny = false;
     std::int64_t m_emittedSecond = 0;
+    // The second last decided was decided in part (the window was full):
+    // its later lines are in order, spread from m_openFromMs (ms into it) on.
+    bool m_secondOpen = false;
+    Core::Millis m_openFromMs = 0;
     Core::Millis m_reached = 0;
     std::size_t m_file = 0;
     LogFormat m_format = LogFormat::Combined;

@@ -14,6 +14,12 @@
 // ReorderSeconds to put slightly late ones (nginx logs a request when it
 // ends) in order; a line earlier than what was already decided is decided
 // at the time reached (the engine's clock never steps back) and counted.
+// The window holds at most ReorderMaxLines lines: when it is full, the
+// oldest second is decided as far as it has come, over the first half of
+// what is left of it, and stays open: its later lines are in order, held
+// as before and spread over the rest (a second of 3,000,000 lines is
+// decided in parts over 1/2, 1/4, ... of it, in file order, and not one
+// line of it is out of order).
 //
 // Client identity: each line's facts are built by Http::describeRequest,
 // the function the listener uses, with the configuration's trusted proxies
@@ -45,7 +51,8 @@
 namespace Floodgate::Replay {
 
 inline constexpr Core::Millis ReorderSeconds = 10;
-// At most this many lines are held for reordering, whatever the time they span.
+// At most this many lines are held for reordering, whatever the time they
+// span (memory: their text); a second with more is decided in parts (above).
 inline constexpr std::size_t ReorderMaxLines = 200'000;
 // The engine forgets idle clients (Engine::purge) this often in log time.
 // A running Floodgate does it every second of wall time; a replay goes

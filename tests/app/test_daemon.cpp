@@ -7,17 +7,31 @@
 // configuration file applies a live setting, names one that needs a
 // restart, and keeps the running configuration when the file is broken;
 // SIGTERM still stops with 0; no colour codes on stderr when it is no terminal.
+// A configuration path that is no regular file (a FIFO, a folder) is
+// refused at once, by --check-config and by SIGHUP (which keeps serving and
+// still stops on SIGTERM); a file over the size bound is refused in bounded
+// memory; a long or NUL-holding value is quoted short and escaped.
 #include <QtTest>
 
 #include "ChildProcess.h"
 #include "HttpTestClient.h"
 
+#include <QDir>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 
 #include <chrono>
 #include <thread>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 using namespace FloodgateTest;
 
@@ -94,6 +108,81 @@ int refusedStatus(std::uint16_t port)
     return r ? r->status : 0;
 }
 
+// `floodgate ARGS` as a child of its own, so its peak memory can be read
+// (wait4's ru_maxrss, KiB): its exit code (-1 when it had to be killed at
+// `timeoutMs`), its stderr, how long it ran.
+struct Measured {
+    int code = -1;
+    QString err;
+    qint64 ms = 0;
+    long maxRssKiB = 0;
+};
+
+Measured runMeasured(const QStringList& args, int timeoutMs = 5000)
+{
+    Measured m;
+    int pipeFds[2];
+    if (::pipe2(pipeFds, O_CLOEXEC) != 0)
+        return m;
+    std::vector<QByteArray> words{QByteArray(FLOODGATE_BINARY)};
+    for (const QString& a : args)
+        words.push_back(a.toLocal8Bit());
+    std::vector<char*> argv;
+    for (QByteArray& w : words)
+        argv.push_back(w.data());
+    argv.push_back(nullptr);
+    std::vector<QByteArray> env;
+    for (const QString& e : childEnvironment().toStringList())
+        env.push_back(e.toLocal8Bit());
+    std::vector<char*> envp;
+    for (QByteArray& e : env)
+        envp.push_back(e.data());
+    envp.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_adddup2(&actions, pipeFds[1], 2);
+    QElapsedTimer clock;
+    clock.start();
+    pid_t pid = 0;
+    const int spawned = posix_spawn(&pid, FLOODGATE_BINARY, &actions, nullptr, argv.data(), envp.data());
+    posix_spawn_file_actions_destroy(&actions);
+    ::close(pipeFds[1]);
+    if (spawned != 0) {
+        ::close(pipeFds[0]);
+        return m;
+    }
+    QByteArray err;
+    bool killed = false;
+    for (;;) {
+        const qint64 left = timeoutMs - clock.elapsed();
+        if (left <= 0) {
+            ::kill(pid, SIGKILL);
+            killed = true;
+            break;
+        }
+        pollfd p{pipeFds[0], POLLIN, 0};
+        if (::poll(&p, 1, int(left)) <= 0)
+            continue;
+        char buf[65536];
+        const ssize_t n = ::read(pipeFds[0], buf, sizeof buf);
+        if (n <= 0)
+            break;  // the child closed stderr: it has ended
+        if (err.size() < (1 << 20))
+            err.append(buf, int(n));
+    }
+    ::close(pipeFds[0]);
+    int status = 0;
+    rusage usage{};
+    ::wait4(pid, &status, 0, &usage);
+    m.ms = clock.elapsed();
+    m.err = QString::fromUtf8(err);
+    m.maxRssKiB = usage.ru_maxrss;
+    m.code = !killed && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return m;
+}
+
 QString findLogrotate()
 {
     QString path = QStandardPaths::findExecutable(QStringLiteral("logrotate"));
@@ -140,6 +229,14 @@ private Q_SLOTS:
         QTest::newRow("flag") << QByteArray("dry-run = sometimes\n") << QStringLiteral("1: dry-run is true or false");
         QTest::newRow("not a setting") << QByteArray("headless = true\n")
                                        << QStringLiteral("1: \"headless\" cannot be set in a configuration file (give --headless on the command line)");
+        // A NUL is told escaped, with what follows it (printf would stop there).
+        QTest::newRow("NUL in a value") << QByteArray("listen = 127.0.0.1:99999\0junk\n", 30)
+                                        << QStringLiteral("1: listen 127.0.0.1:99999\\x00junk: a value may not hold a NUL byte");
+        // A long value or key is quoted by its first 48 bytes and its length.
+        QTest::newRow("long value") << "node-name = " + QByteArray(100'000, 'x') + "\n"
+                                    << QStringLiteral("1: node-name %1… (100000 bytes): a value is at most 4096 bytes").arg(QString(48, QLatin1Char('x')));
+        QTest::newRow("long key") << QByteArray(100'000, 'k') + " = 1\n"
+                                  << QStringLiteral("1: unknown setting \"%1…\" (100000 bytes) (the settings are").arg(QString(48, QLatin1Char('k')));
         QTest::newRow("https upstream") << QByteArray("upstream = https://127.0.0.1:9000\n") << QStringLiteral("1: upstream https://127.0.0.1:9000: ");
     }
     void checkConfigRefusesABrokenFileInOneLine()
@@ -155,6 +252,7 @@ private Q_SLOTS:
             QCOMPARE(runToEnd(args, &err, &out), 2);
             QVERIFY2(err.startsWith(QStringLiteral("floodgate: ") + conf + QLatin1Char(':') + message), qPrintable(err));
             QCOMPARE(err.count(QLatin1Char('\n')), 1);
+            QVERIFY2(err.size() < 300, qPrintable(err.left(300)));  // a bad value is quoted short
             QVERIFY(!err.contains(QLatin1Char('\x1b')));  // no colour codes: stderr is a pipe here
             QCOMPARE(out, QString());                    // nothing started, no start-up lines
         }
@@ -179,6 +277,70 @@ private Q_SLOTS:
                                      "(or --admin off)\n"));
         QCOMPARE(runToEnd({QStringLiteral("--check-config"), QStringLiteral("--config"), dir.filePath(QStringLiteral("missing.conf"))}, &err, &out), 2);
         QCOMPARE(err, QStringLiteral("floodgate: --config %1: no such file\n").arg(dir.filePath(QStringLiteral("missing.conf"))));
+    }
+
+    // Only a regular file is a configuration file: a FIFO (open() would wait
+    // for a writer) or a folder is refused at once, in one line naming it,
+    // by --check-config and by start-up alike.
+    void whatIsNoRegularFileIsRefusedAtOnce_data()
+    {
+        QTest::addColumn<QString>("kind");
+        QTest::newRow("FIFO") << QStringLiteral("a FIFO");
+        QTest::newRow("folder") << QStringLiteral("a directory");
+    }
+    void whatIsNoRegularFileIsRefusedAtOnce()
+    {
+        QFETCH(QString, kind);
+        QTemporaryDir dir;
+        const QString conf = dir.filePath(QStringLiteral("floodgate.conf"));
+        if (kind == QStringLiteral("a FIFO"))
+            QCOMPARE(::mkfifo(QFile::encodeName(conf).constData(), 0600), 0);
+        else
+            QVERIFY(QDir().mkdir(conf));
+        for (const QStringList& args : {QStringList{QStringLiteral("--check-config"), QStringLiteral("--config"), conf},
+                                        QStringList{QStringLiteral("--headless"), QStringLiteral("--config"), conf, QStringLiteral("--listen"),
+                                                    QStringLiteral("127.0.0.1:0"), QStringLiteral("--admin"), QStringLiteral("off")}}) {
+            const Measured m = runMeasured(args);
+            QVERIFY2(m.ms < 2000, qPrintable(QStringLiteral("%1 ms (killed: %2)").arg(m.ms).arg(m.code == -1)));
+            QCOMPARE(m.code, 2);
+            QCOMPARE(m.err, QStringLiteral("floodgate: --config %1: not a regular file (%2)\n").arg(conf, kind));
+        }
+        // --help is still the help, at once.
+        const Measured help = runMeasured({QStringLiteral("--config"), conf, QStringLiteral("--help")});
+        QVERIFY2(help.ms < 2000, qPrintable(QString::number(help.ms)));
+        QCOMPARE(help.code, 0);
+        QCOMPARE(help.err, QString());
+    }
+
+    // A configuration file is a few lines: one over the bound (4 MiB) is
+    // refused by its size, before it is read, so a 32 MiB line costs no
+    // memory (each byte of it used to cost ten).
+    void aFileOverTheBoundIsRefusedInBoundedMemory()
+    {
+        QTemporaryDir dir;
+        const QString conf = dir.filePath(QStringLiteral("floodgate.conf"));
+        QVERIFY(writeFile(conf, "node-name = web-1\n"));
+        const Measured small = runMeasured({QStringLiteral("--check-config"), QStringLiteral("--config"), conf});
+        QVERIFY2(small.code == 0, qPrintable(small.err));
+
+        const qint64 bytes = 32 * 1024 * 1024;
+        {
+            QFile f(conf);
+            QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+            f.write("node-name = ");
+            const QByteArray chunk(1024 * 1024, 'x');
+            while (f.size() + chunk.size() < bytes)
+                f.write(chunk);
+            f.write(QByteArray(int(bytes - f.size() - 1), 'x') + "\n");
+            QVERIFY(f.flush());
+            QCOMPARE(f.size(), bytes);
+        }
+        const Measured big = runMeasured({QStringLiteral("--check-config"), QStringLiteral("--config"), conf});
+        QCOMPARE(big.code, 2);
+        QCOMPARE(big.err, QStringLiteral("floodgate: --config %1: 33554432 bytes, over the 4 MiB a configuration file may hold\n").arg(conf));
+        QVERIFY2(big.ms < 2000, qPrintable(QString::number(big.ms)));
+        QVERIFY2(big.maxRssKiB < small.maxRssKiB + 16 * 1024,
+                 qPrintable(QStringLiteral("%1 KiB, %2 KiB with a small file").arg(big.maxRssKiB).arg(small.maxRssKiB)));
     }
 
     void commandsTakeTheDatabaseFromTheFile()
@@ -332,6 +494,50 @@ private Q_SLOTS:
                  qPrintable(err));
         QCOMPARE(refusedStatus(c.port), 403);
         QCOMPARE(c.stop(SIGINT), 0);
+    }
+
+    // A reload that cannot read the file (now a FIFO, or over the size
+    // bound) is refused at once: the server keeps its settings, keeps
+    // serving, reopens limiter.log, and SIGTERM still stops it promptly.
+    void sighupOnAFileThatCannotBeReadKeepsServing()
+    {
+        QTemporaryDir dir;
+        const QString db = dir.filePath(QStringLiteral("floodgate.db"));
+        const QString log = dir.filePath(QStringLiteral("limiter.log"));
+        const QString conf = dir.filePath(QStringLiteral("floodgate.conf"));
+        QVERIFY(blockedDatabase(db));
+        QVERIFY(writeFile(conf, "listen = 127.0.0.1:0\nadmin = off\ndb = " + db.toUtf8() + "\nlog = " + log.toUtf8() + "\n"));
+        Child c;
+        QVERIFY(c.start({QStringLiteral("--headless"), QStringLiteral("--config"), conf}));
+        QCOMPARE(refusedStatus(c.port), 403);
+
+        QVERIFY(QFile::remove(conf));
+        QCOMPARE(::mkfifo(QFile::encodeName(conf).constData(), 0600), 0);
+        QString err;
+        ::kill(pid_t(c.proc.processId()), SIGHUP);
+        QVERIFY2(stderrGets(c, &err,
+                            QStringLiteral("floodgate: SIGHUP: --config %1: not a regular file (a FIFO); keeping the running configuration\n").arg(conf),
+                            2000),
+                 qPrintable(err));
+        QVERIFY(stderrGets(c, &err, QStringLiteral("reopened\n")));
+        QCOMPARE(refusedStatus(c.port), 403);
+
+        QVERIFY(QFile::remove(conf));
+        QVERIFY(writeFile(conf, "node-name = " + QByteArray(5 * 1024 * 1024, 'x') + "\n"));
+        err.clear();
+        ::kill(pid_t(c.proc.processId()), SIGHUP);
+        QVERIFY2(stderrGets(c, &err,
+                            QStringLiteral("floodgate: SIGHUP: --config %1: 5242893 bytes, over the 4 MiB a configuration file may hold; keeping the "
+                                           "running configuration\n")
+                                .arg(conf),
+                            2000),
+                 qPrintable(err.left(300)));
+        QCOMPARE(refusedStatus(c.port), 403);
+
+        QElapsedTimer stopping;
+        stopping.start();
+        QCOMPARE(c.stop(SIGTERM), 0);
+        QVERIFY2(stopping.elapsed() < 3000, qPrintable(QString::number(stopping.elapsed())));
     }
 };
 

@@ -213,6 +213,14 @@ private Q_SLOTS:
         QTest::newRow("replay format") << "replay a.log --format apache" << "--format apache: expected auto, combined, common, nginx-json or floodgate-csv";
         QTest::newRow("replay proxy") << "replay a.log --trusted-proxy 300.0.0.0/8" << "--trusted-proxy 300.0.0.0/8: part 1 of the IPv4 address is over 255";
         QTest::newRow("replay log") << "replay --json" << "floodgate replay: ACCESS_LOG is required (see floodgate replay --help)";
+        // A long value is quoted by its first 48 bytes and its length, once
+        // past the bound on a value without being looked at further.
+        const QString nines(80, QLatin1Char('9'));
+        QTest::newRow("long bad value") << QStringLiteral("--listen 127.0.0.1:") + nines
+                                        << QStringLiteral("--listen 127.0.0.1:%1… (90 bytes): \"%2…\" (80 bytes) is not a port (0-65535)")
+                                               .arg(nines.left(38), nines.left(48));
+        QTest::newRow("value over the bound") << QStringLiteral("--node-name ") + QString(5000, QLatin1Char('n'))
+                                              << QStringLiteral("--node-name %1… (5000 bytes): a value is at most 4096 bytes").arg(QString(48, QLatin1Char('n')));
     }
     void refusedValuesSayWhatWasWrong()
     {

@@ -10,12 +10,15 @@
 #include "ListenerStack.h"
 #include "ReplayTestSupport.h"
 #include "core/Engine.h"
+#include "core/Tuning.h"
 #include "http/LimiterLog.h"
 #include "replay/LogFormat.h"
 #include "replay/Replay.h"
 #include "replay/Report.h"
 #include "wire/Codec.h"
 
+#include <algorithm>
+#include <fstream>
 #include <map>
 
 using namespace Floodgate;
@@ -310,6 +313,61 @@ private Q_SLOTS:
         QVERIFY(!detectFormat(nothing));
     }
 
+    // A day the month does not have is refused with that reason (it used to
+    // be decided days later: 31 February as 3 March); leap years are known.
+    void impossibleDatesAreRefusedWithTheReason_data()
+    {
+        QTest::addColumn<QString>("date");
+        QTest::addColumn<QString>("outcome");  // the reason refused, or the day read
+        QTest::newRow("31 February") << QStringLiteral("31/Feb/2026") << QStringLiteral("31/Feb/2026 is no date: February 2026 has 28 days");
+        QTest::newRow("29 February, no leap year") << QStringLiteral("29/Feb/2026") << QStringLiteral("29/Feb/2026 is no date: February 2026 has 28 days");
+        QTest::newRow("29 February 2100") << QStringLiteral("29/Feb/2100") << QStringLiteral("29/Feb/2100 is no date: February 2100 has 28 days");
+        QTest::newRow("31 April") << QStringLiteral("31/Apr/2026") << QStringLiteral("31/Apr/2026 is no date: April 2026 has 30 days");
+        QTest::newRow("29 February 2028") << QStringLiteral("29/Feb/2028") << QStringLiteral("2028-02-29");
+        QTest::newRow("29 February 2000") << QStringLiteral("29/Feb/2000") << QStringLiteral("2000-02-29");
+        QTest::newRow("31 December") << QStringLiteral("31/Dec/2026") << QStringLiteral("2026-12-31");
+    }
+    void impossibleDatesAreRefusedWithTheReason()
+    {
+        QFETCH(QString, date);
+        QFETCH(QString, outcome);
+        using namespace Replay;
+        const std::string stamp = date.toStdString() + ":05:00:00 +0000";
+        const std::string clf = "192.0.2.1 - - [" + stamp + "] \"GET / HTTP/1.1\" 200 1 \"-\" \"-\"";
+        const std::string json = "{\"time_local\":\"" + stamp + "\",\"remote_addr\":\"192.0.2.1\",\"request\":\"GET / HTTP/1.1\",\"status\":\"200\"}";
+        for (const auto& [line, format] : {std::pair{clf, LogFormat::Combined}, std::pair{json, LogFormat::NginxJson}}) {
+            LogRequest r;
+            ParseScratch scratch;
+            std::string why;
+            const LineKind kind = parseLine(line, format, r, scratch, &why);
+            if (outcome.contains(QLatin1Char('/'))) {
+                QCOMPARE(kind, LineKind::Bad);
+                QVERIFY2(why.find(outcome.toStdString()) != std::string::npos, why.c_str());
+            } else {
+                QVERIFY2(kind == LineKind::Request, why.c_str());
+                QCOMPARE(Wire::Codec::formatTime(r.time).substr(0, 10), outcome.toStdString());
+            }
+        }
+    }
+
+    // An nginx JSON line past the JSON reader's limits says which limit,
+    // not that it is no JSON object.
+    void jsonLinesOverALimitNameIt()
+    {
+        using namespace Replay;
+        std::string line = "{\"time_iso8601\":\"2026-11-22T05:00:00+00:00\",\"remote_addr\":\"192.0.2.1\",\"request\":\"GET / HTTP/1.1\"";
+        for (int i = 0; i < 2000; ++i)
+            line += ",\"k" + std::to_string(i) + "\":\"-\"";
+        line += "}";
+        LogRequest r;
+        ParseScratch scratch;
+        std::string why;
+        QCOMPARE(parseLine(line, LogFormat::NginxJson, r, scratch, &why), LineKind::Bad);
+        QVERIFY2(why.find("more than " + std::to_string(Core::Tuning::jsonMaxKeysPerObject) + " keys") != std::string::npos, why.c_str());
+        QCOMPARE(parseLine("{\"remote_addr\": 1,}", LogFormat::NginxJson, r, scratch, &why), LineKind::Bad);
+        QVERIFY2(why.starts_with("not a JSON object"), why.c_str());
+    }
+
     void badLinesAreCountedWithLineNumbersAndWhy()
     {
         QTemporaryDir dir;
@@ -409,6 +467,40 @@ private Q_SLOTS:
         const Replayed r = replayFiles({path}, {configuration(Core::defaultConfig())});
         QCOMPARE(r.times, (std::vector<Core::Millis>{t, t + 250, t + 500, t + 750, t + 1000}));
         QCOMPARE(r.clients, (std::vector<std::string>{"192.0.2.1", "192.0.2.2", "192.0.2.3", "192.0.2.4", "192.0.2.9"}));
+    }
+
+    // More lines in one second than the reorder window holds (ReorderMaxLines):
+    // all in order, so none is out of order; the second is decided in parts
+    // (the first part over its first half, the rest over the other half),
+    // in file order, and nothing moves into the next second.
+    void aBusySecondIsNotOutOfOrder()
+    {
+        QTemporaryDir dir;
+        const Core::Millis t = logStart();
+        const std::size_t n = Replay::ReorderMaxLines + 50'000;
+        const std::string path = dir.filePath(QStringLiteral("busy.log")).toStdString();
+        {
+            std::ofstream out(path, std::ios::binary);
+            const std::string head = " - - [" + clfTime(t) + "] \"GET /";
+            for (std::size_t i = 0; i < n; ++i)
+                out << "198.51.100." << (i % 200 + 1) << head << i << " HTTP/1.1\" 200 512 \"-\" \"-\"\n";
+            out << combinedLine("192.0.2.9", t + 1000, "/next");
+        }
+        QElapsedTimer clock;
+        clock.start();
+        const Replayed r = replayFiles({path}, {configuration(Core::defaultConfig())});
+        QVERIFY2(clock.elapsed() < 60'000, qPrintable(QString::number(clock.elapsed())));
+        QCOMPARE(r.result.badLines, std::uint64_t(0));
+        QCOMPARE(r.result.requests, std::uint64_t(n + 1));
+        QCOMPARE(r.result.late, std::uint64_t(0));
+        QVERIFY(Replay::textReport(r.result).find("out of order") == std::string::npos);
+        QCOMPARE(r.times.size(), n + 1);
+        QVERIFY(std::is_sorted(r.times.begin(), r.times.end()));
+        QCOMPARE(r.times.front(), t);
+        QCOMPARE(r.times[Replay::ReorderMaxLines + 1], t + 500);  // the second part starts halfway
+        QVERIFY2(r.times[n - 1] >= t + 990 && r.times[n - 1] < t + 1000, qPrintable(QString::number(r.times[n - 1] - t)));
+        QCOMPARE(r.times.back(), t + 1000);
+        QCOMPARE(r.clients.back(), std::string("192.0.2.9"));
     }
 
     // nginx writes a request when it ends: a line a few seconds late is put
