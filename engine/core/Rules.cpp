@@ -162,6 +162,29 @@ std::vector<Level> effectiveLevels(const Tier& tier, const Customer& customer)
     return out;
 }
 
+namespace {
+
+// Tuning::maxGlobLength: a glob's cost per decision grows with its length (Glob.h).
+std::optional<std::string> checkGlob(const std::string& glob, const std::string& field)
+{
+    if (glob.size() > Tuning::maxGlobLength)
+        return field + " must be at most " + std::to_string(Tuning::maxGlobLength) + " characters";
+    return std::nullopt;
+}
+
+// Tuning::maxGlobsPerField: each glob of a list is one more pass per decision.
+std::optional<std::string> checkGlobs(const std::vector<std::string>& globs, const std::string& field)
+{
+    if (globs.size() > Tuning::maxGlobsPerField)
+        return field + " has " + std::to_string(globs.size()) + " patterns: at most " + std::to_string(Tuning::maxGlobsPerField);
+    for (std::size_t i = 0; i < globs.size(); ++i)
+        if (auto e = checkGlob(globs[i], field + "[" + std::to_string(i) + "]"))
+            return e;
+    return std::nullopt;
+}
+
+} // namespace
+
 std::optional<std::string> validate(const EngineConfig& c)
 {
     std::set<std::string> names;
@@ -176,6 +199,8 @@ std::optional<std::string> validate(const EngineConfig& c)
             return f + ".name \"" + r.name + "\" is used twice";
         if (r.discriminator == Discriminator::Header && r.header.empty())
             return f + ".header must name a header for a header discriminator";
+        if (auto e = checkGlob(r.pathGlob, f + ".path"))
+            return e;
         if (auto e = checkLevels(r.levels, f + ".levels", false))
             return e;
         if (r.discriminator == Discriminator::ClientAddress) {
@@ -188,6 +213,8 @@ std::optional<std::string> validate(const EngineConfig& c)
                 + " rules may count by a header or by address and user agent";
         }
     }
+    if (c.cooldowns.size() > Tuning::maxGlobsPerField)
+        return "cooldowns has " + std::to_string(c.cooldowns.size()) + " cooldowns: at most " + std::to_string(Tuning::maxGlobsPerField);
     std::set<std::string> cooldownNames;
     for (std::size_t i = 0; i < c.cooldowns.size(); ++i) {
         const Cooldown& cd = c.cooldowns[i];
@@ -198,9 +225,15 @@ std::optional<std::string> validate(const EngineConfig& c)
             return f + ".name \"" + cd.name + "\" is used twice";
         if (cd.pathGlob.empty())
             return f + ".path must not be empty";
+        if (auto e = checkGlob(cd.pathGlob, f + ".path"))
+            return e;
         if (cd.durationMs <= 0)
             return f + ".duration must be > 0";
     }
+    if (auto e = checkGlobs(c.bot.excludedPaths, "excluded_paths"))
+        return e;
+    if (auto e = checkGlobs(c.bot.safeUserAgents, "safe_user_agents"))
+        return e;
     std::set<std::string> tierNames;
     for (std::size_t i = 0; i < c.tiers.size(); ++i) {
         const Tier& t = c.tiers[i];

@@ -59,6 +59,16 @@ inline constexpr std::size_t maxLevelsPerEntry = 64;
 // count in and gives it back from when the decision ends in a refusal.
 // validate() refuses a configuration past it, naming the field.
 inline constexpr std::size_t maxKeyedRules = 16;
+// Globs: a rule's or a cooldown's path, each excluded path, each safe user
+// agent. A glob costs one pass over the path (or user agent) per decision,
+// with ceil(characters / 64) words of work per byte (Glob.h), so its length
+// and the number in a list are bounded: at most maxGlobLength characters
+// each, at most maxGlobsPerField excluded paths, safe user agents and
+// cooldowns (rules are bounded by the two caps above: 64 levels counted by
+// address, 16 keyed rules). validate() refuses a configuration past them,
+// naming the field.
+inline constexpr std::size_t maxGlobLength = 512;
+inline constexpr std::size_t maxGlobsPerField = 256;
 
 // HTTP Range reads. A GET with a Range header for a path the same client
 // (counting key) began reading with a counted, allowed Range GET less than

@@ -17,6 +17,11 @@ using namespace Core;
 
 namespace {
 
+// A glob's length, like the number of globs in a list, is validate()'s to
+// refuse (Tuning::maxGlobLength), for every way rules come in: the admin
+// API, the command line, the console. Read here at any length.
+constexpr std::size_t ANY_LENGTH = std::string::npos;
+
 bool levelFromJson(const Json& v, const std::string& path, Level& out, bool overrideOnly, std::string* why)
 {
     Reader r(v, path, why);
@@ -411,7 +416,7 @@ bool rulesFromJson(const Json& body, EngineConfig& out, std::string* why)
             ThrottleRule rule;
             std::string key = "address";
             if (!r.string("name", rule.name, true, 40) || !r.string("key", key) || !r.string("header", rule.header, false, 100)
-                || !r.string("method", rule.method, false, 16) || !r.string("path", rule.pathGlob, false, 500))
+                || !r.string("method", rule.method, false, 16) || !r.string("path", rule.pathGlob, false, ANY_LENGTH))
                 return false;
             if (const auto d = discriminatorFromString(key))
                 rule.discriminator = *d;
@@ -450,7 +455,7 @@ bool rulesFromJson(const Json& body, EngineConfig& out, std::string* why)
                 return false;
             Cooldown cd;
             if (!r.string("name", cd.name, true, 40) || !r.string("method", cd.method, false, 16)
-                || !r.string("path", cd.pathGlob, true, 500) || !r.duration("duration", cd.durationMs, true)
+                || !r.string("path", cd.pathGlob, true, ANY_LENGTH) || !r.duration("duration", cd.durationMs, true)
                 || !r.string("user_header", cd.userHeader, false, 100))
                 return false;
             c.cooldowns.push_back(std::move(cd));

@@ -220,6 +220,35 @@ private Q_SLOTS:
             levels += QStringLiteral("%1{\"limit\":10,\"period\":%2}").arg(i > 1 ? QStringLiteral(",") : QString()).arg(i);
         levels += QStringLiteral("]}");
         QTest::newRow("a tier with 65 levels") << "PUT" << "/api/v1/tiers/Pro" << levels << "levels has 65 levels: at most 64";
+        // Globs: at most 512 characters each, 256 in a list (each costs a pass over every request's path).
+        const QString long513 = QStringLiteral("*") + QString(511, QLatin1Char('a')) + QStringLiteral("*");
+        QTest::newRow("an excluded path of 513 characters") << "PUT" << rules
+                                                            << QStringLiteral("{\"excluded_paths\":[\"*.css\",\"%1\"]}").arg(long513)
+                                                            << "excluded_paths[1] must be at most 512 characters";
+        QStringList many;
+        for (int i = 0; i < 257; ++i)
+            many << QStringLiteral("\"/p%1/*\"").arg(i);
+        QTest::newRow("257 excluded paths") << "PUT" << rules << QStringLiteral("{\"excluded_paths\":[%1]}").arg(many.join(QLatin1Char(',')))
+                                            << "excluded_paths has 257 patterns: at most 256";
+        QTest::newRow("257 safe user agents") << "PUT" << rules << QStringLiteral("{\"safe_user_agents\":[%1]}").arg(many.join(QLatin1Char(',')))
+                                              << "safe_user_agents has 257 patterns: at most 256";
+        QTest::newRow("a safe user agent of 513 characters") << "PUT" << rules
+                                                             << QStringLiteral("{\"safe_user_agents\":[\"%1\"]}").arg(long513)
+                                                             << "safe_user_agents[0] must be at most 512 characters";
+        QTest::newRow("a rule path of 513 characters")
+            << "PUT" << rules
+            << QStringLiteral("{\"rules\":[{\"name\":\"ip\",\"levels\":[{\"limit\":6,\"period\":3}]},"
+                              "{\"name\":\"long\",\"path\":\"%1\",\"levels\":[{\"limit\":5,\"period\":60}]}]}")
+                   .arg(long513)
+            << "rules[1].path must be at most 512 characters";
+        QTest::newRow("a cooldown path of 513 characters")
+            << "PUT" << rules << QStringLiteral("{\"cooldowns\":[{\"name\":\"c\",\"path\":\"%1\",\"duration\":30}]}").arg(long513)
+            << "cooldowns[0].path must be at most 512 characters";
+        QStringList cooldowns;
+        for (int i = 0; i < 257; ++i)
+            cooldowns << QStringLiteral("{\"name\":\"c%1\",\"path\":\"/c%1\",\"duration\":30}").arg(i);
+        QTest::newRow("257 cooldowns") << "PUT" << rules << QStringLiteral("{\"cooldowns\":[%1]}").arg(cooldowns.join(QLatin1Char(',')))
+                                       << "cooldowns has 257 cooldowns: at most 256";
     }
     void badInputIs400NamingTheFieldAndChangesNothing()
     {
@@ -238,6 +267,28 @@ private Q_SLOTS:
         QCOMPARE(s.call("GET", "/api/v1/tiers").body, tiersBefore);
         QVERIFY(s.callJson("GET", "/api/v1/customers").find("customers")->asArray().empty());
         QVERIFY(s.callJson("GET", "/api/v1/audit").find("audit")->asArray().empty());
+    }
+
+    void globsAtTheirCapsAreAccepted()
+    {
+        // 512 characters, 256 in a list: accepted, stored and in force (the
+        // body is past this suite's 64 KiB limit: the product's is taken).
+        Setup setup;
+        setup.admin.bodyLimitBytes = Http::AdminOptions{}.bodyLimitBytes;
+        Stack s(freshDb(), setup);
+        const std::string longest = "*" + std::string(509, 'a') + "b*";
+        std::string excluded;
+        for (int i = 0; i < 256; ++i)
+            excluded += (i ? ",\"" : "\"") + (i == 255 ? std::string("/static/*") : longest) + "\"";
+        const std::string body = "{\"rules\":[{\"name\":\"ip\",\"levels\":[{\"limit\":6,\"period\":3}]},"
+                                 "{\"name\":\"long\",\"path\":\"" + longest + "\",\"levels\":[{\"limit\":5,\"period\":60}]}],"
+                                 "\"excluded_paths\":[" + excluded + "]}";
+        const Response r = s.call("PUT", "/api/v1/rules", body);
+        QVERIFY2(r.status == 200, r.body.c_str());
+        const Json stored = s.callJson("GET", "/api/v1/rules");
+        QCOMPARE(stored.find("excluded_paths")->asArray().size(), std::size_t(256));
+        QCOMPARE(str(stored.find("rules")->asArray()[1].find("path")), QString::fromStdString(longest));
+        QCOMPARE(s.engine->config()->bot.excludedPaths.size(), std::size_t(256));
     }
 
     void oversizedBodiesAndWrongMethods()

@@ -278,6 +278,26 @@ private Q_SLOTS:
         QCOMPARE(everything(db), before);
     }
 
+    void rulesImportRefusesGlobsPastTheCaps()
+    {
+        // The caps of Tuning.h, by the one validator the admin API and the
+        // console use too: exit 1 naming the field, nothing changed.
+        QTemporaryDir dir;
+        const QString db = dir.filePath(QStringLiteral("floodgate.db"));
+        QCOMPARE(floodgate(split(QStringLiteral("token --db ") + db)).code, 0);
+        const QString file = dir.filePath(QStringLiteral("long.json"));
+        QFile f(file);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("{\"excluded_paths\":[\"*.css\",\"*" + QByteArray(511, 'a') + "*\"]}");
+        f.close();
+        const QString before = everything(db);
+        const Run refused = floodgate(split(QStringLiteral("rules import ") + file + QStringLiteral(" --db ") + db));
+        QCOMPARE(refused.code, 1);
+        QVERIFY2(refused.err.contains(QStringLiteral("excluded_paths[1] must be at most 512 characters; nothing was imported")),
+                 qPrintable(refused.err));
+        QCOMPARE(everything(db), before);
+    }
+
     void badInputIsExit2AndChangesNothing_data()
     {
         QTest::addColumn<QString>("args");

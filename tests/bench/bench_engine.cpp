@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Engine::decide() cost: a hot key and 1,000,000 distinct keys, 1 and 2 threads.
+// Engine::decide() cost: a hot key and 1,000,000 distinct keys, 1 and 2 threads;
+// an 8 KiB path against the default rules and against globs at their caps.
 // Run through scripts/bench-engine, which writes the figures to docs/BENCHMARKS.md.
 #include "core/Engine.h"
 
@@ -8,6 +9,7 @@
 #include <algorithm>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 using namespace Floodgate::Core;
@@ -199,6 +201,119 @@ void hotKeyWithLists(benchmark::State& state)
     release(shared);
 }
 
+// ---- globs against a long path (issue 27, item 7) ----
+
+constexpr std::size_t LONG_PATH = 8192;          // the listener's request-line cap (8 KiB)
+constexpr std::size_t GLOB_LENGTH = 512;         // the caps, as the benchmarks' names say
+constexpr std::size_t GLOBS_PER_FIELD = 256;
+static_assert(GLOB_LENGTH == Tuning::maxGlobLength && GLOBS_PER_FIELD == Tuning::maxGlobsPerField,
+              "the caps changed: rename the benchmarks below and rerun them");
+
+// "*a?aa...ab*", `length` characters: never matches a run of 'a', and a
+// matcher that restarts a literal at every position compares almost all of
+// it at each one. The '?' (its place varies with `i`, so no two are alike)
+// keeps a plain substring search from finding the literal for it.
+std::string adversarialGlob(std::size_t length, std::size_t i)
+{
+    std::string g = "*" + std::string(length - 3, 'a') + "b*";
+    g[1 + 1 + i % (length - 5)] = '?';
+    return g;
+}
+
+std::vector<std::string> adversarialGlobs(std::size_t count, std::size_t length)
+{
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < count; ++i)
+        out.push_back(adversarialGlob(length, i));
+    return out;
+}
+
+// The default rules with room (every request counted and allowed).
+EngineConfig longPathDefaults()
+{
+    return roomyDefaults();
+}
+
+// Every excluded path at the caps.
+EngineConfig excludedAtCaps()
+{
+    EngineConfig c = roomyDefaults();
+    c.bot.excludedPaths = adversarialGlobs(GLOBS_PER_FIELD, GLOB_LENGTH);
+    return c;
+}
+
+// Every field that holds globs at its caps: the excluded paths and safe
+// user agents, a cooldown per glob, and as many path rules as the level
+// caps allow (61 counted by address beside the 3 levels of "ip", 16 by a
+// header). Each is checked and none matches, so the decision runs them all.
+EngineConfig everyGlobAtCaps()
+{
+    EngineConfig c = excludedAtCaps();
+    c.bot.safeUserAgents = adversarialGlobs(GLOBS_PER_FIELD, GLOB_LENGTH);
+    const std::vector<std::string> globs = adversarialGlobs(GLOBS_PER_FIELD, GLOB_LENGTH);
+    for (std::size_t i = 0; i < 61 + 16; ++i) {
+        ThrottleRule r;
+        r.name = "path" + std::to_string(i);
+        r.pathGlob = globs[i];
+        if (i >= 61) {
+            r.discriminator = Discriminator::Header;
+            r.header = "X-Api-Key";
+        }
+        r.levels = {Level{"", 1'000'000'000, MINUTE}};
+        c.rules.push_back(std::move(r));
+    }
+    c.cooldowns.clear();
+    for (std::size_t i = 0; i < GLOBS_PER_FIELD; ++i) {
+        Cooldown cd;
+        cd.name = "cd" + std::to_string(i);
+        cd.pathGlob = globs[i];
+        cd.durationMs = 30 * SECOND;
+        c.cooldowns.push_back(std::move(cd));
+    }
+    return c;
+}
+
+// What one glob of the longest costs, and 256 of 64 characters (one word of
+// state each): the cost grows with the count more than with the length.
+EngineConfig oneLongExcluded()
+{
+    EngineConfig c = roomyDefaults();
+    c.bot.excludedPaths = adversarialGlobs(1, GLOB_LENGTH);
+    return c;
+}
+
+EngineConfig manyShortExcluded()
+{
+    EngineConfig c = roomyDefaults();
+    c.bot.excludedPaths = adversarialGlobs(GLOBS_PER_FIELD, 64);
+    return c;
+}
+
+// The issue's case: 60 excluded globs of 500 characters, a 7,000-character path.
+EngineConfig issueExclusions()
+{
+    EngineConfig c = roomyDefaults();
+    c.bot.excludedPaths = adversarialGlobs(60, 500);
+    return c;
+}
+
+template <EngineConfig (*Make)(), std::size_t PathLength>
+void longPath(benchmark::State& state)
+{
+    Engine engine(Make());
+    const std::string path = "/" + std::string(PathLength - 1, 'a');
+    const std::string agent(LONG_PATH, 'a');  // also 8 KiB: the header section's cap
+    RequestFacts f = facts(IpAddress::fromV4(0xc0000201u));
+    f.path = path;
+    f.userAgent = agent;
+    std::int64_t i = 0;
+    for (auto _ : state) {
+        Decision d = engine.decide(f, BASE + (i++ >> 10));
+        benchmark::DoNotOptimize(d);
+    }
+    state.SetItemsProcessed(state.iterations());
+}
+
 } // namespace
 
 BENCHMARK(hotKeyWithLists)->Name("decide/hot_key_allowed_100k_list_entries")->Threads(1)->Threads(2)->UseRealTime();
@@ -206,5 +321,14 @@ BENCHMARK(hotKey<roomyDefaults>)->Name("decide/hot_key_allowed")->Threads(1)->Th
 BENCHMARK(hotKey<refusingDefaults>)->Name("decide/hot_key_refused")->Threads(1)->Threads(2)->UseRealTime();
 BENCHMARK(distinctKeys<roomyMillion>)->Name("decide/1M_distinct_keys")->Threads(1)->Threads(2)->UseRealTime()->MinTime(2.0);
 BENCHMARK(distinctKeys<churningHalfMillion>)->Name("decide/1M_keys_500k_table_evicting")->Threads(1)->Threads(2)->UseRealTime()->MinTime(2.0);
+
+// One thread: the question is what one decision costs, not how it scales.
+// Nanoseconds, like the others, for scripts/bench-engine's table.
+BENCHMARK(longPath<longPathDefaults, LONG_PATH>)->Name("decide/8KiB_path/default_rules")->Threads(1)->UseRealTime();
+BENCHMARK(longPath<excludedAtCaps, LONG_PATH>)->Name("decide/8KiB_path/256_excluded_globs_of_512")->Threads(1)->UseRealTime();
+BENCHMARK(longPath<oneLongExcluded, LONG_PATH>)->Name("decide/8KiB_path/1_excluded_glob_of_512")->Threads(1)->UseRealTime();
+BENCHMARK(longPath<manyShortExcluded, LONG_PATH>)->Name("decide/8KiB_path/256_excluded_globs_of_64")->Threads(1)->UseRealTime();
+BENCHMARK(longPath<everyGlobAtCaps, LONG_PATH>)->Name("decide/8KiB_path/every_glob_field_at_caps")->Threads(1)->UseRealTime();
+BENCHMARK(longPath<issueExclusions, 7000>)->Name("decide/7000_path/60_excluded_globs_of_500")->Threads(1)->UseRealTime();
 
 BENCHMARK_MAIN();

@@ -5,6 +5,8 @@
 #include "core/Glob.h"
 #include "TestSupport.h"
 
+#include <functional>
+#include <random>
 #include <string>
 
 using namespace Floodgate::Core;
@@ -20,6 +22,69 @@ std::vector<std::string> split(const QByteArray& patterns)
     return out;
 }
 
+char folded(char c, bool ignoreCase)
+{
+    return ignoreCase && c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c;
+}
+
+// The definition, read literally: '*' takes nothing or one more character,
+// '?' any one, anything else itself. Memoised so long cases stay quick.
+bool referenceMatch(std::string_view p, std::string_view t, bool ignoreCase)
+{
+    std::vector<signed char> memo((p.size() + 1) * (t.size() + 1), -1);
+    std::function<bool(std::size_t, std::size_t)> at = [&](std::size_t i, std::size_t j) -> bool {
+        signed char& m = memo[i * (t.size() + 1) + j];
+        if (m < 0) {
+            if (i == p.size())
+                m = j == t.size();
+            else if (p[i] == '*')
+                m = at(i + 1, j) || (j < t.size() && at(i, j + 1));
+            else
+                m = j < t.size() && (p[i] == '?' || folded(p[i], ignoreCase) == folded(t[j], ignoreCase)) && at(i + 1, j + 1);
+        }
+        return m == 1;
+    };
+    return at(0, 0);
+}
+
+// A text the pattern may well match: each '*' replaced by a few random
+// characters, each '?' by one, then sometimes one character changed,
+// inserted or removed.
+std::string textFor(std::string_view pattern, std::string_view alphabet, std::mt19937& rng)
+{
+    std::string t;
+    for (char c : pattern) {
+        if (c == '*')
+            for (std::size_t n = rng() % 4; n > 0; --n)
+                t += alphabet[rng() % alphabet.size()];
+        else if (c == '?')
+            t += alphabet[rng() % alphabet.size()];
+        else
+            t += c;
+    }
+    switch (rng() % 4) {
+    case 0:
+        if (!t.empty())
+            t[rng() % t.size()] = alphabet[rng() % alphabet.size()];
+        break;
+    case 1: t.insert(t.begin() + std::ptrdiff_t(rng() % (t.size() + 1)), alphabet[rng() % alphabet.size()]); break;
+    case 2:
+        if (!t.empty())
+            t.erase(rng() % t.size(), 1);
+        break;
+    default: break;
+    }
+    return t;
+}
+
+std::string randomString(std::size_t maxLength, std::string_view alphabet, std::mt19937& rng)
+{
+    std::string s(rng() % (maxLength + 1), ' ');
+    for (char& c : s)
+        c = alphabet[rng() % alphabet.size()];
+    return s;
+}
+
 } // namespace
 
 class TestGlob : public QObject {
@@ -29,6 +94,8 @@ private Q_SLOTS:
     void globMatch_data();
     void globMatch();
     void globIsNotExponential();
+    void matchesTheReference_data();
+    void matchesTheReference();
     void patternSet_data();
     void patternSet();
     void emptySet();
@@ -63,6 +130,41 @@ void TestGlob::globMatch_data()
     QTest::newRow("empty matches empty") << QByteArray("") << QByteArray("") << false << true;
     QTest::newRow("empty pattern") << QByteArray("") << QByteArray("a") << false << false;
     QTest::newRow("user agent, ignoring case") << QByteArray("*googlebot*") << QByteArray("Mozilla/5.0 (compatible; Googlebot/2.1)") << true << true;
+    QTest::newRow("*a*b") << QByteArray("*a*b") << QByteArray("xxaxxb") << false << true;
+    QTest::newRow("*a*b, b before a") << QByteArray("*a*b") << QByteArray("xxbxxa") << false << false;
+    QTest::newRow("*a*b, one character both") << QByteArray("*a*b") << QByteArray("ab") << false << true;
+    QTest::newRow("*a*b, not at the end") << QByteArray("*a*b") << QByteArray("abx") << false << false;
+    QTest::newRow("*a*b, the last b counts") << QByteArray("*a*b") << QByteArray("abab") << false << true;
+    QTest::newRow("a*, anchored at the start") << QByteArray("a*") << QByteArray("ba") << false << false;
+    QTest::newRow("a*, itself") << QByteArray("a*") << QByteArray("a") << false << true;
+    QTest::newRow("*a, anchored at the end") << QByteArray("*a") << QByteArray("ab") << false << false;
+    QTest::newRow("star matches anything") << QByteArray("*") << QByteArray("/any/thing?x=1") << false << true;
+    QTest::newRow("consecutive stars") << QByteArray("a**b") << QByteArray("ab") << false << true;
+    QTest::newRow("consecutive stars, between") << QByteArray("a**b") << QByteArray("axyzb") << false << true;
+    QTest::newRow("only stars, empty text") << QByteArray("***") << QByteArray("") << false << true;
+    QTest::newRow("question mark, empty text") << QByteArray("?") << QByteArray("") << false << false;
+    QTest::newRow("question mark, one") << QByteArray("?") << QByteArray("x") << false << true;
+    QTest::newRow("question mark, a slash") << QByteArray("?") << QByteArray("/") << false << true;
+    QTest::newRow("question marks around a star") << QByteArray("?*?") << QByteArray("ab") << false << true;
+    QTest::newRow("question marks around a star, too short") << QByteArray("?*?") << QByteArray("a") << false << false;
+    QTest::newRow("a* on empty text") << QByteArray("a*") << QByteArray("") << false << false;
+    QTest::newRow("ignoring case, pattern upper") << QByteArray("/API/*/U?ER") << QByteArray("/api/7/user") << true << true;
+    QTest::newRow("ignoring case, case kept") << QByteArray("/API/*/U?ER") << QByteArray("/api/7/user") << false << false;
+    QTest::newRow("ignoring case, not other letters") << QByteArray("*a[b*") << QByteArray("A{B") << true << false;
+    QTest::newRow("bytes past ASCII") << QByteArray("*\xc3\xa9t\xc3\xa9*") << QByteArray("/\xc3\xa9t\xc3\xa9/") << true << true;
+    QTest::newRow("bytes past ASCII, not folded") << QByteArray("*\xc3\xa9*") << QByteArray("/\xc3\x89") << true << false;
+    // Patterns past 64 positions (the automaton's state is several words).
+    const QByteArray a64(64, 'a');
+    QTest::newRow("64 positions then a star") << a64 + "*" << a64 + "xyz" << false << true;
+    QTest::newRow("65 positions, exact") << a64 + "b" << a64 + "b" << false << true;
+    QTest::newRow("65 positions, the 65th differs") << a64 + "b" << a64 + "c" << false << false;
+    QTest::newRow("a star at the word boundary") << a64 + "*b" << a64 + "xxb" << false << true;
+    QTest::newRow("long literal after a star") << "*" + QByteArray(200, 'a') + "b*" << QByteArray(300, 'a') + "b" << false << true;
+    QTest::newRow("long literal after a star, absent") << "*" + QByteArray(200, 'a') + "b*" << QByteArray(3000, 'a') << false << false;
+    QTest::newRow("long, question marks across words") << "*" + QByteArray(130, '?') + "b" << QByteArray(131, 'x') + "b" << false << true;
+    QTest::newRow("long, question marks, one short") << "*" + QByteArray(130, '?') + "b" << QByteArray(129, 'x') + "b" << false << false;
+    QTest::newRow("past the caps (600 positions)") << "*" + QByteArray(599, 'a') + "b" << QByteArray(1000, 'a') + "b" << false << true;
+    QTest::newRow("past the caps, absent") << "*" + QByteArray(599, 'a') + "b" << QByteArray(1000, 'a') << false << false;
 }
 
 void TestGlob::globMatch()
@@ -85,6 +187,61 @@ void TestGlob::globIsNotExponential()
     QVERIFY(!Floodgate::Core::globMatch("*a*a*a*a*a*a*a*a*a*a*b", text));
     QVERIFY(Floodgate::Core::globMatch("*a*a*a*a*a*a*a*a*a*a*", text));
     QVERIFY2(timer.elapsed() < 2000, qPrintable(QStringLiteral("%1 ms").arg(timer.elapsed())));
+}
+
+void TestGlob::matchesTheReference_data()
+{
+    QTest::addColumn<int>("seed");
+    QTest::addColumn<int>("cases");
+    QTest::addColumn<QByteArray>("patternAlphabet");
+    QTest::addColumn<QByteArray>("textAlphabet");
+    QTest::addColumn<int>("maxPattern");
+    QTest::addColumn<bool>("ignoreCase");
+
+    QTest::newRow("small, case kept") << 1 << 20000 << QByteArray("ab*?") << QByteArray("ab") << 8 << false;
+    QTest::newRow("small, ignoring case") << 2 << 20000 << QByteArray("aAb*?") << QByteArray("aAbB") << 8 << true;
+    QTest::newRow("small, a path's characters") << 3 << 20000 << QByteArray("/.a*?") << QByteArray("/.ab") << 10 << false;
+    QTest::newRow("long, several words") << 4 << 2000 << QByteArray("aaab*?") << QByteArray("ab") << 300 << false;
+    QTest::newRow("long, ignoring case") << 5 << 2000 << QByteArray("aAAb**?") << QByteArray("aAbB") << 200 << true;
+}
+
+// The automaton against the definition, on many random patterns and texts,
+// one pattern at a time and as a set (where plain patterns, prefixes,
+// suffixes and extensions take their own ways, and a plain pattern may be a
+// substring).
+void TestGlob::matchesTheReference()
+{
+    QFETCH(int, seed);
+    QFETCH(int, cases);
+    QFETCH(QByteArray, patternAlphabet);
+    QFETCH(QByteArray, textAlphabet);
+    QFETCH(int, maxPattern);
+    QFETCH(bool, ignoreCase);
+
+    std::mt19937 rng{std::uint32_t(seed)};
+    const std::string_view pa(patternAlphabet.constData(), std::size_t(patternAlphabet.size()));
+    const std::string_view ta(textAlphabet.constData(), std::size_t(textAlphabet.size()));
+    int matched = 0;
+    for (int i = 0; i < cases; ++i) {
+        const std::string p = randomString(std::size_t(maxPattern), pa, rng);
+        const std::string t = rng() % 3 == 0 ? randomString(std::size_t(maxPattern) + 4, ta, rng) : textFor(p, ta, rng);
+        const bool expected = referenceMatch(p, t, ignoreCase);
+        matched += expected;
+        const auto where = [&] { return qPrintable(QStringLiteral("pattern \"%1\", text \"%2\"").arg(QString::fromStdString(p), QString::fromStdString(t))); };
+        QVERIFY2(Floodgate::Core::globMatch(p, t, ignoreCase) == expected, where());
+        if (!p.empty())
+            QVERIFY2(PatternSet({p}, ignoreCase).matches(t) == expected, where());
+        const std::string other = randomString(std::size_t(maxPattern), pa, rng);
+        const bool plain = p.find_first_of("*?") == std::string::npos;
+        const bool substring = plain && referenceMatch("*" + p + "*", t, ignoreCase);
+        const bool either = (p.empty() ? false : plain ? substring : expected) || (!other.empty() && referenceMatch(
+            other.find_first_of("*?") == std::string::npos ? "*" + other + "*" : other, t, ignoreCase));
+        QVERIFY2(PatternSet({p, other}, ignoreCase, true).matches(t) == either,
+                 qPrintable(QStringLiteral("set {\"%1\", \"%2\"} as substrings, text \"%3\"")
+                                .arg(QString::fromStdString(p), QString::fromStdString(other), QString::fromStdString(t))));
+    }
+    // The texts were made to match often enough for the comparison to say something.
+    QVERIFY2(matched > cases / 10, qPrintable(QStringLiteral("%1 of %2 matched").arg(matched).arg(cases)));
 }
 
 void TestGlob::patternSet_data()

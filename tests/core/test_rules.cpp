@@ -103,6 +103,27 @@ const BadCase BAD_CASES[] = {
          c.customers = {Customer{"acme", "Acme", "Free", more}};
      },
      "customers[0].overrides: with tier \"Free\" they make 65 levels: at most 64"},
+    // Globs: each costs a pass over the path per decision (Tuning.h).
+    {"a rule path of 513 characters", [](EngineConfig& c) { c.rules[0].pathGlob = "/" + std::string(511, 'a') + "*"; },
+     "rules[0].path must be at most 512 characters"},
+    {"a cooldown path of 513 characters", [](EngineConfig& c) { c.cooldowns[0].pathGlob = "*" + std::string(512, 'a'); },
+     "cooldowns[0].path must be at most 512 characters"},
+    {"257 cooldowns",
+     [](EngineConfig& c) {
+         for (int i = 1; i < 257; ++i) {
+             c.cooldowns.push_back(c.cooldowns[0]);
+             c.cooldowns.back().name += std::to_string(i);
+         }
+     },
+     "cooldowns has 257 cooldowns: at most 256"},
+    {"an excluded path of 513 characters", [](EngineConfig& c) { c.bot.excludedPaths.push_back("*" + std::string(511, 'a') + "*"); },
+     "excluded_paths[18] must be at most 512 characters"},
+    {"257 excluded paths", [](EngineConfig& c) { c.bot.excludedPaths.resize(257, "*.css"); },
+     "excluded_paths has 257 patterns: at most 256"},
+    {"a safe user agent of 513 characters", [](EngineConfig& c) { c.bot.safeUserAgents = {"Googlebot", std::string(513, 'b')}; },
+     "safe_user_agents[1] must be at most 512 characters"},
+    {"257 safe user agents", [](EngineConfig& c) { c.bot.safeUserAgents.assign(257, "Googlebot"); },
+     "safe_user_agents has 257 patterns: at most 256"},
 };
 
 QString levelsText(const std::vector<Level>& levels)
@@ -189,7 +210,21 @@ void TestRules::validOddities()
     c.rules.back().discriminator = Discriminator::ClientAddress;
     c.tiers[0].levels = keyedRule("t", 60).levels;
     c.customers = {Customer{"acme", "Acme", "Free", {level(1, HOUR), level(2, 2 * HOUR), level(3, 3 * HOUR), level(4, 4 * HOUR)}}};
-    const auto error = Floodgate::Core::validate(c);
+    auto error = Floodgate::Core::validate(c);
+    QVERIFY2(!error, error ? error->c_str() : "");
+
+    // Globs of 512 characters, 256 in each list, 256 cooldowns.
+    c = defaultConfig();
+    const std::string longest = "*" + std::string(510, 'a') + "*";
+    c.rules[0].pathGlob = longest;
+    c.bot.excludedPaths.assign(256, longest);
+    c.bot.safeUserAgents.assign(256, std::string(512, 'b'));
+    c.cooldowns[0].pathGlob = longest;
+    for (int i = 1; i < 256; ++i) {
+        c.cooldowns.push_back(c.cooldowns[0]);
+        c.cooldowns.back().name += std::to_string(i);
+    }
+    error = Floodgate::Core::validate(c);
     QVERIFY2(!error, error ? error->c_str() : "");
     QCOMPARE(Tuning::maxKeyedRules, std::size_t(16));
     QCOMPARE(Tuning::maxLevelsPerEntry, std::size_t(64));

@@ -41,6 +41,7 @@
 #include <QFileInfo>
 #include <QTemporaryDir>
 #include <QLabel>
+#include <QPlainTextEdit>
 #include <QProcess>
 #include <QPushButton>
 #include <QSpinBox>
@@ -500,6 +501,33 @@ private Q_SLOTS:
         QVERIFY(s.store->config().rules.empty());
         QVERIFY(s.store->config().bot.cookielessOnly);
         QVERIFY(warning->isVisible());
+    }
+
+    void theRulesFormRefusesGlobsPastTheCaps()
+    {
+        // validate()'s caps (Tuning.h), said in the form before Apply.
+        ConsoleStack s;
+        Ui::MainWindow& w = *s.mainWindow;
+        w.showView(Ui::MainWindow::Rules);
+        s.console->refreshNow();
+        QPlainTextEdit* excluded = nullptr;
+        for (QPlainTextEdit* e : w.rules()->findChildren<QPlainTextEdit*>())
+            if (e->placeholderText().startsWith(QStringLiteral("one glob per line")))
+                excluded = e;
+        QVERIFY(excluded);
+        QTRY_VERIFY_WITH_TIMEOUT(excluded->toPlainText().contains(QStringLiteral("*.css")), 3000);
+        QPushButton* apply = nullptr;
+        for (QPushButton* b : w.rules()->findChildren<QPushButton*>())
+            if (b->text() == QStringLiteral("Apply"))
+                apply = b;
+        QVERIFY(apply);
+        const QString shown = excluded->toPlainText();
+        excluded->setPlainText(shown + QStringLiteral("\n*") + QString(511, QLatin1Char('a')) + QStringLiteral("*"));
+        QCOMPARE(w.rules()->problem(), QStringLiteral("excluded_paths[18] must be at most 512 characters"));
+        QVERIFY(!apply->isEnabled());
+        excluded->setPlainText(shown + QStringLiteral("\n*") + QString(510, QLatin1Char('a')) + QStringLiteral("*"));
+        QVERIFY2(w.rules()->problem().isEmpty(), qPrintable(w.rules()->problem()));
+        QVERIFY(apply->isEnabled());
     }
 
     void theRulesFormKeepsStoredSettingsItCannotShow()
