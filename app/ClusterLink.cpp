@@ -291,6 +291,9 @@ void shareThroughCluster(Cluster::ClusterSync& cluster, Storage::Store& store, C
         cluster.publish(Cluster::SharedChange::put(COOLDOWNS, c.key, std::to_string(c.until), "floodgate"));
     });
     store.onConfigChange([&cluster](const Storage::ConfigChange& c) {
+        // The demo's customers (--demo) stay on the node that runs it.
+        if (c.actor == "demo")
+            return;
         cluster.publish(c.removed ? Cluster::SharedChange::removal(collectionOf(c.part), c.key, c.actor)
                                   : Cluster::SharedChange::put(collectionOf(c.part), c.key, c.value.dump(), c.actor));
     });

@@ -37,6 +37,8 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <string_view>
 #include <cstring>
 #include <fcntl.h>
 #include <functional>
@@ -323,6 +325,17 @@ Ui::ConsoleServices consoleServices(Runtime& runtime, const Options& o)
 
 int runConsole(const Options& o, int argc, char** argv)
 {
+    // No display to open a window on (an ssh session, a server): Qt would
+    // abort with "Reinstalling the application may fix this problem".
+    // Say what is wrong instead, before Qt is asked.
+    const char* platform = std::getenv("QT_QPA_PLATFORM");
+    const bool drawsOnAScreen = !platform || !*platform || std::string_view(platform).starts_with("xcb") || std::string_view(platform).starts_with("wayland");
+    const auto set = [](const char* name) { const char* v = std::getenv(name); return v && *v; };
+    if (drawsOnAScreen && !set("DISPLAY") && !set("WAYLAND_DISPLAY")) {
+        std::fprintf(stderr, "floodgate: no display to open the console on (DISPLAY and WAYLAND_DISPLAY are not set): run it in a desktop "
+                             "session, or `floodgate --headless` to serve without a window\n");
+        return 2;
+    }
     // The command line as given, for SIGHUP to parse again (QApplication
     // may take its own arguments out of argv).
     std::vector<std::string> words(argv, argv + argc);

@@ -79,7 +79,14 @@ std::string defaultDatabasePath()
 Storage::StoreOptions storeOptions(const Options& o)
 {
     Storage::StoreOptions so;
-    so.path = o.db.empty() ? defaultDatabasePath() : o.db;
+    // The demo's customers and bans go into a database of its own, never
+    // into the operator's default one.
+    if (!o.db.empty())
+        so.path = o.db;
+    else if (o.demo)
+        so.path = (std::filesystem::path(defaultDatabasePath()).parent_path() / "demo.db").string();
+    else
+        so.path = defaultDatabasePath();
     so.busyTimeoutMs = int(o.dbTimeoutSeconds * 1000);
     return so;
 }
@@ -432,7 +439,9 @@ const char* const FOOTER =
     "Commands work on the database (--db, db in the configuration file, or the default) through the\n"
     "same storage code and audit trail as the console and the admin API; a running Floodgate on that\n"
     "database applies a change within 2 s. `floodgate COMMAND --help` tells each one's arguments;\n"
-    "docs/CLI.md has examples and the configuration file's format. SIGHUP reloads it (docs/CLI.md).\n"
+    "CLI.md has examples and the configuration file's format; SIGHUP reloads it. The guides (USER_GUIDE,\n"
+    "CLI, INTERFACE, CLUSTER, INTEGRATIONS with the nginx recipe, PACKAGING) are installed in\n"
+    "/usr/share/doc/floodgate (zless reads them), and are docs/ in the source.\n"
     "\n"
     "exit codes: 0 clean stop or done, 1 rejected import, unwritable file, nothing to remove or\n"
     "            no admin API answering explain, 2 bad command line, configuration file or input\n"

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "app/Runtime.h"
 #include "app/ClusterLink.h"
+#include "app/ListenClaim.h"
 
 #include "api/AdminApi.h"
 #include "http/AdminServer.h"
@@ -70,8 +71,17 @@ std::optional<StartFailure> Runtime::start(const Options& o)
     };
 
     // 1. The database: nothing else starts when it cannot be used as it is.
+    // Nor when another Floodgate listens on this port (ListenClaim.h): it
+    // is not even opened then.
     const Storage::StoreOptions so = storeOptions(o);
     m_dbPath = so.path;
+    std::string claimed;
+    m_listenClaim = ListenClaim::claim(o.listen.port,
+                                       {o.listen.host + ":" + std::to_string(o.listen.port), m_dbPath,
+                                        o.admin ? o.admin->host + ":" + std::to_string(o.admin->port) : std::string("off")},
+                                       &claimed);
+    if (!claimed.empty())
+        return failWith(3, claimed);
     Storage::OpenFailure failure;
     m_store = Storage::Store::open(so, m_clock, &failure);
     if (!m_store)
@@ -133,9 +143,10 @@ std::optional<StartFailure> Runtime::start(const Options& o)
     // The engine's automatic bans: journalled by storage, and with --redis
     // told to the other nodes.
     Storage::Store* store = m_store.get();
-    m_engine->onAutomaticBan([store, cluster = m_cluster.get()](const Core::ListEntry& e) {
+    m_engine->onAutomaticBan([this, store, cluster = m_cluster.get()](const Core::ListEntry& e) {
         store->journalAutomaticBan(e);
-        if (cluster)
+        // The demo's synthetic scrapers are this node's business only.
+        if (cluster && !m_demoOn.load())
             announceAutomaticBan(*cluster, e);
     });
     const Core::Clock& clock = *m_decisionClock;
@@ -205,6 +216,8 @@ std::optional<StartFailure> Runtime::start(const Options& o)
         if (!m_admin->server->start(&why))
             return failWith(3, "admin: " + why + " (choose another with --admin ADDR:PORT or --admin off)");
     }
+    if (m_listenClaim && m_admin && m_admin->server)
+        m_listenClaim->describe({o.listen.host + ":" + std::to_string(o.listen.port), m_dbPath, adminUrl()});
     m_housekeeperStop = false;
     m_housekeeper = std::thread([this] { housekeeping(); });
     m_running = true;
@@ -222,7 +235,8 @@ void Runtime::printStartLines() const
     if (!adminUrl().empty())
         std::printf("admin API wants \"Authorization: Bearer TOKEN\"%s; `floodgate token --db %s` prints it\n",
                     m_adminBeyondLoopback ? " (beyond loopback /healthz and /metrics too)" : "", m_dbPath.c_str());
-    std::printf("database %s%s\n", m_dbPath.c_str(), m_store->created() ? " (new, with the default rules)" : "");
+    std::printf("database %s%s%s\n", m_dbPath.c_str(), m_store->created() ? " (new, with the default rules)" : "",
+                m_options.demo && m_options.db.empty() ? " (the demo's own: --db names another)" : "");
     if (!m_clusterLine.empty())
         std::printf("cluster: %s\n", Core::printable(m_clusterLine).c_str());
     std::printf("limiter log %s%s\n", m_logPath.empty() ? "off" : m_logPath.c_str(), m_options.dryRun ? " (dry run: nothing is refused)" : "");
@@ -431,6 +445,7 @@ void Runtime::stop()
         m_cluster->stop();
     if (m_log)
         m_log->stop();
+    m_listenClaim.reset();  // the port is free for another Floodgate from here on
     m_running = false;
 }
 

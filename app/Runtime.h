@@ -40,6 +40,7 @@ class ClusterSync;
 namespace Floodgate::App {
 
 class DemoDriver;
+class ListenClaim;
 class Runtime;
 
 struct StartFailure {
@@ -124,6 +125,7 @@ private:
     std::unique_ptr<Http::ListenerMetrics> m_metrics;
     std::unique_ptr<Http::RequestSamples> m_samples;
     std::unique_ptr<Http::Listener> m_listener;
+    std::unique_ptr<ListenClaim> m_listenClaim;  // this process's claim on its port, for its life
     struct Admin;
     std::unique_ptr<Admin> m_admin;
     std::unique_ptr<DemoDriver> m_demo;

@@ -79,6 +79,23 @@ install(FILES ${PROJECT_BINARY_DIR}/debian/copyright
               ${PROJECT_BINARY_DIR}/debian/CHANGELOG.md.gz
         DESTINATION ${FLOODGATE_DOC_DIR})
 
+# ---- the user documentation, beside them ----
+# What --help and the man page point to: gzipped as Debian's policy asks of
+# documentation over 4 kB (zless reads them); the nginx recipe as it is, to
+# copy into /etc/nginx.
+set(FLOODGATE_USER_DOCS USER_GUIDE CLI INTERFACE CLUSTER INTEGRATIONS PACKAGING)
+set(FLOODGATE_USER_DOCS_GZ)
+foreach(doc ${FLOODGATE_USER_DOCS})
+  add_custom_command(
+    OUTPUT ${PROJECT_BINARY_DIR}/debian/${doc}.md.gz
+    COMMAND ${GZIP} -n -9 -c ${PROJECT_SOURCE_DIR}/docs/${doc}.md > ${PROJECT_BINARY_DIR}/debian/${doc}.md.gz
+    DEPENDS ${PROJECT_SOURCE_DIR}/docs/${doc}.md
+    VERBATIM)
+  list(APPEND FLOODGATE_USER_DOCS_GZ ${PROJECT_BINARY_DIR}/debian/${doc}.md.gz)
+endforeach()
+add_custom_target(floodgate_user_docs ALL DEPENDS ${FLOODGATE_USER_DOCS_GZ})
+install(FILES ${FLOODGATE_USER_DOCS_GZ} ${PROJECT_SOURCE_DIR}/docs/nginx-auth-request.conf DESTINATION ${FLOODGATE_DOC_DIR})
+
 # ---- the Debian package ----
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME floodgate)

@@ -111,6 +111,7 @@ struct ClusterSync::State {
     Core::Millis nextLedgerPrune = 0;
     bool mergeNeeded = false;  // the sync thread's: level with the cluster at the next tick
     bool keyMismatch = false;  // the sync thread's: the last greet found another cluster key
+    bool joinedOnce = false;   // the sync thread's: the breaker has closed at least once (the start-up line said the first)
     Core::Millis expiresAt(const std::string& collection, const std::string& value) const
     {
         return sharing.expiresAt ? sharing.expiresAt(collection, value) : 0;
@@ -596,12 +597,19 @@ public:
         m_s.conn.close();
         m_s.breaker.failure(now);
         m_engine.setClusterState(Core::ClusterState::Down, m_engine.clusterNodes());
-        std::lock_guard lock(m_s.statusMutex);
-        m_s.lastErrorAt = now;
-        ++m_s.status.errors;
-        m_s.status.lastError = o.message;
-        m_s.status.breakerOpen = true;
-        m_s.status.breakerOpened = m_s.breaker.opened();
+        bool opened = false;
+        {
+            std::lock_guard lock(m_s.statusMutex);
+            m_s.lastErrorAt = now;
+            ++m_s.status.errors;
+            m_s.status.lastError = o.message;
+            opened = !m_s.status.breakerOpen;
+            m_s.status.breakerOpen = true;
+            m_s.status.breakerOpened = m_s.breaker.opened();
+        }
+        // One line when it opens (not one per probe), for the journal.
+        if (opened)
+            notice("breaker", o.message + "; deciding on this node alone until Redis answers (" + whenDown() + ")");
         return false;
     }
 
@@ -609,8 +617,28 @@ public:
     void recovered()
     {
         m_s.breaker.success();
-        std::lock_guard lock(m_s.statusMutex);
-        m_s.status.breakerOpen = false;
+        bool wasOpen = false;
+        {
+            std::lock_guard lock(m_s.statusMutex);
+            wasOpen = m_s.status.breakerOpen && m_s.status.breakerOpened > 0;
+            m_s.status.breakerOpen = false;
+        }
+        if (wasOpen && m_s.joinedOnce)
+            notice("breaker", "redis at " + m_options.url.address() + " answers again: counting with the cluster (" + std::to_string(m_engine.clusterNodes())
+                                  + (m_engine.clusterNodes() == 1 ? " node" : " nodes") + ")");
+        m_s.joinedOnce = true;
+    }
+
+    // What a node enforces while cut off (settings.when_cluster_down).
+    std::string whenDown() const
+    {
+        const auto config = m_engine.config();
+        switch (config ? config->settings.whenClusterDown : Core::WhenClusterDown::Local) {
+        case Core::WhenClusterDown::Open: return "when_cluster_down = open: the whole of every limit, counted here";
+        case Core::WhenClusterDown::Closed: return "when_cluster_down = closed: every counted request refused";
+        case Core::WhenClusterDown::Local: break;
+        }
+        return "when_cluster_down = local: this node's share of every limit";
     }
 
 private:

@@ -105,6 +105,10 @@ struct Decision {
     bool rateLimitHeadersOnAllowed = true;
 
     bool refused() const { return action == Action::Throttle || action == Action::Block; }
+    // What a refusal is counted under, the same in /metrics and in replay's
+    // report: the binding rule, or "automatic ban" for an escalation's
+    // entry (whose rule is "blocklist", as an operator's block's is).
+    std::string_view refusalName() const { return reason == Reason::AutoBanned ? std::string_view("automatic ban") : rule.view(); }
     std::int64_t retryAfterSeconds() const { return Core::retryAfterSeconds(retryAfterMs); }
     std::int64_t resetSeconds() const { return secondsRoundedUp(resetMs); }
 };

@@ -52,7 +52,7 @@ void ListenerMetrics::countRefusal(std::size_t thread, const Core::Decision& d)
     const std::size_t n = s.ruleCount.load(std::memory_order_relaxed);
     for (std::size_t i = 0; i < n; ++i) {
         Slot::RuleCount& rc = s.rules[i];
-        if (rc.action == d.action && rc.rule.view() == d.rule.view()) {
+        if (rc.action == d.action && rc.rule.view() == d.refusalName()) {
             bump(rc.count);
             return;
         }
@@ -61,7 +61,7 @@ void ListenerMetrics::countRefusal(std::size_t thread, const Core::Decision& d)
         bump(s.otherRules);
         return;
     }
-    s.rules[n].rule = d.rule;
+    s.rules[n].rule.assign(d.refusalName());
     s.rules[n].action = d.action;
     s.rules[n].count.store(1, std::memory_order_relaxed);
     s.ruleCount.store(n + 1, std::memory_order_release);

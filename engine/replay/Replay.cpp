@@ -451,7 +451,7 @@ private:
         // live; told apart here, as the operator's entries are the same on
         // every side of a comparison and these are not.
         if (refused)
-            ++run.out.refusalsByRule[d.reason == Core::Reason::AutoBanned ? std::string("automatic ban") : std::string(d.rule.view())];
+            ++run.out.refusalsByRule[std::string(d.refusalName())];
         const Core::IpAddress key = Core::countingKey(m_facts.client, run.settings.ipv6PrefixBits, run.settings.ipv4PrefixBits);
         ClientStat* found = run.clients.find(key, run.clients.size() < run.capacity);
         if (!found) {

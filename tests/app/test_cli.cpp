@@ -103,6 +103,97 @@ class TestCli : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
+    // Issue 28.6: the man page and docs/INTERFACE.md name every option and
+    // command --help names, and no other: they cannot drift apart again
+    // unseen.
+    void theManPageAndInterfaceNameWhatHelpNames()
+    {
+        QString err, help;
+        QCOMPARE(runToEnd({QStringLiteral("--help")}, &err, &help), 0);
+        const auto tokens = [](const QString& text, const QRegularExpression& re) {
+            QSet<QString> out;
+            for (auto it = re.globalMatch(text); it.hasNext();)
+                out.insert(it.next().captured(1));
+            return out;
+        };
+        // Options: a line of --help that starts with one.
+        const QSet<QString> options = tokens(help, QRegularExpression(QStringLiteral("(?m)^\\s+(--[a-z][a-z0-9-]*)")));
+        QVERIFY2(options.size() > 20, qPrintable(help));
+        QFile man(QStringLiteral(FLOODGATE_SOURCE_DIR "/resources/man/floodgate.1.scd"));
+        QVERIFY(man.open(QIODevice::ReadOnly));
+        const QString page = QString::fromUtf8(man.readAll());
+        QFile iface(QStringLiteral(FLOODGATE_SOURCE_DIR "/docs/INTERFACE.md"));
+        QVERIFY(iface.open(QIODevice::ReadOnly));
+        const QString interface = QString::fromUtf8(iface.readAll());
+        // The man page's options are its *--name* headings.
+        const QSet<QString> manOptions = tokens(page, QRegularExpression(QStringLiteral("(?m)^\\*(--[a-z][a-z0-9-]*)\\*")));
+        QStringList missing, extra, notInInterface;
+        for (const QString& o : options) {
+            if (o == QStringLiteral("--help"))
+                continue;
+            if (!manOptions.contains(o))
+                missing << o;
+            if (!interface.contains(o + QLatin1Char(' ')))
+                notInInterface << o;
+        }
+        for (const QString& o : manOptions)
+            if (!options.contains(o))
+                extra << o;
+        QVERIFY2(missing.isEmpty(), qPrintable(QStringLiteral("not in the man page: ") + missing.join(QLatin1Char(' '))));
+        QVERIFY2(extra.isEmpty(), qPrintable(QStringLiteral("in the man page, not in --help: ") + extra.join(QLatin1Char(' '))));
+        QVERIFY2(notInInterface.isEmpty(), qPrintable(QStringLiteral("not in INTERFACE.md's list: ") + notInInterface.join(QLatin1Char(' '))));
+        // Commands: "  name " lines of --help's command list.
+        const QSet<QString> commands = tokens(help.section(QStringLiteral("Subcommands:"), 1), QRegularExpression(QStringLiteral("(?m)^  ([a-z][a-z-]*) ")));
+        QVERIFY2(commands.size() > 8, qPrintable(help));
+        // The man page's command headings start a line with *name; INTERFACE.md
+        // names them in "floodgate a|b ..." lines.
+        const QSet<QString> manCommands = tokens(page, QRegularExpression(QStringLiteral("(?m)^\\*([a-z][a-z-]*)[* ]")));
+        QSet<QString> interfaceCommands;
+        for (const QString& group : tokens(interface, QRegularExpression(QStringLiteral("(?m)^floodgate ([a-z][a-z|-]*)"))))
+            for (const QString& c : group.split(QLatin1Char('|')))
+                interfaceCommands.insert(c);
+        for (const QString& c : commands) {
+            QVERIFY2(manCommands.contains(c), qPrintable(QStringLiteral("command not in the man page: ") + c));
+            QVERIFY2(interfaceCommands.contains(c), qPrintable(QStringLiteral("command not in INTERFACE.md: ") + c));
+        }
+    }
+
+    // Issue 28.4: --demo without --db runs on a database of its own beside
+    // the default one, says so, and leaves the default one alone.
+    void theDemoHasADatabaseOfItsOwn()
+    {
+        QTemporaryDir data;
+        QProcessEnvironment env = childEnvironment();
+        env.insert(QStringLiteral("XDG_DATA_HOME"), data.path());
+        QString err, out;
+        const int code = runToEnd({QStringLiteral("--headless"), QStringLiteral("--demo"), QStringLiteral("--seconds"), QStringLiteral("1"),
+                                   QStringLiteral("--listen"), QStringLiteral("127.0.0.1:0"), QStringLiteral("--admin"), QStringLiteral("off"),
+                                   QStringLiteral("--log"), QStringLiteral("off")},
+                                  &err, &out, 20000, env);
+        QCOMPARE(code, 0);
+        const QString demo = data.filePath(QStringLiteral("floodgate/demo.db"));
+        QVERIFY2(out.contains(QStringLiteral("database %1 (new, with the default rules) (the demo's own: --db names another)\n").arg(demo)), qPrintable(out));
+        QVERIFY(QFile::exists(demo));
+        QVERIFY(!QFile::exists(data.filePath(QStringLiteral("floodgate/floodgate.db"))));
+    }
+
+    // Issue 28.4: the console with no display says so in one line and
+    // exits 2, naming --headless (Qt aborted with exit 134 and "Reinstalling
+    // the application may fix this problem").
+    void theConsoleWithoutADisplaySaysSo()
+    {
+        QTemporaryDir dir;
+        QProcessEnvironment env = childEnvironment();
+        for (const char* name : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"})
+            env.remove(QString::fromLatin1(name));
+        QString err, out;
+        const int code = runToEnd({QStringLiteral("--db"), dir.filePath(QStringLiteral("x.db"))}, &err, &out, 15000, env);
+        QCOMPARE(code, 2);
+        QCOMPARE(err, QStringLiteral("floodgate: no display to open the console on (DISPLAY and WAYLAND_DISPLAY are not set): run it in a desktop "
+                                     "session, or `floodgate --headless` to serve without a window\n"));
+        QVERIFY(!QFile::exists(dir.filePath(QStringLiteral("x.db"))));
+    }
+
     void aRunningInstanceAppliesBlockAndUnblockWithinTwoSeconds()
     {
         QTemporaryDir dir;

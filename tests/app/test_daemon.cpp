@@ -499,6 +499,45 @@ private Q_SLOTS:
     // A reload that cannot read the file (now a FIFO, or over the size
     // bound) is refused at once: the server keeps its settings, keeps
     // serving, reopens limiter.log, and SIGTERM still stops it promptly.
+    // Issue 28.3: a second Floodgate on a port another one listens on
+    // stops at once (exit 3) with a line naming the first's address,
+    // database and admin API; the first serves on, alone. Once the first
+    // has stopped, the port is free again.
+    void aSecondFloodgateOnTheSamePortIsRefused()
+    {
+        QTemporaryDir dir;
+        const QString first = dir.filePath(QStringLiteral("first.db"));
+        const QString port = QString::number(freeLoopbackPort());
+        const QString listen = QStringLiteral("127.0.0.1:") + port;
+        Child a;
+        QVERIFY(a.start({QStringLiteral("--headless"), QStringLiteral("--listen"), listen, QStringLiteral("--admin"), QStringLiteral("127.0.0.1:0"),
+                         QStringLiteral("--db"), first, QStringLiteral("--log"), QStringLiteral("off")}));
+        QString err;
+        QElapsedTimer took;
+        took.start();
+        const int code = runToEnd({QStringLiteral("--headless"), QStringLiteral("--listen"), listen, QStringLiteral("--admin"), QStringLiteral("off"),
+                                   QStringLiteral("--db"), dir.filePath(QStringLiteral("second.db")), QStringLiteral("--log"), QStringLiteral("off")},
+                                  &err);
+        QCOMPARE(code, 3);
+        QVERIFY2(took.elapsed() < 3000, qPrintable(QString::number(took.elapsed())));
+        QVERIFY2(err.contains(QStringLiteral("port %1 is taken by another Floodgate (pid %2) listening on %3 with the database %4")
+                                  .arg(port)
+                                  .arg(a.proc.processId())
+                                  .arg(listen, first)),
+                 qPrintable(err));
+        QVERIFY2(err.contains(QStringLiteral("admin API on http://127.0.0.1:%1").arg(a.adminPort)), qPrintable(err));
+        QCOMPARE(err.trimmed().count(QLatin1Char('\n')), 0);
+        QVERIFY2(!QFile::exists(dir.filePath(QStringLiteral("second.db"))), "the second opened its database");
+        QCOMPARE(fetch(a.port, get("/"), 2000).value_or(Response{}).status, 200);
+        QCOMPARE(a.stop(), 0);
+
+        // Free again.
+        Child b;
+        QVERIFY(b.start({QStringLiteral("--headless"), QStringLiteral("--listen"), listen, QStringLiteral("--admin"), QStringLiteral("off"),
+                         QStringLiteral("--db"), dir.filePath(QStringLiteral("second.db")), QStringLiteral("--log"), QStringLiteral("off")}));
+        QCOMPARE(b.stop(), 0);
+    }
+
     void sighupOnAFileThatCannotBeReadKeepsServing()
     {
         QTemporaryDir dir;

@@ -168,6 +168,13 @@ private Q_SLOTS:
         expectEverything(t, 1002, 20);
         QCOMPARE(call(t.a->port(), get("/"), "127.0.200.2").status, 403);
         QCOMPARE(call(t.b->port(), get("/"), "127.0.200.1").status, 403);
+        // Each outage is in the journal (the connections killed, then Redis
+        // stopped): one line when the breaker opened, with the mode in
+        // force, and one when Redis answered again; not one per probe.
+        t.b->child.proc.waitForReadyRead(100);
+        const QString err = QString::fromUtf8(t.b->child.proc.readAllStandardError());
+        QCOMPARE(err.count(QStringLiteral("deciding on this node alone until Redis answers (when_cluster_down = open")), 2);
+        QCOMPARE(err.count(QStringLiteral("answers again: counting with the cluster")), 2);
     }
 
     // A removal travels as a tombstone: a node cut off while it was made

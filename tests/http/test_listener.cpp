@@ -1104,6 +1104,25 @@ private Q_SLOTS:
         QCOMPARE(r->status, 200);
     }
 
+    // Issue 28.6: /metrics counts an automatic ban's refusals under
+    // "automatic ban", as replay's report does, not under "blocklist" (an
+    // operator's block's name).
+    void metricsNameAutomaticBansAsReplayDoes()
+    {
+        Core::EngineConfig c = Core::defaultConfig();
+        c.escalation.refusals = 1;  // the first refusal bans
+        Server s(c);
+        QVERIFY2(s.started, s.error.c_str());
+        int refused = 0;
+        for (int i = 0; i < 9; ++i)
+            refused += fetch(s.port(), get("/"), 3000, "127.0.0.31").value_or(Response{}).status == 403;
+        QVERIFY2(refused >= 1, "the client was not banned");
+        const std::string text = s.metrics.render(s.engine, &s.log, Core::Millis(0));
+        QVERIFY2(text.find("floodgate_refusals_total{action=\"block\",rule=\"automatic ban\"} " + std::to_string(refused)) != std::string::npos,
+                 text.c_str());
+        QVERIFY2(text.find("rule=\"blocklist\"") == std::string::npos, text.c_str());
+    }
+
     void stopWaitsForABusyThreadWithoutCrashing()
     {
         // A thread busy for longer than stop()'s 500 ms look at it: here the
