@@ -752,9 +752,11 @@ private Q_SLOTS:
         QCOMPARE(p.exitStatus(), QProcess::NormalExit);
         QVERIFY2(p.exitCode() == 0, qPrintable(err));
         QVERIFY2(!err.contains(QStringLiteral("QObject::")) && !err.contains(QStringLiteral("QThread: Destroyed")), qPrintable(err));
-        // The default database in the user's data folder was created, with the demo's customers.
-        const QString db = dir.filePath(QStringLiteral("data/floodgate/floodgate.db"));
+        // The demo's own database beside the default one (issue 28.4) was
+        // created, with the demo's customers; the default one was not.
+        const QString db = dir.filePath(QStringLiteral("data/floodgate/demo.db"));
         QVERIFY(QFile::exists(db));
+        QVERIFY(!QFile::exists(dir.filePath(QStringLiteral("data/floodgate/floodgate.db"))));
         sqlite3* h = nullptr;
         QCOMPARE(sqlite3_open_v2(db.toUtf8().constData(), &h, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
         sqlite3_stmt* st = nullptr;
