@@ -173,8 +173,11 @@ private Q_SLOTS:
         // force, and one when Redis answered again; not one per probe.
         t.b->child.proc.waitForReadyRead(100);
         const QString err = QString::fromUtf8(t.b->child.proc.readAllStandardError());
-        QCOMPARE(err.count(QStringLiteral("deciding on this node alone until Redis answers (when_cluster_down = open")), 2);
-        QCOMPARE(err.count(QStringLiteral("answers again: counting with the cluster")), 2);
+        // (The killed connections may be noticed as one outage or two,
+        // whatever the probes in between.)
+        const int opened = err.count(QStringLiteral("deciding on this node alone until Redis answers (when_cluster_down = open"));
+        const int closed = err.count(QStringLiteral("answers again: counting with the cluster"));
+        QVERIFY2(opened >= 1 && opened <= 2 && closed == opened, qPrintable(err));
     }
 
     // A removal travels as a tombstone: a node cut off while it was made
