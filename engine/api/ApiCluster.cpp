@@ -67,6 +67,8 @@ Json clusterJson(const Cluster::ClusterSync* sync, const Engine& engine)
     s.set("reports", st.reports);
     s.set("last_batch", st.lastBatchSize);
     s.set("queued", k.queued);
+    s.set("scheduled", k.scheduled);
+    s.set("leases_given_up", k.leasesGivenUp);
     s.set("waits", k.waits);
     s.set("overdrafts", k.overdrafts);
     s.set("dropped_changes", st.droppedChanges);

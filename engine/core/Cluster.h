@@ -84,7 +84,9 @@ struct ClusterCounters {
     std::uint64_t waits = 0;       // decisions that had to wait for an acknowledgement
     std::uint64_t overdrafts = 0;  // requests admitted after waiting in vain (beyond the bound)
     std::uint64_t reports = 0;     // entry reports taken
-    std::size_t queued = 0;        // entries waiting to report
+    std::size_t queued = 0;        // entries waiting to report (scheduled included)
+    std::size_t scheduled = 0;     // of those, entries waiting for their time (a lease's end, a quiet client's report-by)
+    std::uint64_t leasesGivenUp = 0;  // quiet leases hardly used that were given up instead of renewed
 };
 
 } // namespace Floodgate::Core

@@ -127,7 +127,7 @@ bool ClusterGate::admit()
         if (end != 0 && now >= end && !(s[2] & SyncCells::InFlight)) {
             setAllowance(s, std::min<std::int64_t>(allowance(s), std::int64_t(budget) - std::int64_t(s[1])));
             setLeaseEnd(s, s[1] == 0 ? quietReportBy(now, entry.key) : 0);
-            s[2] &= ~SyncCells::Leased;
+            s[2] &= ~(SyncCells::Leased | SyncCells::QuietLease);
         }
         if (allowance(s) <= 0) {
             if (!waited) {
@@ -238,6 +238,7 @@ std::vector<SyncReport> Engine::takeReports(Millis now, std::size_t max, bool al
     const auto p = m->snapshot();
     const Compiled& c = *p->compiled;
     std::vector<std::uint32_t> counts;
+    std::uint64_t givenUp = 0;
     for (const QueuedEntry& e : pending) {
         const EntryShape shape = shapeOf(c, e.table, e.key);
         if (!shape.levels)
@@ -258,9 +259,28 @@ std::vector<SyncReport> Engine::takeReports(Millis now, std::size_t max, bool al
             if (s[2] & SyncCells::InFlight)
                 return;  // one report on its way at a time; its acknowledgement queues it again if need be
             const Millis end = leaseEnd(s);
-            const bool due = all || (s[2] & SyncCells::Urgent) || (s[1] > 0 && (end == 0 || end - now <= Tuning::clusterLeaseMarginMs));
+            const bool urgent = all || (s[2] & SyncCells::Urgent);
+            const bool due = urgent || (s[1] > 0 && (end == 0 || end - now <= Tuning::clusterLeaseMarginMs));
             if (!due) {
                 dueAt = end != 0 ? end - Tuning::clusterLeaseMarginMs : now + 1;
+                return;
+            }
+            // A quiet lease about to end that the client has hardly used:
+            // less than half the error budget admitted since the report that
+            // got it. The node gives it up rather than renew it (a report to
+            // Redis, to say little): from now on the client has what is left
+            // of the budget, as a client back after its lease lapsed, and
+            // reports when half of it is spent or a quiet lease from now,
+            // whichever comes first. What this node admits that Redis has not
+            // seen stays at most E (docs/CLUSTER.md, "A quiet lease hardly
+            // used is given up").
+            if (!urgent && (s[2] & SyncCells::QuietLease) && s[1] < budget / 2) {
+                setAllowance(s, std::min<std::int64_t>(allowance(s), std::int64_t(budget) - std::int64_t(s[1])));
+                s[2] &= ~(SyncCells::Leased | SyncCells::QuietLease);
+                const Millis by = quietReportBy(now, e.key);
+                setLeaseEnd(s, by);
+                dueAt = by - Tuning::clusterLeaseMarginMs;
+                ++givenUp;
                 return;
             }
             SyncReport r;
@@ -291,6 +311,7 @@ std::vector<SyncReport> Engine::takeReports(Millis now, std::size_t max, bool al
         m->cluster.queue.insert(m->cluster.queue.end(), later.begin(), later.end());
     }
     m->cluster.reports.fetch_add(out.size(), std::memory_order_relaxed);
+    m->cluster.leasesGivenUp.fetch_add(givenUp, std::memory_order_relaxed);
     return out;
 }
 
@@ -340,6 +361,10 @@ void Engine::applyAcks(const std::vector<SyncReport>& reports, const std::vector
                 s[2] |= SyncCells::Leased;
             else
                 s[2] &= ~SyncCells::Leased;
+            if (lease > 0 && a.leaseMs > Tuning::clusterLeaseMs)
+                s[2] |= SyncCells::QuietLease;
+            else
+                s[2] &= ~SyncCells::QuietLease;
             if (s[1] > 0 || (s[2] & SyncCells::Urgent))
                 again = true;
             else
@@ -385,8 +410,10 @@ ClusterCounters Engine::clusterCounters() const
     k.waits = m->cluster.waits.load(std::memory_order_relaxed);
     k.overdrafts = m->cluster.overdrafts.load(std::memory_order_relaxed);
     k.reports = m->cluster.reports.load(std::memory_order_relaxed);
+    k.leasesGivenUp = m->cluster.leasesGivenUp.load(std::memory_order_relaxed);
+    k.scheduled = m->cluster.laterSize.load(std::memory_order_relaxed);
     std::lock_guard lock(m->cluster.queueMutex);
-    k.queued = m->cluster.queue.size() + m->cluster.laterSize.load(std::memory_order_relaxed);
+    k.queued = m->cluster.queue.size() + k.scheduled;
     return k;
 }
 

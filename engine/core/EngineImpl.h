@@ -176,6 +176,7 @@ inline constexpr std::uint32_t Queued = 2;    // in the report queue (or its rep
 inline constexpr std::uint32_t InFlight = 4;  // a report is on its way to Redis
 inline constexpr std::uint32_t Urgent = 8;    // report at once: a request waits, or the lease is spent
 inline constexpr std::uint32_t Leased = 16;   // Redis granted a lease that has not lapsed
+inline constexpr std::uint32_t QuietLease = 32;  // and it is a quiet lease (the client far below its limits)
 } // namespace SyncCells
 
 // The tag a customer's entry key folds to (Compiled::customerByTag).
@@ -324,6 +325,7 @@ struct Engine::Impl {
         std::atomic<std::uint64_t> waits{0};
         std::atomic<std::uint64_t> overdrafts{0};
         std::atomic<std::uint64_t> reports{0};
+        std::atomic<std::uint64_t> leasesGivenUp{0};  // quiet leases hardly used, not renewed (takeReports)
     } cluster;
     // E for an entry whose lowest limit is minLimit.
     std::uint32_t clusterBudget(std::uint32_t minLimit) const;
