@@ -5,6 +5,8 @@
 // ApiConfig, ApiHistory).
 #include "api/AdminApi.h"
 
+#include "core/Hash.h"
+
 #include "api/ApiSupport.h"
 #include "core/Engine.h"
 #include "http/Metrics.h"
@@ -16,20 +18,6 @@ using namespace Core;
 using namespace Wire;
 using Http::AdminRequest;
 using Http::AdminResponse;
-
-namespace {
-
-bool constantTimeEquals(std::string_view a, std::string_view b)
-{
-    if (a.size() != b.size())
-        return false;
-    unsigned char diff = 0;
-    for (std::size_t i = 0; i < a.size(); ++i)
-        diff |= static_cast<unsigned char>(a[i] ^ b[i]);
-    return diff == 0;
-}
-
-} // namespace
 
 AdminApi::AdminApi(Engine& engine, Storage::Store& store, Http::LimiterLog* log, Http::ListenerMetrics* metrics, const Clock& clock,
                    ApiOptions options)

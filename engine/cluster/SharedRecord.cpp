@@ -58,17 +58,6 @@ std::optional<std::string_view> counted(std::string_view text, std::size_t& at)
     return s;
 }
 
-// Compared in constant time, as a MAC is.
-bool sameTag(std::string_view a, std::string_view b)
-{
-    if (a.size() != b.size())
-        return false;
-    unsigned char diff = 0;
-    for (std::size_t i = 0; i < a.size(); ++i)
-        diff |= static_cast<unsigned char>(a[i] ^ b[i]);
-    return diff == 0;
-}
-
 } // namespace
 
 bool newer(const Stamp& a, const Stamp& b)
@@ -124,7 +113,7 @@ std::optional<SharedChange> decodeRecord(std::string_view collection, std::strin
         *why = "a removal that carries a value";
         return std::nullopt;
     }
-    if (!sameTag(clusterKey.tag(tagged(collection, key, c.removed, c.stamp, c.actor, value)), tag)) {
+    if (!Core::constantTimeEquals(clusterKey.tag(tagged(collection, key, c.removed, c.stamp, c.actor, value)), tag)) {
         *why = "its tag does not verify (not written by a node holding this cluster's key, or changed in Redis since)";
         return std::nullopt;
     }

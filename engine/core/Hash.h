@@ -105,4 +105,16 @@ inline Hash128 keyedHash128(std::string_view s)
     return sipHash128(processSipKey(), s);
 }
 
+// Compares two secrets (a token, a tag) in a time that depends only on
+// their length, so how fast a wrong guess is refused tells nothing.
+inline bool constantTimeEquals(std::string_view a, std::string_view b)
+{
+    if (a.size() != b.size())
+        return false;
+    unsigned char diff = 0;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+    return diff == 0;
+}
+
 } // namespace Floodgate::Core
