@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <sstream>
 
@@ -145,7 +146,7 @@ std::optional<std::string> readFile(const std::string& file)
 int exportLists(const Options& o, const std::string& file)
 {
     const auto format = Wire::ListFile::formatForPath(file);
-    if (!format) {
+    if (!format || *format == Wire::ListFile::Format::Text) {
         complain(file + ": the file name must end in .csv or .json");
         return 2;
     }
@@ -165,16 +166,14 @@ int exportLists(const Options& o, const std::string& file)
 
 int importLists(const Options& o, const std::string& file)
 {
-    const auto format = Wire::ListFile::formatForPath(file);
-    if (!format) {
-        complain(file + ": the file name must end in .csv or .json");
-        return 2;
-    }
     const auto text = readFile(file);
     if (!text)
         return 1;
+    // By its name (.csv, .json, .txt), else by what it holds: a blocklist
+    // feed is often called blocklist.netset or has no extension at all.
+    const auto format = Wire::ListFile::formatForPath(file).value_or(Wire::ListFile::formatOfContent(*text));
     const Core::SystemClock clock;
-    const Wire::ListFile::Parsed parsed = Wire::ListFile::parse(*text, *format, clock.now(), Core::Tuning::defaultListTtlMs);
+    const Wire::ListFile::Parsed parsed = Wire::ListFile::parse(*text, format, clock.now(), Core::Tuning::defaultListTtlMs);
     if (!parsed.fileError.empty()) {
         complain(file + ": " + parsed.fileError + "; nothing was imported");
         return 1;
@@ -184,7 +183,7 @@ int importLists(const Options& o, const std::string& file)
             std::fprintf(stderr, "%s:%zu: %s\n", Core::printable(file).c_str(), r.line, Core::printable(r.why).c_str());
         std::fprintf(stderr, "floodgate: %zu of %zu %s rejected; nothing was imported (fix them and run the import again)\n",
                      parsed.rejected.size(), parsed.rejected.size() + parsed.rows.size(),
-                     *format == Wire::ListFile::Format::Csv ? "lines" : "entries");
+                     format == Wire::ListFile::Format::Json ? "entries" : "lines");
         return 1;
     }
     auto store = openStore(o, clock);
@@ -358,29 +357,113 @@ int showConfig(const Options& o, bool tiers)
     return 0;
 }
 
+// What `tiers set` changed, one line a level, by period: "  changed
+// 100/1m -> 200/1m", "  removed 5000/1h", "  added 20000/1d".
+std::string levelChanges(const std::vector<Core::Level>& before, const std::vector<Core::Level>& after)
+{
+    std::map<Core::Millis, std::pair<const Core::Level*, const Core::Level*>> byPeriod;
+    for (const Core::Level& l : before)
+        byPeriod[l.periodMs].first = &l;
+    for (const Core::Level& l : after)
+        byPeriod[l.periodMs].second = &l;
+    std::string text;
+    for (const auto& [period, was] : byPeriod) {
+        const auto& [old, now] = was;
+        if (old && now && Codec::levelText(*old) != Codec::levelText(*now))
+            text += "  changed " + Codec::levelText(*old) + " -> " + Codec::levelText(*now) + "\n";
+        else if (old && !now)
+            text += "  removed " + Codec::levelText(*old) + "\n";
+        else if (!old && now)
+            text += "  added " + Codec::levelText(*now) + "\n";
+    }
+    return text;
+}
+
+// `tiers set NAME LEVEL...` replaces every level; `tiers set NAME --level
+// LEVEL` changes or adds the level of that period and keeps the others.
+// Either way each level removed, changed or added is said.
 int setTier(const Options& o)
 {
-    if (!Codec::validName(o.args.target, 40)) {
-        complain("tier name \"" + o.args.target + "\": a tier name is 1-40 bytes of printable UTF-8 without '/'");
+    const std::string& name = o.args.target;
+    if (!Codec::validName(name, 40)) {
+        complain("tier name \"" + name + "\": a tier name is 1-40 bytes of printable UTF-8 without '/'");
         return 2;
     }
-    const auto levels = levelsFromText(o.args.levels);
+    const bool one = !o.args.level.empty();
+    if (one == !o.args.levels.empty()) {
+        complain("tiers set " + name
+                 + (one ? ": give LIMIT/PERIOD... (they replace every level) or --level LIMIT/PERIOD (changes that period's), not both"
+                        : ": give its levels, LIMIT/PERIOD... (they replace every level), or --level LIMIT/PERIOD (changes that period's)"));
+        return 2;
+    }
+    const auto levels = levelsFromText(one ? o.args.level : o.args.levels);
     if (!levels)
         return 2;
     Json body = Json::object();
     body.set("levels", *levels);
     std::string why;
-    auto tier = Codec::tierFromJson(body, o.args.target, &why);
+    auto tier = Codec::tierFromJson(body, name, &why);  // each level checked, no period twice
     if (!tier) {
-        complain("tier " + o.args.target + ": " + why);
+        complain("tier " + name + ": " + why);
         return 2;
     }
-    return change(
-        o, [&](Storage::Store& store, auto done) { store.putTier(*tier, actor(), done); },
-        [&](const Storage::Outcome& outcome, const std::string& note) {
-            std::printf("tier %s %s: %s%s\n", tier->name.c_str(), outcome.result == Storage::Result::Created ? "created" : "set",
-                        levelsText(tier->levels).c_str(), note.c_str());
-        });
+    const Core::SystemClock clock;
+    auto store = openStore(o, clock);
+    if (!store)
+        return 4;
+    const Core::EngineConfig config = store->config();
+    std::string ambiguous;
+    const Core::Tier* stored = Core::findTier(config.tiers, name, &ambiguous);
+    if (!ambiguous.empty()) {
+        complain(ambiguous);
+        return 2;
+    }
+    const std::vector<Core::Level> before = stored ? stored->levels : std::vector<Core::Level>{};
+    if (one) {
+        std::vector<Core::Level> merged = before;
+        for (const Core::Level& l : tier->levels) {
+            auto same = std::find_if(merged.begin(), merged.end(), [&](const Core::Level& m) { return m.periodMs == l.periodMs; });
+            if (same != merged.end())
+                *same = l;
+            else
+                merged.push_back(l);
+        }
+        std::sort(merged.begin(), merged.end(), [](const Core::Level& a, const Core::Level& b) { return a.periodMs < b.periodMs; });
+        tier->levels = std::move(merged);
+    }
+    const std::string spelt = stored ? stored->name : name;
+    if (stored && levelChanges(before, tier->levels).empty()) {
+        std::printf("tier %s unchanged: %s\n", spelt.c_str(), levelsText(before).c_str());
+        return 0;
+    }
+    const Storage::Outcome outcome = write(*store, [&](auto done) { store->putTier(*tier, actor(), done); });
+    if (!outcome.ok())
+        return refused(outcome);
+    const std::string named = spelt == name ? "" : " (\"" + name + "\" is " + spelt + ": tier names are matched case-insensitively)";
+    if (outcome.result == Storage::Result::Created) {
+        std::printf("tier %s created: %s%s\n", spelt.c_str(), levelsText(tier->levels).c_str(), appliedNote(*store).c_str());
+        return 0;
+    }
+    std::printf("tier %s set%s: %s (was %s)%s\n%s", spelt.c_str(), named.c_str(), levelsText(tier->levels).c_str(), levelsText(before).c_str(),
+                appliedNote(*store).c_str(), levelChanges(before, tier->levels).c_str());
+    return 0;
+}
+
+// `tiers remove NAME`: as DELETE /api/v1/tiers/NAME, refused while customers are on it.
+int removeTier(const Options& o)
+{
+    const Core::SystemClock clock;
+    auto store = openExisting(o, clock);
+    if (!store)
+        return 4;
+    const Core::EngineConfig config = store->config();
+    const Storage::Outcome outcome = write(*store, [&](auto done) { store->deleteTier(o.args.target, actor(), done); });
+    if (!outcome.ok())
+        return refused(outcome);
+    const std::string name = outcome.value.find("name")->asString();  // as it was spelt
+    const Core::Tier* gone = Core::findTier(config.tiers, name);
+    std::printf("tier %s removed (it was %s)%s\n", name.c_str(), gone ? levelsText(gone->levels).c_str() : "-", appliedNote(*store).c_str());
+    return 0;
 }
 
 int setCustomer(const Options& o)
@@ -409,7 +492,7 @@ int setCustomer(const Options& o)
     std::error_code ec;
     if (!std::filesystem::exists(storeOptions(o).path, ec)) {
         const auto tiers = Core::defaultConfig().tiers;
-        if (std::none_of(tiers.begin(), tiers.end(), [&](const Core::Tier& t) { return t.name == o.args.tier; })) {
+        if (!Core::findTier(tiers, o.args.tier)) {
             std::string names;
             for (const Core::Tier& t : tiers)
                 names += (names.empty() ? "" : ", ") + t.name;
@@ -440,7 +523,7 @@ int setCustomer(const Options& o)
     if (!outcome.ok())
         return refused(outcome);
     std::printf("customer %s %s: tier %s, overrides %s%s\n", id.c_str(), outcome.result == Storage::Result::Created ? "created" : "set",
-                customer->tier.c_str(), levelsText(customer->overrides).c_str(), appliedNote(*store).c_str());
+                outcome.value.find("tier")->asString().c_str(), levelsText(customer->overrides).c_str(), appliedNote(*store).c_str());
     return 0;
 }
 
@@ -651,6 +734,8 @@ int runCommand(const Options& o)
         return showConfig(o, true);
     if (what == "tiers set")
         return setTier(o);
+    if (what == "tiers remove")
+        return removeTier(o);
     if (what == "customers show")
         return showConfig(o, false);
     if (what == "customers set")

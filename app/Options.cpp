@@ -692,8 +692,8 @@ std::optional<std::string> parseCommandLine(int argc, char** argv, Options& o)
             return v == "blocklist" || v == "safelist" ? std::string() : shownValue(v, true) + " is not a list: blocklist or safelist";
         });
         flag(*show, "--json", o.args.json, "as JSON, in the shape of GET /api/v1/lists/LIST");
-        fileCommand(*lists, "import", "read a .csv or .json list file: all or nothing; each rejected line is named with why",
-                    "a .csv or .json file (by its extension)");
+        fileCommand(*lists, "import", "read a list file: all or nothing; each rejected line is named with why",
+                    "a .csv, .json or .txt file (one address or range a line); another name: by its content");
         fileCommand(*lists, "export", "write both lists to a .csv or .json file (by its extension)", "a .csv or .json file (by its extension)");
     }
 
@@ -701,13 +701,20 @@ std::optional<std::string> parseCommandLine(int argc, char** argv, Options& o)
     fileCommand(app, "cluster-key", "create a new cluster key (docs/CLUSTER.md): copy it to every node, give each --cluster-key FILE",
                 "where to write it (mode 0600; never over an existing file)");
 
-    CLI::App* tiers = command(app, "tiers", "the API customers' tiers: show, set");
+    CLI::App* tiers = command(app, "tiers", "the API customers' tiers: show, set, remove");
     {
         CLI::App* show = command(*tiers, "show", "each tier with its levels");
         flag(*show, "--json", o.args.json, "as JSON, in the shape of GET /api/v1/tiers");
-        CLI::App* set = command(*tiers, "set", "create a tier or replace its levels: floodgate tiers set Pro 100/1m 5000/1h");
-        set->add_option("NAME", o.args.target, "the tier's name")->required();
-        set->add_option("LEVELS", o.args.levels, "one or more LIMIT/PERIOD: 100/1m, 5000/1h, 20000/1d")->required();
+        CLI::App* set = command(*tiers, "set", "create a tier or replace its levels: floodgate tiers set Pro 100/1m 5000/1h\n"
+                                               "change one level, keep the others: floodgate tiers set Pro --level 200/1m");
+        set->add_option("NAME", o.args.target, "the tier's name (matched case-insensitively: pro is Pro)")->required();
+        // LEVELS or --level, not both: said by the command (one line naming both).
+        set->add_option("LEVELS", o.args.levels, "LIMIT/PERIOD...: 100/1m, 5000/1h, 20000/1d; they replace every level");
+        set->add_option("--level", o.args.level, "repeatable; changes or adds the level of that period, keeps the others")
+            ->type_name("LIMIT/PERIOD")
+            ->allow_extra_args(false);
+        CLI::App* remove = command(*tiers, "remove", "remove a tier (refused while customers are on it)");
+        remove->add_option("NAME", o.args.target, "the tier's name (matched case-insensitively)")->required();
     }
 
     CLI::App* customers = command(app, "customers", "the API customers: show, set, remove");

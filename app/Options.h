@@ -33,6 +33,7 @@ struct CommandArgs {
     std::string reason;                  // --reason TEXT
     bool json = false;                   // --json
     std::vector<std::string> levels;     // tiers set NAME LIMIT/PERIOD...
+    std::vector<std::string> level;      // tiers set NAME --level LIMIT/PERIOD (that period's level only)
     std::string tier;                    // customers set --tier NAME
     std::optional<std::string> name;     // customers set --name TEXT (absent: kept)
     std::vector<std::string> overrides;  // customers set --override LIMIT/PERIOD (none: kept)

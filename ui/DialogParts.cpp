@@ -37,7 +37,7 @@ void showProblem(QLabel* label, QDialogButtonBox* buttons, const QString& why)
     buttons->button(QDialogButtonBox::Ok)->setEnabled(why.isEmpty());
 }
 
-QString checkName(const QString& name, int max, const QStringList& taken, const QString& what)
+QString checkName(const QString& name, int max, const QStringList& taken, const QString& what, Qt::CaseSensitivity cs)
 {
     if (name.isEmpty())
         return QObject::tr("Give the %1 a name.").arg(what);
@@ -45,8 +45,11 @@ QString checkName(const QString& name, int max, const QStringList& taken, const 
         return QObject::tr("At most %1 characters.").arg(max);
     if (name.contains(QLatin1Char('/')))
         return QObject::tr("No '/' in a %1 name.").arg(what);
-    if (taken.contains(name))
-        return QObject::tr("There is a %1 named %2 already.").arg(what, name);
+    for (const QString& t : taken) {
+        if (t.compare(name, cs) == 0)
+            return t == name ? QObject::tr("There is a %1 named %2 already.").arg(what, name)
+                             : QObject::tr("There is a %1 named %2 already (%1 names are matched case-insensitively).").arg(what, t);
+    }
     return {};
 }
 

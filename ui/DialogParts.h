@@ -4,6 +4,7 @@
 #pragma once
 
 #include <QtContainerFwd>
+#include <QString>
 
 class QDialog;
 class QString;
@@ -21,6 +22,8 @@ QDialogButtonBox* addOkCancel(QDialog* dialog, QVBoxLayout* layout);
 void showProblem(QLabel* label, QDialogButtonBox* buttons, const QString& why);
 // "" when `name` can name a `what` (tier, customer, rule): not empty, at most
 // `max` characters, no '/' (names are path segments in the API), not taken.
-QString checkName(const QString& name, int max, const QStringList& taken, const QString& what);
+// `cs` Qt::CaseInsensitive for tier names (one namespace: the store takes
+// "pro" for "Pro", Core::findTier), which a new tier must not reuse.
+QString checkName(const QString& name, int max, const QStringList& taken, const QString& what, Qt::CaseSensitivity cs = Qt::CaseSensitive);
 
 } // namespace Floodgate::Ui

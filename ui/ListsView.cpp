@@ -43,7 +43,7 @@ ListsView::ListsView(Operations& operations, const Core::Clock& clock, QWidget* 
     button(QStringLiteral("edit"), tr("Edit…"), tr("Change the reason or the expiry of the selected entry"), &ListsView::editEntry);
     button(QStringLiteral("clock"), tr("Extend 7 days"), tr("Make the selected entries end 7 days later"), &ListsView::extendEntry);
     button(QStringLiteral("remove"), tr("Remove"), tr("Take the selected entries off the list (undoable)"), &ListsView::removeEntries);
-    button(QStringLiteral("import"), tr("Import…"), tr("Add entries from a .csv or .json file: all or nothing"), &ListsView::importFile);
+    button(QStringLiteral("import"), tr("Import…"), tr("Add entries from a .csv, .json or .txt file (one address a line): all or nothing"), &ListsView::importFile);
     button(QStringLiteral("export"), tr("Export…"), tr("Save both lists to a .csv or .json file"), &ListsView::exportFile);
     layout->addLayout(bar);
 
@@ -185,7 +185,7 @@ void ListsView::removeEntries()
 
 void ListsView::importFile()
 {
-    const QString path = QFileDialog::getOpenFileName(this, tr("Import list entries"), {}, tr("List files (*.csv *.json)"));
+    const QString path = QFileDialog::getOpenFileName(this, tr("Import list entries"), {}, tr("List files (*.csv *.json *.txt);;All files (*)"));
     if (!path.isEmpty())
         m_operations.importFile(path);
 }

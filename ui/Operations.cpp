@@ -198,15 +198,16 @@ void Operations::extend(Core::ListKind kind, const std::vector<Core::ListEntry>&
 
 void Operations::importFile(const QString& path)
 {
-    const auto format = Wire::ListFile::formatForPath(path.toStdString());
     QFile f(path);
-    if (!format || !f.open(QIODevice::ReadOnly)) {
-        m_problem.show(format ? tr("Cannot read %1: %2").arg(path, f.errorString()) : tr("%1: the file name must end in .csv or .json").arg(path));
+    if (!f.open(QIODevice::ReadOnly)) {
+        m_problem.show(tr("Cannot read %1: %2").arg(path, f.errorString()));
         return;
     }
     const QByteArray content = f.readAll();
-    const auto parsed = Wire::ListFile::parse(std::string_view(content.constData(), std::size_t(content.size())), *format,
-                                              m_console.services().clock->now(), Core::Tuning::defaultListTtlMs);
+    const std::string_view text(content.constData(), std::size_t(content.size()));
+    // As `floodgate lists import`: by the extension, else by the content.
+    const auto format = Wire::ListFile::formatForPath(path.toStdString()).value_or(Wire::ListFile::formatOfContent(text));
+    const auto parsed = Wire::ListFile::parse(text, format, m_console.services().clock->now(), Core::Tuning::defaultListTtlMs);
     if (!parsed.ok()) {
         QString details;
         if (!parsed.fileError.empty())
@@ -242,7 +243,7 @@ void Operations::importFile(const QString& path)
 void Operations::exportFile(const QString& path)
 {
     const auto format = Wire::ListFile::formatForPath(path.toStdString());
-    if (!format) {
+    if (!format || *format == Wire::ListFile::Format::Text) {
         m_problem.show(tr("%1: the file name must end in .csv or .json").arg(path));
         return;
     }

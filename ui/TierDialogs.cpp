@@ -52,7 +52,7 @@ TierDialog::TierDialog(const Core::Tier* existing, QStringList taken, QWidget* p
 
 void TierDialog::revalidate()
 {
-    m_why = checkName(m_name->text().trimmed(), 40, m_taken, tr("tier"));
+    m_why = checkName(m_name->text().trimmed(), 40, m_taken, tr("tier"), Qt::CaseInsensitive);
     if (m_why.isEmpty())
         m_why = m_levels->problem();
     showProblem(m_problem, m_buttons, m_why);

@@ -7,6 +7,8 @@
 #include "core/Engine.h"
 #include "storage/Store.h"
 
+#include <type_traits>
+
 namespace Floodgate::Api {
 
 using namespace Core;
@@ -56,6 +58,10 @@ std::optional<AdminResponse> AdminApi::namedCollection(const AdminRequest& r, co
     for (const T& item : items)
         if (keyOf(item) == *key)
             return json(200, show(item));
+    if constexpr (std::is_same_v<T, Tier>) {
+        if (const Tier* tier = findTier(items, *key))  // "pro" is "Pro" (as the store has it)
+            return json(200, show(*tier));
+    }
     return error(404, "there is no " + std::string(c.singular) + " \"" + *key + "\"");
 }
 

@@ -41,13 +41,22 @@ std::optional<AdminResponse> AdminApi::lists(const Call& call)
     if (seg[3] == "import" && seg.size() == 4) {
         if (method != "POST")
             return methodNotAllowed("POST");
-        std::string fmt = queryValue(r.query, "format").value_or("");
-        if (fmt.empty())
-            fmt = r.header("Content-Type").find("csv") != std::string::npos ? "csv" : "json";
-        if (fmt != "csv" && fmt != "json")
-            return error(400, "format must be csv or json");
-        const ListFile::Parsed parsed =
-            ListFile::parse(r.body, fmt == "csv" ? ListFile::Format::Csv : ListFile::Format::Json, now, m_options.defaultListTtlMs);
+        // ?format=csv|json|txt, else the Content-Type (csv, json), else the
+        // body itself (ListFile::formatOfContent).
+        const std::string fmt = queryValue(r.query, "format").value_or("");
+        const std::string type = r.header("Content-Type");
+        ListFile::Format format;
+        if (fmt == "csv" || (fmt.empty() && type.find("csv") != std::string::npos))
+            format = ListFile::Format::Csv;
+        else if (fmt == "json" || (fmt.empty() && type.find("json") != std::string::npos))
+            format = ListFile::Format::Json;
+        else if (fmt == "txt")
+            format = ListFile::Format::Text;
+        else if (fmt.empty())
+            format = ListFile::formatOfContent(r.body);
+        else
+            return error(400, "format must be csv, json or txt");
+        const ListFile::Parsed parsed = ListFile::parse(r.body, format, now, m_options.defaultListTtlMs);
         if (!parsed.ok()) {
             Json body = Json::object();
             body.set("error", parsed.fileError.empty() ? std::to_string(parsed.rejected.size()) + " line"

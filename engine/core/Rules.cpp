@@ -149,6 +149,27 @@ EngineConfig defaultConfig()
     return c;
 }
 
+const Tier* findTier(const std::vector<Tier>& tiers, std::string_view name, std::string* ambiguous)
+{
+    const Tier* found = nullptr;
+    std::size_t matches = 0;
+    std::string names;
+    for (const Tier& t : tiers) {
+        if (t.name == name)
+            return &t;
+        if (!equalsIgnoreCase(t.name, name))
+            continue;
+        found = &t;
+        ++matches;
+        names += (names.empty() ? "\"" : ", \"") + t.name + "\"";
+    }
+    if (matches == 1)
+        return found;
+    if (matches > 1 && ambiguous)
+        *ambiguous = "tier \"" + std::string(name) + "\" is ambiguous: " + names + " differ only in case; name one exactly";
+    return nullptr;
+}
+
 std::vector<Level> effectiveLevels(const Tier& tier, const Customer& customer)
 {
     std::map<Millis, Level> byPeriod;

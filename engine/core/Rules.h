@@ -143,6 +143,13 @@ std::optional<std::string> validate(const EngineConfig& config);
 // The part of validate() for one list of levels, named `field` ("tiers[0].levels").
 std::optional<std::string> checkLevels(const std::vector<Level>& levels, const std::string& field, bool allowEmpty);
 
+// Tier names are one namespace, case-insensitively (ASCII): "pro" names the
+// tier "Pro", which keeps its spelling. The tier `name` names: the one spelt
+// exactly so, else the only one equal to it ignoring case. Null when none
+// is; also when several are (a database from before 0.6.0 may hold "Pro"
+// and "pro"), and then *ambiguous says which, to be named exactly.
+const Tier* findTier(const std::vector<Tier>& tiers, std::string_view name, std::string* ambiguous = nullptr);
+
 // "3s", "5m", "30m", "1h", "1d", "90s": the compact period used in level names.
 std::string formatPeriod(Millis periodMs);
 // The effective levels of a customer: the tier's, with overrides replacing the

@@ -153,6 +153,8 @@ public:
     // expiry from (kept when set and not in the future), else now.
     void addEntry(Core::ListKind kind, Core::ListEntry entry, Actor actor, Done done);
     void removeEntry(Core::ListKind kind, Core::Cidr range, Actor actor, Done done);    // 204, 404
+    // A tier is named case-insensitively (Core::findTier): "pro" is the
+    // stored "Pro", kept so spelt (a customer's tier too).
     void putTier(Core::Tier tier, Actor actor, Done done);                               // 201 new, 200 replaced
     void deleteTier(std::string name, Actor actor, Done done);                           // 204, 404, 409 in use
     void putCustomer(Core::Customer customer, Actor actor, Done done);                   // 201, 200, 400 unknown tier

@@ -99,8 +99,16 @@ void Store::removeEntry(ListKind kind, Cidr range, Actor actor, Done done)
 void Store::putTier(Tier tier, Actor actor, Done done)
 {
     std::string label = "save tier " + tier.name;  // before tier is moved into the job
-    submit(std::move(label), [this, tier = std::move(tier), actor = std::move(actor)](Connection& db, Effects& fx) {
+    submit(std::move(label), [this, tier = std::move(tier), actor = std::move(actor)](Connection& db, Effects& fx) mutable {
         EngineConfig config = Tables::readConfig(db);
+        // One namespace, case-insensitively: "pro" changes "Pro", which
+        // keeps its spelling (a second tier differing only in case would
+        // look like the same one everywhere it is shown).
+        std::string ambiguous;
+        if (const Tier* stored = findTier(config.tiers, tier.name, &ambiguous))
+            tier.name = stored->name;
+        else if (!ambiguous.empty())
+            return Outcome{Result::Invalid, ambiguous, {}};
         const std::optional<Json> before = replaceOrAdd(config.tiers, tier, [](const Tier& t) -> const std::string& { return t.name; });
         if (auto error = validate(config))
             return Outcome{Result::Invalid, *error, {}};
@@ -116,11 +124,13 @@ void Store::putTier(Tier tier, Actor actor, Done done)
 void Store::deleteTier(std::string name, Actor actor, Done done)
 {
     std::string label = "delete tier " + name;
-    submit(std::move(label), [this, name = std::move(name), actor = std::move(actor)](Connection& db, Effects& fx) {
+    submit(std::move(label), [this, name = std::move(name), actor = std::move(actor)](Connection& db, Effects& fx) mutable {
         const EngineConfig config = Tables::readConfig(db);
-        auto it = std::find_if(config.tiers.begin(), config.tiers.end(), [&](const Tier& t) { return t.name == name; });
-        if (it == config.tiers.end())
-            return Outcome{Result::NotFound, "there is no tier \"" + name + "\"", {}};
+        std::string ambiguous;
+        const Tier* it = findTier(config.tiers, name, &ambiguous);
+        if (!it)
+            return Outcome{ambiguous.empty() ? Result::NotFound : Result::Invalid, ambiguous.empty() ? "there is no tier \"" + name + "\"" : ambiguous, {}};
+        name = it->name;  // as it is spelt
         std::string users;
         std::size_t count = 0;
         for (const Customer& c : config.customers) {
@@ -144,10 +154,13 @@ void Store::deleteTier(std::string name, Actor actor, Done done)
 void Store::putCustomer(Customer customer, Actor actor, Done done)
 {
     std::string label = "save customer " + customer.id;
-    submit(std::move(label), [this, customer = std::move(customer), actor = std::move(actor)](Connection& db, Effects& fx) {
+    submit(std::move(label), [this, customer = std::move(customer), actor = std::move(actor)](Connection& db, Effects& fx) mutable {
         EngineConfig config = Tables::readConfig(db);
-        if (std::none_of(config.tiers.begin(), config.tiers.end(), [&](const Tier& t) { return t.name == customer.tier; }))
-            return Outcome{Result::Invalid, "tier \"" + customer.tier + "\" is not a known tier", {}};
+        std::string ambiguous;
+        const Tier* tier = findTier(config.tiers, customer.tier, &ambiguous);
+        if (!tier)
+            return Outcome{Result::Invalid, ambiguous.empty() ? "tier \"" + customer.tier + "\" is not a known tier" : ambiguous, {}};
+        customer.tier = tier->name;  // as it is spelt: the engine matches exactly
         const std::optional<Json> before = replaceOrAdd(config.customers, customer, [](const Customer& c) -> const std::string& { return c.id; });
         if (auto error = validate(config))
             return Outcome{Result::Invalid, *error, {}};

@@ -32,6 +32,41 @@ std::string trim(std::string_view s)
     return std::string(s);
 }
 
+const std::set<std::string>& knownColumns()
+{
+    static const std::set<std::string> KNOWN = {"list", "address", "reason", "source", "created_at", "created_by", "expires_at", "expires_in", "ttl"};
+    return KNOWN;
+}
+
+// The source a file states: operator and import are kept; automatic (an
+// escalation ban) comes back as import, since the file carries the ban, not
+// the escalation history the engine keeps with it; empty is import.
+std::optional<ListSource> importedSource(std::string_view text, std::string* why)
+{
+    if (text.empty())
+        return ListSource::Import;
+    const auto source = listSourceFromString(lower(text));
+    if (!source) {
+        *why = "source \"" + std::string(text) + "\" must be operator, import or automatic";
+        return std::nullopt;
+    }
+    return *source == ListSource::Automatic ? ListSource::Import : *source;
+}
+
+// created_at as the file states it (empty: the import's time).
+bool readCreatedAt(std::string_view text, Millis& out, std::string* why)
+{
+    if (text.empty())
+        return true;
+    const auto t = Codec::parseTime(text, why);
+    if (!t) {
+        *why = "created_at \"" + std::string(text) + "\" " + *why;
+        return false;
+    }
+    out = *t;
+    return true;
+}
+
 struct Seen {
     std::map<std::pair<int, Cidr>, std::size_t> lines;
     // Returns the earlier line holding the same list and range, or 0.
@@ -53,11 +88,11 @@ Parsed parseCsv(std::string_view content, Millis now, Millis defaultTtlMs)
         return out;
     }
     std::map<std::string, std::size_t> column;
-    static const std::set<std::string> KNOWN = {"list", "address", "reason", "source", "created_at", "created_by", "expires_at", "expires_in", "ttl"};
+    const std::set<std::string>& KNOWN = knownColumns();
     for (std::size_t i = 0; i < records[0].fields.size(); ++i) {
         const std::string name = lower(trim(records[0].fields[i]));
         if (!KNOWN.count(name)) {
-            out.fileError = "line 1: unknown column \"" + name + "\" (the header names: list, address, reason, expires_at or ttl, created_by)";
+            out.fileError = "line 1: unknown column \"" + name + "\" (the header names: list, address, reason, expires_at or ttl, source, created_at, created_by)";
             return out;
         }
         if (!column.emplace(name, i).second) {
@@ -100,7 +135,16 @@ Parsed parseCsv(std::string_view content, Millis now, Millis defaultTtlMs)
         row.kind = *kind;
         row.entry.range = *range;
         row.entry.reason = Csv::restoreField(field("reason"));
-        row.entry.source = ListSource::Import;
+        const auto source = importedSource(field("source"), &why);
+        if (!source) {
+            reject(why);
+            continue;
+        }
+        row.entry.source = *source;
+        if (!readCreatedAt(field("created_at"), row.entry.createdAt, &why)) {
+            reject(why);
+            continue;
+        }
         row.entry.createdBy = Csv::restoreField(field("created_by"));
         if (column.count("expires_at")) {
             const std::string at = field("expires_at");
@@ -112,7 +156,9 @@ Parsed parseCsv(std::string_view content, Millis now, Millis defaultTtlMs)
                 reject("expires_at \"" + at + "\" " + why);
                 continue;
             }
-        } else if (const std::string ttl = field("ttl"); !ttl.empty()) {
+        } else if (const std::string ttl = field("ttl"); lower(ttl) == "permanent") {
+            row.entry.expiresAt = NeverExpires;  // as --ttl permanent
+        } else if (!ttl.empty()) {
             const auto d = Codec::parseDuration(Json(ttl), &why);
             if (!d) {
                 reject("ttl \"" + ttl + "\" " + why);
@@ -169,10 +215,16 @@ Parsed parseJson(std::string_view content, Millis now, Millis defaultTtlMs)
         // The export's read-only fields are fine to send back; the rest is
         // what POST /api/v1/lists accepts.
         Json body = Json::object();
-        std::string createdBy;
+        std::string createdBy, source, createdAt;
         for (const auto& [k, v] : e.asObject()) {
             if (k == "created_by" && v.isString())
                 createdBy = v.asString();
+            else if (k == "source" && v.isString())
+                source = v.asString();
+            else if (k == "created_at" && v.isString())
+                createdAt = v.asString();
+            else if (k == "ttl" && v.isString() && lower(v.asString()) == "permanent")
+                body.set(k, Json());  // as --ttl permanent; null says the same
             else if (k != "list" && k != "source" && k != "created_at" && k != "created_by" && k != "expires_in")
                 body.set(k, v);
         }
@@ -181,12 +233,23 @@ Parsed parseJson(std::string_view content, Millis now, Millis defaultTtlMs)
             reject(why);
             continue;
         }
+        const auto from = importedSource(source, &why);
+        if (!from) {
+            reject(why);
+            continue;
+        }
+        Millis created = 0;
+        if (!readCreatedAt(createdAt, created, &why)) {
+            reject(why);
+            continue;
+        }
         ListedEntry row;
         row.kind = *kind;
         row.entry.range = in->range;
         row.entry.reason = in->reason;
         row.entry.expiresAt = in->expiresAt;
-        row.entry.source = ListSource::Import;
+        row.entry.source = *from;
+        row.entry.createdAt = created;
         row.entry.createdBy = createdBy;
         if (const std::size_t earlier = seen.note(row.kind, row.entry.range, line)) {
             reject(in->range.toString() + " is on the " + toString(row.kind) + " already at entry " + std::to_string(earlier));
@@ -197,7 +260,71 @@ Parsed parseJson(std::string_view content, Millis now, Millis defaultTtlMs)
     return out;
 }
 
+// One address or range a line; '#' to the end of a line is a comment.
+Parsed parseText(std::string_view content, Millis now, Millis defaultTtlMs)
+{
+    Parsed out;
+    std::set<std::pair<int, Cidr>> seen;
+    std::size_t line = 0;
+    while (!content.empty()) {
+        ++line;
+        const std::size_t end = content.find('\n');
+        std::string_view text = content.substr(0, end);
+        content.remove_prefix(end == std::string_view::npos ? content.size() : end + 1);
+        if (line == 1 && text.substr(0, 3) == "\xEF\xBB\xBF")
+            text.remove_prefix(3);  // a byte order mark from an editor
+        text = text.substr(0, text.find('#'));
+        while (!text.empty() && (text.back() == '\r' || text.back() == ' ' || text.back() == '\t'))
+            text.remove_suffix(1);
+        while (!text.empty() && (text.front() == ' ' || text.front() == '\t'))
+            text.remove_prefix(1);
+        if (text.empty())
+            continue;
+        std::string why;
+        const auto range = Cidr::parse(text, &why);
+        if (!range) {
+            out.rejected.push_back({line, "address \"" + std::string(text) + "\": " + why});
+            continue;
+        }
+        if (!seen.insert({int(ListKind::Blocklist), *range}).second)
+            continue;  // blocklists repeat themselves: once is enough
+        ListedEntry row;
+        row.kind = ListKind::Blocklist;
+        row.entry.range = *range;
+        row.entry.reason = "imported";
+        row.entry.source = ListSource::Import;
+        row.entry.expiresAt = now + defaultTtlMs;
+        out.rows.push_back(std::move(row));
+    }
+    if (out.rows.empty() && out.rejected.empty())
+        out.fileError = "the file has no addresses (one address or CIDR range a line, '#' for comments)";
+    return out;
+}
+
 } // namespace
+
+Format formatOfContent(std::string_view content)
+{
+    if (content.substr(0, 3) == "\xEF\xBB\xBF")
+        content.remove_prefix(3);
+    const std::size_t start = content.find_first_not_of(" \t\r\n");
+    if (start == std::string_view::npos)
+        return Format::Csv;  // empty: the CSV reader says what a file needs
+    if (content[start] == '[' || content[start] == '{')
+        return Format::Json;
+    while (!content.empty()) {
+        const std::size_t end = content.find('\n');
+        std::string_view line = content.substr(0, end);
+        content.remove_prefix(end == std::string_view::npos ? content.size() : end + 1);
+        const std::string first = trim(line.substr(0, line.find('#')));
+        if (first.empty() || first == "\r")
+            continue;
+        if (first.find(',') != std::string::npos || knownColumns().count(lower(trim(std::string_view(first).substr(0, first.find('\r'))))))
+            return Format::Csv;
+        return Format::Text;
+    }
+    return Format::Text;  // comments only
+}
 
 std::optional<Format> formatForPath(std::string_view path)
 {
@@ -206,12 +333,19 @@ std::optional<Format> formatForPath(std::string_view path)
         return Format::Csv;
     if (p.size() >= 5 && p.compare(p.size() - 5, 5, ".json") == 0)
         return Format::Json;
+    if (p.size() >= 4 && p.compare(p.size() - 4, 4, ".txt") == 0)
+        return Format::Text;
     return std::nullopt;
 }
 
 Parsed parse(std::string_view content, Format format, Millis now, Millis defaultTtlMs)
 {
-    return format == Format::Csv ? parseCsv(content, now, defaultTtlMs) : parseJson(content, now, defaultTtlMs);
+    if (format == Format::Json)
+        return parseJson(content, now, defaultTtlMs);
+    // A plain address file with a .csv name: its first line is no header.
+    if (format == Format::Text || formatOfContent(content) == Format::Text)
+        return parseText(content, now, defaultTtlMs);
+    return parseCsv(content, now, defaultTtlMs);
 }
 
 std::string format(const std::vector<ListedEntry>& entries, Format format, Millis now)

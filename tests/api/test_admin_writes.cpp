@@ -97,6 +97,56 @@ private Q_SLOTS:
         QCOMPARE(s.callJson("GET", "/api/v1/tiers").find("tiers")->asArray().size(), std::size_t(2));
     }
 
+    // Tier names are one namespace, case-insensitively (as for the CLI and
+    // the console: the store decides): PUT /tiers/pro changes Pro.
+    void tierNamesAreMatchedCaseInsensitively()
+    {
+        Stack s(freshDb());
+        const Response put = s.call("PUT", "/api/v1/tiers/pro", "{\"levels\":[{\"limit\":200,\"period\":60}]}");
+        QCOMPARE(put.status, 200);
+        QCOMPARE(QString::fromStdString(put.body), QStringLiteral("{\"name\":\"Pro\",\"levels\":[{\"limit\":200,\"period\":60}]}\n"));
+        const Json tiers = s.callJson("GET", "/api/v1/tiers");
+        QCOMPARE(tiers.find("tiers")->asArray().size(), std::size_t(3));
+        QCOMPARE(str(s.callJson("GET", "/api/v1/tiers/PRO").find("name")), QStringLiteral("Pro"));
+        QCOMPARE(s.call("PUT", "/api/v1/customers/acme", "{\"tier\":\"PRO\"}").status, 201);
+        QCOMPARE(str(s.callJson("GET", "/api/v1/customers/acme").find("tier")), QStringLiteral("Pro"));
+        const Response used = s.call("DELETE", "/api/v1/tiers/pro");
+        QCOMPARE(used.status, 409);
+        QCOMPARE(str(Json::parse(used.body)->find("error")), QStringLiteral("tier \"Pro\" is used by 1 customer (acme): move them to another tier first"));
+        QCOMPARE(s.call("DELETE", "/api/v1/tiers/enterprise").status, 204);
+        QCOMPARE(s.callJson("GET", "/api/v1/tiers").find("tiers")->asArray().size(), std::size_t(2));
+    }
+
+    // A plain file of one address or range a line (by format=txt or by its
+    // content), and a CSV that states source and ttl permanent.
+    void importPlainAddressesAndSources()
+    {
+        Stack s(freshDb());
+        for (const char* target : {"/api/v1/lists/import?format=txt", "/api/v1/lists/import"}) {
+            const Response plain = s.call("POST", target, "# blocklist\n127.0.0.61\n\n127.0.1.0/24 # scanners\n", "Content-Type: text/plain\r\n");
+            QCOMPARE(plain.status, 200);
+            QCOMPARE(QString::fromStdString(plain.body), QString::fromUtf8(std::string_view(target).find('?') != std::string_view::npos ? "{\"imported\":2,\"replaced\":0}\n" : "{\"imported\":2,\"replaced\":2}\n"));
+        }
+        QCOMPARE(s.request("127.0.0.61"), 403);
+        QCOMPARE(s.request("127.0.1.9"), 403);
+        const Json listed = s.callJson("GET", "/api/v1/lists/blocklist");  // kept: entries point into it
+        const Json& first = listed.find("entries")->asArray()[0];
+        QCOMPARE(str(first.find("reason")), QStringLiteral("imported"));
+        QCOMPARE(str(first.find("source")), QStringLiteral("import"));
+        QCOMPARE(first.find("expires_in")->asInteger(), std::int64_t(7 * 86400));
+        const Response bad = s.call("POST", "/api/v1/lists/import?format=txt", "127.0.0.62\n127.0.0.x\n");
+        QCOMPARE(bad.status, 400);
+        QCOMPARE(Json::parse(bad.body)->find("rejected")->asArray()[0].find("line")->asInteger(), std::int64_t(2));
+
+        const Response csv = s.call("POST", "/api/v1/lists/import?format=csv",
+                                    "list,address,reason,source,ttl\r\nsafelist,127.0.0.63,office,operator,permanent\r\n");
+        QCOMPARE(csv.status, 200);
+        const Json safelist = s.callJson("GET", "/api/v1/lists/safelist");
+        const Json& safe = safelist.find("entries")->asArray()[0];
+        QCOMPARE(str(safe.find("source")), QStringLiteral("operator"));
+        QVERIFY(safe.find("expires_at")->isNull());
+    }
+
     void rulesReadAndReplace()
     {
         Stack s(freshDb());

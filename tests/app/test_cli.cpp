@@ -13,6 +13,8 @@
 #include "HttpTestClient.h"
 
 #include <sqlite3.h>
+
+#include <cstring>
 #endif
 
 using namespace FloodgateTest;
@@ -72,6 +74,12 @@ QString query(const QString& db, const char* sql)
     }
     sqlite3_close(h);
     return result;
+}
+
+bool writeText(const QString& file, const char* text)
+{
+    QFile f(file);
+    return f.open(QIODevice::WriteOnly | QIODevice::Truncate) && f.write(text) == qint64(std::strlen(text));
 }
 
 // Everything a command could change: the lists, tiers, customers, rules and the audit trail.
@@ -322,6 +330,153 @@ private Q_SLOTS:
         const QString who = QStringLiteral("cli:") + USER_NAME;
         for (const char* line : {"|tier.add|tier Gold|", "|customer.add|customer acme|", "|customer.replace|customer acme|", "|customer.delete|customer acme|"})
             QVERIFY2(audit.contains(who + QString::fromUtf8(line)), qPrintable(audit));
+    }
+
+    // `tiers set NAME LEVEL...` replaces the levels and says which went;
+    // `--level` changes or adds the level of one period and keeps the others.
+    void tiersSetSaysWhatItChangedAndLevelChangesOne()
+    {
+        QTemporaryDir dir;
+        const QString db = dir.filePath(QStringLiteral("floodgate.db"));
+        const Run set = floodgate(split(QStringLiteral("tiers set Pro 200/60s --db ") + db));  // Pro is 100/1m 5000/1h
+        QVERIFY2(set.code == 0, qPrintable(set.err));
+        QVERIFY2(set.out.startsWith(QStringLiteral("tier Pro set: 200/1m (was 100/1m  5000/1h)")), qPrintable(set.out));
+        QVERIFY2(set.out.contains(QStringLiteral("\n  changed 100/1m -> 200/1m\n  removed 5000/1h\n")), qPrintable(set.out));
+
+        const Run one = floodgate(split(QStringLiteral("tiers set Pro --level 6000/1h --level 300/1m --db ") + db));
+        QVERIFY2(one.code == 0, qPrintable(one.err));
+        QVERIFY2(one.out.contains(QStringLiteral("\n  changed 200/1m -> 300/1m\n  added 6000/1h\n")), qPrintable(one.out));
+        QVERIFY2(QRegularExpression(QStringLiteral("\nPro +300/1m  6000/1h\n")).match(floodgate(split(QStringLiteral("tiers show --db ") + db)).out).hasMatch(),
+                 qPrintable(floodgate(split(QStringLiteral("tiers show --db ") + db)).out));
+        const Run keep = floodgate(split(QStringLiteral("tiers set Pro --level 300/1m --db ") + db));
+        QVERIFY2(keep.code == 0 && keep.out.startsWith(QStringLiteral("tier Pro unchanged: 300/1m  6000/1h")), qPrintable(keep.out + keep.err));
+        const Run fresh = floodgate(split(QStringLiteral("tiers set Gold --level 50/1m --db ") + db));
+        QVERIFY2(fresh.code == 0 && fresh.out.startsWith(QStringLiteral("tier Gold created: 50/1m")), qPrintable(fresh.out + fresh.err));
+
+        const QString before = everything(db);
+        for (const char* bad : {"tiers set Pro 100/1m --level 200/1m", "tiers set Pro", "tiers set Pro --level 100-1m"}) {
+            const Run r = floodgate(split(QString::fromUtf8(bad) + QStringLiteral(" --db ") + db));
+            QVERIFY2(r.code == 2 && r.err.startsWith(QStringLiteral("floodgate: ")) && r.err.count(QLatin1Char('\n')) == 1, qPrintable(QString::fromUtf8(bad) + QStringLiteral(": ") + r.err));
+        }
+        QCOMPARE(everything(db), before);
+    }
+
+    // Tier names are one namespace, case-insensitively: `pro` is Pro.
+    void tierNamesAreMatchedCaseInsensitively()
+    {
+        QTemporaryDir dir;
+        const QString db = dir.filePath(QStringLiteral("floodgate.db"));
+        const Run set = floodgate(split(QStringLiteral("tiers set pro 200/1m 5000/1h --db ") + db));
+        QVERIFY2(set.code == 0, qPrintable(set.err));
+        QVERIFY2(set.out.startsWith(QStringLiteral("tier Pro set (\"pro\" is Pro: tier names are matched case-insensitively): 200/1m  5000/1h")),
+                 qPrintable(set.out));
+        const Run shown = floodgate(split(QStringLiteral("tiers show --db ") + db));
+        QVERIFY2(!shown.out.contains(QStringLiteral("\npro ")), qPrintable(shown.out));
+        QVERIFY2(QRegularExpression(QStringLiteral("\nPro +200/1m  5000/1h\n")).match(shown.out).hasMatch(), qPrintable(shown.out));
+        QCOMPARE(floodgate(split(QStringLiteral("customers set acme --tier PRO --db ") + db)).code, 0);
+        QVERIFY2(floodgate(split(QStringLiteral("customers show --json --db ") + db)).out.contains(QStringLiteral("\"tier\":\"Pro\"")),
+                 qPrintable(floodgate(split(QStringLiteral("customers show --json --db ") + db)).out));
+    }
+
+    void tiersRemove()
+    {
+        QTemporaryDir dir;
+        const QString db = dir.filePath(QStringLiteral("floodgate.db"));
+        QCOMPARE(floodgate(split(QStringLiteral("tiers set Gold 100/1m --db ") + db)).code, 0);
+        for (const char* id : {"acme", "beta", "corp", "delta"})
+            QCOMPARE(floodgate(split(QStringLiteral("customers set ") + QString::fromUtf8(id) + QStringLiteral(" --tier Gold --db ") + db)).code, 0);
+        const QString before = everything(db);
+        const Run used = floodgate(split(QStringLiteral("tiers remove gold --db ") + db));
+        QCOMPARE(used.code, 1);
+        QCOMPARE(used.err, QStringLiteral("floodgate: tier \"Gold\" is used by 4 customers (acme, beta, corp, ...): move them to another tier first\n"));
+        QCOMPARE(everything(db), before);
+
+        const Run removed = floodgate(split(QStringLiteral("tiers remove enterprise --db ") + db));
+        QVERIFY2(removed.code == 0, qPrintable(removed.err));
+        QVERIFY2(removed.out.startsWith(QStringLiteral("tier Enterprise removed (it was 200/1m  10000/1h); a running Floodgate on ")), qPrintable(removed.out));
+        QVERIFY(!floodgate(split(QStringLiteral("tiers show --db ") + db)).out.contains(QStringLiteral("Enterprise")));
+        const Run none = floodgate(split(QStringLiteral("tiers remove Enterprise --db ") + db));
+        QCOMPARE(none.code, 1);
+        QCOMPARE(none.err, QStringLiteral("floodgate: there is no tier \"Enterprise\"\n"));
+        QVERIFY(query(db, "SELECT actor, action, subject FROM audit").contains(QStringLiteral("cli:") + USER_NAME + QStringLiteral("|tier.delete|tier Enterprise|")));
+        // Never made a database to remove nothing from.
+        const QString missing = dir.filePath(QStringLiteral("none.db"));
+        QCOMPARE(floodgate(split(QStringLiteral("tiers remove Pro --db ") + missing)).code, 4);
+        QVERIFY(!QFile::exists(missing));
+    }
+
+    // A CSV's ttl column takes `permanent` as --ttl does.
+    void listsImportTtlPermanent()
+    {
+        QTemporaryDir dir;
+        const QString db = dir.filePath(QStringLiteral("floodgate.db"));
+        const QString file = dir.filePath(QStringLiteral("in.csv"));
+        QVERIFY(writeText(file, "list,address,reason,ttl\nblocklist,198.51.100.1,forever,permanent\nblocklist,198.51.100.2,default,\n"));
+        const Run r = floodgate(split(QStringLiteral("lists import ") + file + QStringLiteral(" --db ") + db));
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        const QString shown = floodgate(split(QStringLiteral("lists show --db ") + db)).out;
+        QVERIFY2(QRegularExpression(QStringLiteral("198\\.51\\.100\\.1/32 +permanent +import ")).match(shown).hasMatch(), qPrintable(shown));
+        QVERIFY2(QRegularExpression(QStringLiteral("198\\.51\\.100\\.2/32 +7 d +import ")).match(shown).hasMatch(), qPrintable(shown));
+    }
+
+    // lists export then lists import into another database: the same rows
+    // (source, created_at, created_by, reason, expiry), CSV and JSON alike.
+    void listsExportImportRoundTrip_data()
+    {
+        QTest::addColumn<QString>("name");
+        QTest::newRow("csv") << "lists.csv";
+        QTest::newRow("json") << "lists.json";
+    }
+    void listsExportImportRoundTrip()
+    {
+        QFETCH(QString, name);
+        QTemporaryDir dir;
+        const QString db = dir.filePath(QStringLiteral("floodgate.db"));
+        const QString plain = dir.filePath(QStringLiteral("plain.txt"));
+        QCOMPARE(floodgate(split(QStringLiteral("block 203.0.113.0/24 --ttl 2h --reason scrapers --db ") + db)).code, 0);
+        QCOMPARE(floodgate(split(QStringLiteral("safelist 2001:db8::/48 --ttl=permanent --reason office --db ") + db)).code, 0);
+        QVERIFY(writeText(plain, "198.51.100.9\n"));
+        QCOMPARE(floodgate(split(QStringLiteral("lists import ") + plain + QStringLiteral(" --db ") + db)).code, 0);
+        const QString file = dir.filePath(name);
+        QCOMPARE(floodgate(split(QStringLiteral("lists export ") + file + QStringLiteral(" --db ") + db)).code, 0);
+        const QString other = dir.filePath(QStringLiteral("other.db"));
+        const Run r = floodgate(split(QStringLiteral("lists import ") + file + QStringLiteral(" --db ") + other));
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        const char* rows = "SELECT list, address, prefix, reason, source, created_at, created_by, expires_at FROM list_entries ORDER BY list, address";
+        QVERIFY(query(db, rows).contains(QStringLiteral("|operator|")));
+        QCOMPARE(query(other, rows), query(db, rows));
+    }
+
+    // The most common blocklist: one address or range a line, '#' comments.
+    void listsImportPlainAddressFile_data()
+    {
+        QTest::addColumn<QString>("name");
+        QTest::newRow("by extension") << "blocklist.txt";
+        QTest::newRow("by content") << "blocklist.netset";
+    }
+    void listsImportPlainAddressFile()
+    {
+        QFETCH(QString, name);
+        QTemporaryDir dir;
+        const QString db = dir.filePath(QStringLiteral("floodgate.db"));
+        const QString file = dir.filePath(name);
+        QVERIFY(writeText(file, "# a blocklist\n198.51.100.7\n\n203.0.113.0/24  \t\r\n2001:db8::1 # scanner\n"));
+        const Run r = floodgate(split(QStringLiteral("lists import ") + file + QStringLiteral(" --db ") + db));
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY2(r.out.startsWith(QStringLiteral("imported 3 entries from ")), qPrintable(r.out));
+        const QString shown = floodgate(split(QStringLiteral("lists show blocklist --db ") + db)).out;
+        for (const char* address : {"198\\.51\\.100\\.7/32", "203\\.0\\.113\\.0/24", "2001:db8::1/128"})
+            QVERIFY2(QRegularExpression(QString::fromUtf8(address) + QStringLiteral(" +7 d +import +cli:") + USER_NAME + QStringLiteral(" +imported\n"))
+                         .match(shown)
+                         .hasMatch(),
+                     qPrintable(shown));
+
+        QVERIFY(writeText(file, "198.51.100.8\n# fine\n198.51.100.300\n"));
+        const QString before = everything(db);
+        const Run bad = floodgate(split(QStringLiteral("lists import ") + file + QStringLiteral(" --db ") + db));
+        QCOMPARE(bad.code, 1);
+        QVERIFY2(bad.err.startsWith(file + QStringLiteral(":3: address \"198.51.100.300\": ")), qPrintable(bad.err));
+        QCOMPARE(everything(db), before);
     }
 
     void rulesShowExportImport()

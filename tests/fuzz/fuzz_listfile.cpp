@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The list-file reader (engine/core/ListFile.h), CSV or JSON by the first
-// byte: never crashes, every refusal has a reason, and a file it accepts
-// whole exports to a file that imports again whole, with the same entries.
+// byte (a "CSV" whose first line is no header is read as a plain address
+// file): never crashes, every refusal has a reason, and a file it accepts
+// whole exports to a file that imports again whole, with the same entries
+// (source, creation time and creator included).
 #include "FuzzCheck.h"
 #include "wire/ListFile.h"
 
@@ -33,6 +35,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         FUZZ_CHECK(again.rows[i].entry.range == parsed.rows[i].entry.range);
         FUZZ_CHECK(again.rows[i].entry.reason == parsed.rows[i].entry.reason);
         FUZZ_CHECK(again.rows[i].entry.expiresAt == parsed.rows[i].entry.expiresAt);
+        FUZZ_CHECK(again.rows[i].entry.source == parsed.rows[i].entry.source);
+        FUZZ_CHECK(again.rows[i].entry.createdAt == parsed.rows[i].entry.createdAt);
+        FUZZ_CHECK(again.rows[i].entry.createdBy == parsed.rows[i].entry.createdBy);
     }
     return 0;
 }

@@ -261,6 +261,29 @@ private Q_SLOTS:
         QVERIFY2(r.header("ratelimit").rfind("\"free-1h\";r=148;", 0) == 0, r.header("ratelimit").c_str());  // the counts survived
     }
 
+    // Tier names are one namespace, case-insensitively (the store matches
+    // "pro" to "Pro"): a new tier named pro is refused with the reason.
+    void aNewTierMayNotDifferOnlyInCase()
+    {
+        ConsoleStack s;
+        Ui::MainWindow& w = *s.mainWindow;
+        s.console->refreshNow();
+        w.showView(Ui::MainWindow::Tiers);
+        QString shown;
+        bool okEnabled = true;
+        whenDialogOpens<Ui::TierDialog>([&](Ui::TierDialog* d) {
+            d->findChild<QLineEdit*>()->setText(QStringLiteral("pro"));
+            okEnabled = d->findChild<QDialogButtonBox*>()->button(QDialogButtonBox::Ok)->isEnabled();
+            for (const QLabel* l : d->findChildren<QLabel*>())
+                if (l->text().contains(QStringLiteral("already")))
+                    shown = l->text();
+            d->reject();
+        });
+        w.tiers()->addTier();
+        QVERIFY(!okEnabled);
+        QCOMPARE(shown, QStringLiteral("There is a tier named Pro already (tier names are matched case-insensitively)."));
+    }
+
     void theAddressDialogKeepsOkDisabledWhileTheInputIsBad_data()
     {
         QTest::addColumn<QString>("address");

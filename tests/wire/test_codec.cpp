@@ -274,7 +274,7 @@ private Q_SLOTS:
 
         QCOMPARE(QString::fromStdString(ListFile::parse("address,list\n", ListFile::Format::Csv, T0, DAY).fileError), QString());
         QCOMPARE(QString::fromStdString(ListFile::parse("ip,reason\n1.2.3.4,x\n", ListFile::Format::Csv, T0, DAY).fileError),
-                 QStringLiteral("line 1: unknown column \"ip\" (the header names: list, address, reason, expires_at or ttl, created_by)"));
+                 QStringLiteral("line 1: unknown column \"ip\" (the header names: list, address, reason, expires_at or ttl, source, created_at, created_by)"));
         QCOMPARE(QString::fromStdString(ListFile::parse("list,address,reason\nblocklist,\"1.2.3.4,x\n", ListFile::Format::Csv, T0, DAY).fileError),
                  QStringLiteral("line 2: a quoted field is not closed"));
         QCOMPARE(QString::fromStdString(ListFile::parse("", ListFile::Format::Csv, T0, DAY).fileError),
@@ -318,7 +318,8 @@ private Q_SLOTS:
             QVERIFY(text.find(",\"'=HYPERLINK(") != std::string::npos);  // and a spreadsheet sees text
         QCOMPARE(back.rows[1].entry.expiresAt, NeverExpires);
         QCOMPARE(ListFile::formatForPath("/tmp/Lists.JSON").value_or(ListFile::Format::Csv), ListFile::Format::Json);
-        QVERIFY(!ListFile::formatForPath("lists.txt"));
+        QCOMPARE(ListFile::formatForPath("lists.txt").value_or(ListFile::Format::Csv), ListFile::Format::Text);
+        QVERIFY(!ListFile::formatForPath("lists.netset"));
     }
 };
 
