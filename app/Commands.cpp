@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "app/Commands.h"
 
+#include "core/CustomerKey.h"
+
 #include "cluster/ClusterKey.h"
 
 #include "app/AdminClient.h"
@@ -350,10 +352,22 @@ int showConfig(const Options& o, bool tiers)
             std::printf("%-20s %s\n", Core::printable(t.name).c_str(), levelsText(t.levels).c_str());
         return 0;
     }
-    std::printf("%-24s %-24s %-16s %s\n", "CUSTOMER", "NAME", "TIER", "OVERRIDES");
-    for (const Core::Customer& c : config.customers)
-        std::printf("%-24s %-24s %-16s %s\n", Core::printable(c.id).c_str(), c.name.empty() ? "-" : Core::printable(c.name).c_str(),
-                    Core::printable(c.tier).c_str(), levelsText(c.overrides).c_str());
+    const Core::Millis now = clock.now();
+    std::printf("%-24s %-24s %-16s %-20s %s\n", "CUSTOMER", "NAME", "TIER", "OVERRIDES", "API KEYS");
+    std::size_t keyless = 0;
+    for (const Core::Customer& c : config.customers) {
+        std::string keys;
+        for (const Core::CustomerKey& k : c.keys)
+            keys += (keys.empty() ? "" : ", ") + Core::printable(k.id)
+                + (k.expiresAt == 0 ? std::string()
+                                    : k.expiresAt <= now ? " (expired)" : " (expires in " + Codec::humanDuration(k.expiresAt - now) + ")");
+        keyless += c.keys.empty();
+        std::printf("%-24s %-24s %-16s %-20s %s\n", Core::printable(c.id).c_str(), c.name.empty() ? "-" : Core::printable(c.name).c_str(),
+                    Core::printable(c.tier).c_str(), levelsText(c.overrides).c_str(), keys.empty() ? "none" : keys.c_str());
+    }
+    if (keyless > 0 && config.settings.customerAuth == Core::CustomerAuth::ApiKey)
+        std::printf("%zu customer%s without an API key count%s as anonymous clients (customer_auth api_key): floodgate customers key ID\n",
+                    keyless, keyless == 1 ? "" : "s", keyless == 1 ? "s" : "");
     return 0;
 }
 
@@ -466,6 +480,17 @@ int removeTier(const Options& o)
     return 0;
 }
 
+// A key made a moment ago: printed this once (only its SHA-256 is stored),
+// with how the customer sends it, and a word when it proves nothing yet.
+void printNewKey(const std::string& secret, const Core::Settings& settings)
+{
+    std::printf("api key: %s\n", secret.c_str());
+    std::printf("  shown this once: only its SHA-256 is stored. The customer sends it as \"%s: %s\".\n",
+                settings.customerKeyHeader.c_str(), secret.c_str());
+    if (settings.customerAuth == Core::CustomerAuth::TrustedHeader)
+        std::printf("  note: customer_auth is trusted_header: keys prove nothing until it is api_key or api_key_or_trusted_header\n");
+}
+
 int setCustomer(const Options& o)
 {
     const std::string& id = o.args.target;
@@ -519,11 +544,65 @@ int setCustomer(const Options& o)
         complain("customer " + id + ": " + why);
         return 2;
     }
-    const Storage::Outcome outcome = write(*store, [&](auto done) { store->putCustomer(*customer, actor(), done); });
+    // A new customer gets its first key (a stored one keeps its keys).
+    const auto fresh = Core::makeCustomerKey(clock.now());
+    if (!fresh) {
+        complain("customer " + id + ": no random bytes for its API key (OpenSSL's generator failed)");
+        return 1;
+    }
+    customer->keys = {fresh->key};
+    const Storage::Outcome outcome =
+        write(*store, [&](auto done) { store->putCustomer(*customer, actor(), done, Storage::Store::Keys::Keep); });
     if (!outcome.ok())
         return refused(outcome);
-    std::printf("customer %s %s: tier %s, overrides %s%s\n", id.c_str(), outcome.result == Storage::Result::Created ? "created" : "set",
+    const bool created = outcome.result == Storage::Result::Created;
+    std::printf("customer %s %s: tier %s, overrides %s%s\n", id.c_str(), created ? "created" : "set",
                 outcome.value.find("tier")->asString().c_str(), levelsText(customer->overrides).c_str(), appliedNote(*store).c_str());
+    if (created)
+        printNewKey(fresh->secret, config.settings);
+    return 0;
+}
+
+// `floodgate customers key ID [--keep-old DURATION | --revoke KEY_ID]`
+int customerKey(const Options& o)
+{
+    const std::string& id = o.args.target;
+    if (!o.args.revoke.empty())
+        return change(
+            o, [&](Storage::Store& store, auto done) { store.revokeCustomerKey(id, o.args.revoke, actor(), done); },
+            [&](const Storage::Outcome&, const std::string& note) {
+                std::printf("key %s of customer %s revoked%s\n", o.args.revoke.c_str(), id.c_str(), note.c_str());
+            });
+    Core::Millis keepOld = 0;
+    if (o.args.keepOld) {
+        std::string why;
+        const auto d = Codec::parseDuration(Json(*o.args.keepOld), &why);
+        if (!d) {
+            complain("customers key " + id + ": --keep-old " + why);
+            return 2;
+        }
+        keepOld = *d;
+    }
+    const Core::SystemClock clock;
+    const auto fresh = Core::makeCustomerKey(clock.now());
+    if (!fresh) {
+        complain("customers key " + id + ": no random bytes for the key (OpenSSL's generator failed)");
+        return 1;
+    }
+    auto store = openExisting(o, clock);
+    if (!store)
+        return 4;
+    const Storage::Outcome outcome = write(*store, [&](auto done) { store->addCustomerKey(id, fresh->key, keepOld, actor(), done); });
+    if (!outcome.ok())
+        return refused(outcome);
+    const std::size_t others = outcome.value.find("keys")->asArray().size() - 1;
+    std::printf("customer %s has a new key %s%s%s\n", id.c_str(), fresh->key.id.c_str(),
+                keepOld > 0 && others > 0 ? ("; its other " + std::to_string(others) + (others == 1 ? " key stays" : " keys stay") + " valid for "
+                                             + Codec::humanDuration(keepOld))
+                                                .c_str()
+                                          : "; its other keys are revoked",
+                appliedNote(*store).c_str());
+    printNewKey(fresh->secret, store->config().settings);
     return 0;
 }
 
@@ -740,6 +819,8 @@ int runCommand(const Options& o)
         return showConfig(o, false);
     if (what == "customers set")
         return setCustomer(o);
+    if (what == "customers key")
+        return customerKey(o);
     if (what == "customers remove")
         return removeCustomer(o);
     if (what == "rules show")

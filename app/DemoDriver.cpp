@@ -71,10 +71,11 @@ int readResponse(int fd, bool& close)
 
 } // namespace
 
-DemoDriver::DemoDriver(std::string host, std::uint16_t port, std::string realIpHeader)
+DemoDriver::DemoDriver(std::string host, std::uint16_t port, std::string realIpHeader, DemoCustomerProof proof)
     : m_host(std::move(host))
     , m_port(port)
     , m_realIpHeader(std::move(realIpHeader))
+    , m_traffic(std::move(proof))
 {
 }
 

@@ -17,7 +17,7 @@ namespace Floodgate::App {
 
 class DemoDriver {
 public:
-    DemoDriver(std::string host, std::uint16_t port, std::string realIpHeader);
+    DemoDriver(std::string host, std::uint16_t port, std::string realIpHeader, DemoCustomerProof proof);
     ~DemoDriver();
     void start();
     void stop();

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "app/DemoTraffic.h"
 
+#include "core/CustomerKey.h"
+
 #include <array>
 #include <cstdio>
 
@@ -13,8 +15,9 @@ const std::array<const char*, 4> ASSETS = {"/static/app.css", "/static/app.js", 
 
 } // namespace
 
-DemoTraffic::DemoTraffic(std::uint64_t seed)
-    : m_random(seed)
+DemoTraffic::DemoTraffic(DemoCustomerProof proof, std::uint64_t seed)
+    : m_proof(std::move(proof))
+    , m_random(seed)
 {
     m_actors = {
         {"browser", 3.0},         // eight people reading pages, with cookies, fetching assets
@@ -28,13 +31,22 @@ DemoTraffic::DemoTraffic(std::uint64_t seed)
     };
 }
 
-std::vector<Core::Customer> DemoTraffic::demoCustomers()
+std::vector<Core::Customer> DemoTraffic::demoCustomers(std::string_view secret, Core::Millis now, DemoCustomerProof* proof)
 {
-    return {
-        Core::Customer{"hobbyist", "Hobbyist Labs", "Free", {}},
-        Core::Customer{"acme", "Acme Inc.", "Pro", {}},
-        Core::Customer{"globex", "Globex Corporation", "Enterprise", {}},
+    std::vector<Core::Customer> customers = {
+        Core::Customer{"hobbyist", "Hobbyist Labs", "Free", {}, {}},
+        Core::Customer{"acme", "Acme Inc.", "Pro", {}, {}},
+        Core::Customer{"globex", "Globex Corporation", "Enterprise", {}, {}},
     };
+    for (Core::Customer& c : customers) {
+        // SHA-256 over the secret and the id: 32 bytes nobody without the secret can tell.
+        const Core::KeyDigest bytes = Core::keyDigest(std::string(secret) + '\0' + "demo customer" + '\0' + c.id);
+        Core::NewCustomerKey key = Core::customerKeyFrom(bytes, now);
+        c.keys = {key.key};
+        if (proof)
+            proof->keys.emplace_back(c.id, std::move(key.secret));
+    }
+    return customers;
 }
 
 DemoRequest DemoTraffic::make(const Actor& a)
@@ -72,7 +84,10 @@ DemoRequest DemoTraffic::make(const Actor& a)
         const char* address = tier == "free" ? "192.0.2.10" : tier == "pro" ? "192.0.2.20" : "192.0.2.30";
         r.client = address;
         r.path = "/api/v1/orders";
-        r.query = std::string("customer_id=") + id;
+        for (const auto& [customer, key] : m_proof.keys)
+            if (customer == id)
+                r.headers.emplace_back(m_proof.keyHeader, key);
+        r.headers.emplace_back(m_proof.customerHeader, id);
         r.userAgent = "acme-sdk/3.2";
     } else {  // ipv6-rotator
         std::snprintf(buf, sizeof buf, "2001:db8:bad:1:%x:%x:%x:%x", unsigned(m_random() & 0xffff), unsigned(m_random() & 0xffff),

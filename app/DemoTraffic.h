@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -27,15 +28,26 @@ struct DemoRequest {
     std::vector<std::pair<std::string, std::string>> headers;
 };
 
+// How the demo's API clients prove which customer they are: each sends
+// its key, and names itself in the customer header too (believed from the
+// demo, a trusted proxy, when customer_auth asks for a trusted header).
+struct DemoCustomerProof {
+    std::string keyHeader = "X-Api-Key";
+    std::string customerHeader = "X-Customer-Id";
+    std::vector<std::pair<std::string, std::string>> keys;  // customer id -> its key
+};
+
 class DemoTraffic {
 public:
-    explicit DemoTraffic(std::uint64_t seed = 42);
+    explicit DemoTraffic(DemoCustomerProof proof = {}, std::uint64_t seed = 42);
 
     // The requests due in (previous tick, now]. The first call only sets the start.
     std::vector<DemoRequest> due(Core::Millis now);
 
-    // The customers the demo's API clients use (added to a fresh configuration).
-    static std::vector<Core::Customer> demoCustomers();
+    // The customers the demo's API clients use, each with a key derived from
+    // `secret` (the database's admin token: another database, other keys;
+    // the same one, the same keys on every run), and those keys.
+    static std::vector<Core::Customer> demoCustomers(std::string_view secret, Core::Millis now, DemoCustomerProof* proof = nullptr);
 
 private:
     struct Actor {
@@ -45,6 +57,7 @@ private:
     };
     DemoRequest make(const Actor& actor);
 
+    DemoCustomerProof m_proof;
     std::mt19937_64 m_random;
     std::vector<Actor> m_actors;
     Core::Millis m_last = -1;

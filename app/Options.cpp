@@ -717,12 +717,13 @@ std::optional<std::string> parseCommandLine(int argc, char** argv, Options& o)
         remove->add_option("NAME", o.args.target, "the tier's name (matched case-insensitively)")->required();
     }
 
-    CLI::App* customers = command(app, "customers", "the API customers: show, set, remove");
+    CLI::App* customers = command(app, "customers", "the API customers: show, set, key, remove");
     {
-        CLI::App* show = command(*customers, "show", "each customer with its tier and overrides");
+        CLI::App* show = command(*customers, "show", "each customer with its tier, overrides and keys");
         flag(*show, "--json", o.args.json, "as JSON, in the shape of GET /api/v1/customers");
-        CLI::App* set = command(*customers, "set", "create a customer or change it: floodgate customers set acme --tier Pro");
-        set->add_option("ID", o.args.target, "the customer id the client sends")->required();
+        CLI::App* set = command(*customers, "set", "create a customer or change it: floodgate customers set acme --tier Pro\n"
+                                                   "a new customer gets an API key, printed this once");
+        set->add_option("ID", o.args.target, "the customer's id (what a trusted proxy names it by)")->required();
         set->add_option("--tier", o.args.tier, "the customer's tier (it must exist)")->type_name("NAME")->required()->multi_option_policy(
             CLI::MultiOptionPolicy::TakeLast);
         set->add_option("--name", o.args.name, "a name to show   default: the one stored, if any")
@@ -734,6 +735,14 @@ std::optional<std::string> parseCommandLine(int argc, char** argv, Options& o)
                                      ->type_name("LIMIT/PERIOD")
                                      ->allow_extra_args(false);
         flag(*set, "--no-overrides", o.args.noOverrides, "remove the overrides stored")->excludes(overrides);
+        CLI::App* key = command(*customers, "key", "give a customer a new API key, printed this once; its other keys are revoked\n"
+                                                   "rotate with an overlap: floodgate customers key acme --keep-old 24h");
+        key->add_option("ID", o.args.target, "the customer's id")->required();
+        CLI::Option* keepOld = key->add_option("--keep-old", o.args.keepOld, "the other keys stay valid this long (7d, 24h, 30m)")
+                                   ->type_name("DURATION");
+        key->add_option("--revoke", o.args.revoke, "revoke this key (its id, as customers show lists it) instead")
+            ->type_name("KEY_ID")
+            ->excludes(keepOld);
         CLI::App* remove = command(*customers, "remove", "remove a customer (its clients are counted as anyone else again)");
         remove->add_option("ID", o.args.target, "the customer id")->required();
     }
@@ -772,6 +781,11 @@ std::optional<std::string> parseCommandLine(int argc, char** argv, Options& o)
     });
     repeatedOption(*replay, "--trusted-proxy", "CIDR", "repeatable; X-Forwarded-For in the log is believed only from these peers",
                    trustedProxy(o.replay.trustedProxies));
+    replay->add_option("--customer-param", o.replay.customerParam,
+                       "a query parameter of the logged requests naming the customer each proved when served\n"
+                       "(a log keeps no API key); without it API customers replay as anonymous clients")
+        ->type_name("NAME")
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     replay->add_option("--from", o.replay.from, "skip the lines before this time")->type_name("TIME")->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     replay->add_option("--to", o.replay.to, "skip the lines after this time")->type_name("TIME")->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     flag(*replay, "--json", o.replay.json, "the report as JSON");

@@ -38,6 +38,8 @@ struct CommandArgs {
     std::optional<std::string> name;     // customers set --name TEXT (absent: kept)
     std::vector<std::string> overrides;  // customers set --override LIMIT/PERIOD (none: kept)
     bool noOverrides = false;            // customers set --no-overrides
+    std::optional<std::string> keepOld;  // customers key --keep-old DURATION: the other keys' overlap
+    std::string revoke;                  // customers key --revoke KEY_ID
     std::string token;                   // explain --token (empty: read from the database)
 };
 

@@ -127,6 +127,7 @@ int runReplay(const Options& o)
     Replay::Input input;
     input.files = r.logs;
     input.trustedProxies = r.trustedProxies;
+    input.customerParam = r.customerParam;
     const auto format = Replay::formatFromName(r.format);
     if (!format) {
         std::fprintf(stderr, "floodgate: --format %s: expected auto, combined, common, nginx-json or floodgate-csv\n", r.format.c_str());

@@ -16,6 +16,7 @@ struct ReplayOptions {
     std::string rulesFile;                   // --rules FILE.json (the shape of GET /api/v1/rules); empty: the database's rules
     std::string format = "auto";             // --format auto|combined|common|nginx-json|floodgate-csv
     std::vector<Core::Cidr> trustedProxies;  // --trusted-proxy CIDR (repeatable)
+    std::string customerParam;               // --customer-param NAME: the query parameter naming the customer each request proved
     std::string from;                        // --from TIME: lines before it are skipped (empty: from the start)
     std::string to;                          // --to TIME: lines after it are skipped (empty: to the end)
     bool json = false;                       // --json: the report as JSON on stdout

@@ -237,6 +237,13 @@ void Runtime::printStartLines() const
                     m_adminBeyondLoopback ? " (beyond loopback /healthz and /metrics too)" : "", m_dbPath.c_str());
     std::printf("database %s%s%s\n", m_dbPath.c_str(), m_store->created() ? " (new, with the default rules)" : "",
                 m_options.demo && m_options.db.empty() ? " (the demo's own: --db names another)" : "");
+    if (const auto keyless = Core::keylessCustomers(*m_engine->config(), m_clock.now()); !keyless.empty()) {
+        std::string ids;
+        for (std::size_t i = 0; i < keyless.size() && i < 5; ++i)
+            ids += (i ? ", " : "") + Core::printable(keyless[i]);
+        std::printf("customers without an API key: %zu (%s%s), counted as anonymous clients; `floodgate customers key ID` gives one\n",
+                    keyless.size(), ids.c_str(), keyless.size() > 5 ? ", ..." : "");
+    }
     if (!m_clusterLine.empty())
         std::printf("cluster: %s\n", Core::printable(m_clusterLine).c_str());
     std::printf("limiter log %s%s\n", m_logPath.empty() ? "off" : m_logPath.c_str(), m_options.dryRun ? " (dry run: nothing is refused)" : "");
@@ -367,11 +374,21 @@ void Runtime::setDemo(bool on)
     }
     if (!m_demoTrusted.exchange(true))
         republish();  // (at start-up with --demo the engine was built trusting it already)
-    // The demo's API clients are customers of each tier: add the missing ones.
-    const auto have = m_engine->config()->customers;
-    for (const Core::Customer& c : DemoTraffic::demoCustomers()) {
-        if (std::any_of(have.begin(), have.end(), [&](const Core::Customer& x) { return x.id == c.id; }))
-            continue;
+    // The demo's API clients are customers of each tier: add the missing
+    // ones, and the demo's key to those that lack it.
+    const auto config = m_engine->config();
+    DemoCustomerProof proof{config->settings.customerKeyHeader, config->settings.customerHeader, {}};
+    for (Core::Customer c : DemoTraffic::demoCustomers(m_store->adminToken(), m_clock.now(), &proof)) {
+        const auto have = std::find_if(config->customers.begin(), config->customers.end(), [&](const Core::Customer& x) { return x.id == c.id; });
+        if (have != config->customers.end()) {
+            const std::string& sha256 = c.keys.front().sha256;
+            if (std::any_of(have->keys.begin(), have->keys.end(), [&](const Core::CustomerKey& k) { return k.sha256 == sha256; }))
+                continue;
+            std::vector<Core::CustomerKey> keys = have->keys;
+            keys.push_back(c.keys.front());
+            c = *have;
+            c.keys = std::move(keys);
+        }
         m_store->putCustomer(c, Storage::Actor{"demo"}, [id = c.id](const Storage::Outcome& o) {
             if (!o.ok())
                 std::fprintf(stderr, "floodgate: demo customer %s not added: %s\n", id.c_str(), Core::printable(o.error).c_str());
@@ -379,7 +396,7 @@ void Runtime::setDemo(bool on)
     }
     const std::string& host = m_options.listen.host;
     m_demo = std::make_unique<DemoDriver>(host == "0.0.0.0" ? "127.0.0.1" : (host == "::" ? "::1" : host), m_listener->port(),
-                                          m_options.realIpHeader);
+                                          m_options.realIpHeader, std::move(proof));
     m_demo->start();
     m_demoOn = true;
 }

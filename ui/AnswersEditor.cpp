@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "ui/AnswersEditor.h"
 
+#include <QLineEdit>
+
 #include "ui/Format.h"
 #include "ui/SettingFields.h"
 
@@ -30,12 +32,14 @@ AnswersEditor::AnswersEditor(QWidget* parent)
     QSpinBox* ipv6Prefix = m_fields->number("settings.ipv6_prefix");
     ipv6Prefix->setPrefix(QStringLiteral("/"));
     form->addRow(tr("IPv6 counting prefix"), ipv6Prefix);
-    using Core::CustomerSource;
-    form->addRow(tr("Customer named by"),
-                 m_fields->choice("settings.customer_source",
-                                  {{std::int64_t(CustomerSource::Either), tr("customer_id query parameter or X-Customer-Id header")},
-                                   {std::int64_t(CustomerSource::QueryParameter), tr("customer_id query parameter only")},
-                                   {std::int64_t(CustomerSource::Header), tr("X-Customer-Id header only")}}));
+    using Core::CustomerAuth;
+    form->addRow(tr("Customers prove who they are by"),
+                 m_fields->choice("settings.customer_auth",
+                                  {{std::int64_t(CustomerAuth::ApiKey), tr("their API key")},
+                                   {std::int64_t(CustomerAuth::TrustedHeader), tr("a trusted proxy's customer header")},
+                                   {std::int64_t(CustomerAuth::ApiKeyOrTrustedHeader), tr("either")}}));
+    form->addRow(tr("API key header"), m_fields->text("settings.customer_key_header"));
+    form->addRow(tr("Customer header (trusted proxies only)"), m_fields->text("settings.customer_header"));
 
     connect(m_proxies, &QPlainTextEdit::textChanged, this, &RulesSection::changed);
     connect(m_fields, &SettingFields::changed, this, &RulesSection::changed);

@@ -116,9 +116,19 @@ void Console::deleteTier(QString name, Done done)
     m_services.store->deleteTier(name.toStdString(), Storage::Actor{actor().toStdString()}, onGuiThread(std::move(done)));
 }
 
-void Console::putCustomer(Core::Customer customer, Done done)
+void Console::putCustomer(Core::Customer customer, Done done, Storage::Store::Keys keys)
 {
-    m_services.store->putCustomer(std::move(customer), Storage::Actor{actor().toStdString()}, onGuiThread(std::move(done)));
+    m_services.store->putCustomer(std::move(customer), Storage::Actor{actor().toStdString()}, onGuiThread(std::move(done)), keys);
+}
+
+void Console::addCustomerKey(QString id, Core::CustomerKey key, Core::Millis keepOthersMs, Done done)
+{
+    m_services.store->addCustomerKey(id.toStdString(), std::move(key), keepOthersMs, Storage::Actor{actor().toStdString()}, onGuiThread(std::move(done)));
+}
+
+void Console::revokeCustomerKey(QString id, QString keyId, Done done)
+{
+    m_services.store->revokeCustomerKey(id.toStdString(), keyId.toStdString(), Storage::Actor{actor().toStdString()}, onGuiThread(std::move(done)));
 }
 
 void Console::deleteCustomer(QString id, Done done)

@@ -44,7 +44,10 @@ public:
     void removeEntry(Core::ListKind kind, Core::Cidr range, Done done);
     void putTier(Core::Tier tier, Done done);
     void deleteTier(QString name, Done done);
-    void putCustomer(Core::Customer customer, Done done);
+    // Keys::Keep: a stored customer keeps its keys (customer.keys are a new one's).
+    void putCustomer(Core::Customer customer, Done done, Storage::Store::Keys keys = Storage::Store::Keys::Keep);
+    void addCustomerKey(QString id, Core::CustomerKey key, Core::Millis keepOthersMs, Done done);
+    void revokeCustomerKey(QString id, QString keyId, Done done);
     void deleteCustomer(QString id, Done done);
     // One setting or another changed on the rules as committed (the toolbar's toggles).
     void updateRules(std::function<std::optional<std::string>(Core::EngineConfig&)> change, Done done);

@@ -11,18 +11,15 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
-#include <QRegularExpression>
 #include <QVBoxLayout>
 
 namespace Floodgate::Ui {
 
 namespace {
 
-// RFC 9110 token characters: what a header name may be made of.
 bool isHeaderName(const QString& name)
 {
-    static const QRegularExpression token(QStringLiteral("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$"));
-    return token.match(name).hasMatch();
+    return Core::isHeaderName(name.toStdString());
 }
 
 } // namespace

@@ -4,6 +4,7 @@
 #include "ui/Format.h"
 
 #include <QCheckBox>
+#include <QLineEdit>
 #include <QComboBox>
 #include <QSpinBox>
 
@@ -94,6 +95,18 @@ QComboBox* SettingFields::choice(std::string_view path, const std::vector<std::p
     return combo;
 }
 
+QLineEdit* SettingFields::text(std::string_view path)
+{
+    const Core::SettingRow& r = row(path, {Core::SettingKind::Text});
+    auto* edit = new QLineEdit;
+    edit->setMaxLength(int(r.max));
+    const Core::EngineConfig defaults = Core::defaultConfig();
+    edit->setText(qs(r.access.text(defaults)));
+    add(r, edit, qs(r.access.text(defaults)));
+    connect(edit, &QLineEdit::textEdited, this, [this, i = m_fields.size() - 1] { touch(i); });
+    return edit;
+}
+
 std::int64_t SettingFields::value(const Field& f) const
 {
     if (auto* box = qobject_cast<QCheckBox*>(f.widget))
@@ -107,6 +120,10 @@ std::int64_t SettingFields::value(const Field& f) const
 void SettingFields::load(const Core::EngineConfig& config)
 {
     for (Field& f : m_fields) {
+        if (auto* edit = qobject_cast<QLineEdit*>(f.widget)) {
+            edit->setText(qs(f.row->access.text(config)));
+            continue;
+        }
         const std::int64_t v = f.row->access.number(config);
         if (auto* box = qobject_cast<QCheckBox*>(f.widget))
             box->setChecked(v != 0);
@@ -122,9 +139,14 @@ void SettingFields::load(const Core::EngineConfig& config)
 
 void SettingFields::store(Core::EngineConfig& config) const
 {
-    for (const Field& f : m_fields)
-        if (f.touched)
+    for (const Field& f : m_fields) {
+        if (!f.touched)
+            continue;
+        if (auto* edit = qobject_cast<QLineEdit*>(f.widget))
+            f.row->access.setText(config, edit->text().trimmed().toStdString());
+        else
             f.row->access.setNumber(config, value(f));
+    }
 }
 
 } // namespace Floodgate::Ui

@@ -17,6 +17,7 @@
 
 class QCheckBox;
 class QComboBox;
+class QLineEdit;
 class QSpinBox;
 class QWidget;
 
@@ -35,6 +36,7 @@ public:
     // A Choice, or an Integer limited to a few values: each value the
     // operator may pick, with its label, in the order shown.
     QComboBox* choice(std::string_view path, const std::vector<std::pair<std::int64_t, QString>>& labels);
+    QLineEdit* text(std::string_view path);  // a Text
 
     void load(const Core::EngineConfig& config);
     // Writes the value of each widget the operator changed since load().

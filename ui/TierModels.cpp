@@ -3,6 +3,7 @@
 
 #include "ui/ClusterText.h"
 #include "ui/Format.h"
+#include "ui/Theme.h"
 
 #include <QLocale>
 
@@ -85,6 +86,8 @@ QString CustomersModel::keyOf(const CustomerRow& row) const
 void CustomersModel::apply(const ConsoleSnapshot& s)
 {
     m_clustered = s.cluster.has_value();
+    m_auth = s.config->settings.customerAuth;
+    m_now = s.now;
     std::vector<CustomerRow> next;
     for (const Core::Customer& c : s.config->customers) {
         CustomerRow r{c, {}};
@@ -137,6 +140,8 @@ QVariant CustomersModel::data(const QModelIndex& index, int role) const
         }
         return {};
     }
+    if (index.column() == Keys)
+        return keysData(row->customer, role);
     if (role != Qt::DisplayRole)
         return {};
     switch (index.column()) {
@@ -144,6 +149,41 @@ QVariant CustomersModel::data(const QModelIndex& index, int role) const
     case Name: return qs(row->customer.name);
     case Tier: return qs(row->customer.tier);
     case Overrides: return TiersModel::describe(row->customer.overrides);
+    }
+    return {};
+}
+
+// The keys column: which keys prove this customer, and what becomes of its
+// requests when none does.
+QVariant CustomersModel::keysData(const Core::Customer& c, int role) const
+{
+    QStringList valid, lines;
+    for (const Core::CustomerKey& k : c.keys) {
+        const bool expired = k.expiresAt != 0 && k.expiresAt <= m_now;
+        if (!expired)
+            valid << qs(k.id) + QStringLiteral("…");
+        lines << tr("%1…  made %2%3")
+                     .arg(qs(k.id), formatClock(k.createdAt, m_now),
+                          k.expiresAt == 0 ? QString()
+                          : expired        ? tr(", expired")
+                                           : tr(", valid %1 more (rotated out)").arg(formatDuration(k.expiresAt - m_now, Span::Left)));
+    }
+    const bool keysProve = m_auth != Core::CustomerAuth::TrustedHeader;
+    const bool unproven = valid.isEmpty() && m_auth == Core::CustomerAuth::ApiKey;
+    if (role == Qt::DisplayRole) {
+        if (unproven)
+            return tr("none: counted as anonymous");
+        return valid.isEmpty() ? tr("none") : valid.join(QStringLiteral(", "));
+    }
+    if (role == Qt::ForegroundRole && unproven)
+        return Theme::action(Core::Action::Throttle);
+    if (role == Qt::ToolTipRole) {
+        lines.prepend(keysProve ? tr("The customer proves who it is by sending one of these keys. Only each key's SHA-256 is stored; "
+                                     "\"New key…\" makes one and shows it once.")
+                                : tr("customer_auth is trusted_header: keys prove nothing, a trusted proxy names the customer."));
+        if (unproven)
+            lines << tr("No valid key: its requests are counted per address, like anyone's, until it has one.");
+        return lines.join(QLatin1Char('\n'));
     }
     return {};
 }
@@ -157,6 +197,7 @@ QVariant CustomersModel::headerData(int section, Qt::Orientation orientation, in
     case Name: return tr("Name");
     case Tier: return tr("Tier");
     case Overrides: return tr("Overrides");
+    case Keys: return tr("API keys");
     case Use: return tr("Use now, every level (the bar: the one with the least left)");
     }
     return {};

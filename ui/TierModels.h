@@ -42,7 +42,7 @@ class CustomersModel : public KeyedModel<CustomerRow> {
     Q_OBJECT
 
 public:
-    enum Column { Id, Name, Tier, Overrides, Use, ColumnCount };
+    enum Column { Id, Name, Tier, Overrides, Keys, Use, ColumnCount };
     enum Role { UsedRole = Qt::UserRole + 1, LimitRole };
     using KeyedModel<CustomerRow>::KeyedModel;
     void apply(const ConsoleSnapshot& snapshot);
@@ -54,7 +54,10 @@ protected:
     QString keyOf(const CustomerRow& row) const override;
 
 private:
+    QVariant keysData(const Core::Customer& customer, int role) const;
     bool m_clustered = false;  // with --redis: the use is the cluster's, this node's share in the tooltip
+    Core::CustomerAuth m_auth = Core::CustomerAuth::ApiKey;
+    Core::Millis m_now = 0;
 };
 
 } // namespace Floodgate::Ui

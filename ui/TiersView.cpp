@@ -9,7 +9,15 @@
 #include "ui/TierDialogs.h"
 #include "ui/TierModels.h"
 
+#include "core/CustomerKey.h"
+
+#include <QClipboard>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QGuiApplication>
 #include <QHBoxLayout>
+#include <QInputDialog>
+#include <QLineEdit>
 #include <QHeaderView>
 #include <QLabel>
 #include <QMessageBox>
@@ -79,9 +87,14 @@ TiersView::TiersView(Console& console, NoticeBar& notice, QWidget* parent)
     m_customerTable->setColumnWidth(CustomersModel::Tier, 110);
     m_customerTable->setColumnWidth(CustomersModel::Overrides, 200);
     connect(m_customerTable, &QTableView::doubleClicked, this, &TiersView::editCustomer);
-    section(tr("<b>Customers</b> — known by the customer_id they send; anyone else is counted per address"), m_customerTable,
+    m_customerTable->setColumnWidth(CustomersModel::Keys, 200);
+    section(tr("<b>Customers</b> — each proves who it is with its API key (or through a trusted proxy); a claim without proof is "
+               "counted per address"),
+            m_customerTable,
             {{QStringLiteral("add"), tr("New customer…"), &TiersView::addCustomer},
              {QStringLiteral("edit"), tr("Edit…"), &TiersView::editCustomer},
+             {QStringLiteral("key"), tr("New key…"), &TiersView::newKey},
+             {QStringLiteral("remove"), tr("Revoke key…"), &TiersView::revokeKey},
              {QStringLiteral("remove"), tr("Delete"), &TiersView::deleteCustomer}});
     layout->addWidget(splitter);
 }
@@ -148,8 +161,18 @@ void TiersView::addCustomer()
     CustomerDialog d(nullptr, tiers, taken, this);
     if (d.exec() != QDialog::Accepted)
         return;
-    const Core::Customer c = d.customer();
-    m_console.putCustomer(c, [this, id = qs(c.id)](const Storage::Outcome& o) { saved(o, tr("Customer %1 saved.").arg(id)); });
+    Core::Customer c = d.customer();
+    auto fresh = Core::makeCustomerKey(m_console.services().clock->now());
+    if (!fresh) {
+        QMessageBox::warning(this, tr("Not saved"), tr("No random bytes for the customer's API key (OpenSSL's generator failed)."));
+        return;
+    }
+    c.keys = {fresh->key};
+    m_console.putCustomer(c, [this, id = qs(c.id), secret = qs(fresh->secret)](const Storage::Outcome& o) {
+        saved(o, tr("Customer %1 saved.").arg(id));
+        if (o.result == Storage::Result::Created)
+            showNewKey(id, secret);
+    });
 }
 
 void TiersView::editCustomer()
@@ -165,6 +188,98 @@ void TiersView::editCustomer()
         return;
     const Core::Customer c = d.customer();
     m_console.putCustomer(c, [this, id = qs(c.id)](const Storage::Outcome& o) { saved(o, tr("Customer %1 saved; it applies to the next request.").arg(id)); });
+}
+
+void TiersView::newKey()
+{
+    const CustomerRow* row = m_customers->rowAt(m_customerTable->currentIndex().row());
+    if (!row) {
+        m_notice.show(tr("Select a customer first."));
+        return;
+    }
+    const QString id = qs(row->customer.id);
+    // The choices of a rotation: how long the keys it has stay valid.
+    const std::pair<QString, Core::Millis> overlaps[] = {
+        {tr("Revoke its other keys at once"), 0},
+        {tr("Keep its other keys valid for 1 hour"), Core::HOUR},
+        {tr("Keep its other keys valid for 24 hours"), Core::DAY},
+        {tr("Keep its other keys valid for 7 days"), 7 * Core::DAY},
+    };
+    Core::Millis keepOld = 0;
+    if (!row->customer.keys.empty()) {
+        QStringList items;
+        for (const auto& [text, ms] : overlaps)
+            items << text;
+        bool ok = false;
+        const QString chosen = QInputDialog::getItem(this, tr("New key for %1").arg(id),
+                                                     tr("%1 has %n key(s). While its clients move to the new key:", nullptr,
+                                                        int(row->customer.keys.size()))
+                                                         .arg(id),
+                                                     items, 1, false, &ok);
+        if (!ok)
+            return;
+        for (const auto& [text, ms] : overlaps)
+            if (text == chosen)
+                keepOld = ms;
+    }
+    auto fresh = Core::makeCustomerKey(m_console.services().clock->now());
+    if (!fresh) {
+        QMessageBox::warning(this, tr("Not saved"), tr("No random bytes for the key (OpenSSL's generator failed)."));
+        return;
+    }
+    m_console.addCustomerKey(id, fresh->key, keepOld, [this, id, secret = qs(fresh->secret)](const Storage::Outcome& o) {
+        saved(o, tr("Customer %1 has a new API key.").arg(id));
+        if (o.ok())
+            showNewKey(id, secret);
+    });
+}
+
+void TiersView::revokeKey()
+{
+    const CustomerRow* row = m_customers->rowAt(m_customerTable->currentIndex().row());
+    if (!row || row->customer.keys.empty()) {
+        m_notice.show(row ? tr("%1 has no key to revoke.").arg(qs(row->customer.id)) : tr("Select a customer first."));
+        return;
+    }
+    const QString id = qs(row->customer.id);
+    QStringList items;
+    for (const Core::CustomerKey& k : row->customer.keys)
+        items << qs(k.id);
+    bool ok = false;
+    const QString keyId = QInputDialog::getItem(this, tr("Revoke a key of %1").arg(id),
+                                                tr("Requests with the key revoked are counted per address at once:"), items, 0, false, &ok);
+    if (!ok)
+        return;
+    m_console.revokeCustomerKey(id, keyId, [this, id, keyId](const Storage::Outcome& o) { saved(o, tr("Key %1… of %2 revoked.").arg(keyId, id)); });
+}
+
+void TiersView::showNewKey(const QString& customer, const QString& secret)
+{
+    const SnapshotPtr s = m_console.latest();
+    const QString header = s && s->config ? qs(s->config->settings.customerKeyHeader) : QStringLiteral("X-Api-Key");
+    auto* d = new QDialog(this);
+    d->setObjectName(QStringLiteral("newKeyDialog"));
+    d->setAttribute(Qt::WA_DeleteOnClose);
+    d->setWindowTitle(tr("API key of %1").arg(customer));
+    auto* v = new QVBoxLayout(d);
+    auto* text = new QLabel(tr("<b>Copy this key now: it is shown only this once.</b> Floodgate keeps only its SHA-256, so nobody "
+                               "can show it again; if it is lost, make a new one.<br>The customer sends it in every request as "
+                               "<code>%1: …</code>")
+                                .arg(header.toHtmlEscaped()));
+    text->setWordWrap(true);
+    v->addWidget(text);
+    auto* key = new QLineEdit(secret);
+    key->setObjectName(QStringLiteral("apiKey"));
+    key->setReadOnly(true);
+    key->setMinimumWidth(key->fontMetrics().horizontalAdvance(secret) + 24);
+    key->selectAll();
+    v->addWidget(key);
+    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close);
+    auto* copy = buttons->addButton(tr("Copy"), QDialogButtonBox::ActionRole);
+    connect(copy, &QPushButton::clicked, d, [key] { QGuiApplication::clipboard()->setText(key->text()); });
+    connect(buttons, &QDialogButtonBox::rejected, d, &QDialog::reject);
+    v->addWidget(buttons);
+    d->open();
 }
 
 void TiersView::deleteCustomer()

@@ -37,6 +37,11 @@ public Q_SLOTS:
     void addCustomer();
     void editCustomer();
     void deleteCustomer();
+    // A new API key for the selected customer (its other keys revoked, or kept a while), shown once.
+    void newKey();
+    void revokeKey();
+    // The dialog that shows a key made a moment ago, this once (objectName "newKeyDialog").
+    void showNewKey(const QString& customer, const QString& secret);
 
 private:
     void saved(const Storage::Outcome& o, const QString& text);

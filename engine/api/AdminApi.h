@@ -82,6 +82,8 @@ private:
     // ApiCluster.cpp (cluster).
     std::optional<Http::AdminResponse> clients(const Call& call);
     std::optional<Http::AdminResponse> buckets(const Call& call);
+    // /api/v1/customers/{id}/keys[/{key id}]: a new key (shown once), a revocation.
+    std::optional<Http::AdminResponse> customerKeys(const Call& call, const std::string& id);
     std::optional<Http::AdminResponse> lists(const Call& call);
     std::optional<Http::AdminResponse> tiers(const Call& call);
     std::optional<Http::AdminResponse> customers(const Call& call);
@@ -102,7 +104,7 @@ private:
                                                        const std::vector<T>& items, const std::function<std::string(const T&)>& keyOf,
                                                        const std::function<Wire::Json(const T&)>& show,
                                                        std::optional<T> (*decode)(const Wire::Json&, std::string_view, std::string*),
-                                                       const std::function<void(T, Storage::Actor, std::function<void(const Storage::Outcome&)>)>& put,
+                                                       const std::function<void(T, const Wire::Json& body, Storage::Actor, std::function<void(const Storage::Outcome&)>)>& put,
                                                        const std::function<void(std::string, Storage::Actor, std::function<void(const Storage::Outcome&)>)>& remove);
 
     Core::Engine& m_engine;

@@ -3,6 +3,8 @@
 #include "api/AdminApi.h"
 
 #include "api/ApiSupport.h"
+#include "core/CustomerKey.h"
+#include "wire/JsonReader.h"
 #include "wire/Codec.h"
 #include "core/Engine.h"
 #include "storage/Store.h"
@@ -21,7 +23,7 @@ std::optional<AdminResponse> AdminApi::namedCollection(const AdminRequest& r, co
                                         const std::vector<T>& items, const std::function<std::string(const T&)>& keyOf,
                                         const std::function<Json(const T&)>& show,
                                         std::optional<T> (*decode)(const Json&, std::string_view, std::string*),
-                                        const std::function<void(T, Storage::Actor, Storage::Store::Done)>& put,
+                                        const std::function<void(T, const Json&, Storage::Actor, Storage::Store::Done)>& put,
                                         const std::function<void(std::string, Storage::Actor, Storage::Store::Done)>& remove)
 {
     const bool get = r.method == "GET" || r.method == "HEAD";
@@ -49,7 +51,7 @@ std::optional<AdminResponse> AdminApi::namedCollection(const AdminRequest& r, co
         auto item = decode(*body, *key, &why);
         if (!item)
             return error(400, why);
-        return afterCommit(reply, [&](auto done) { put(std::move(*item), actor, done); });
+        return afterCommit(reply, [&](auto done) { put(std::move(*item), *body, actor, done); });
     }
     if (r.method == "DELETE")
         return afterCommit(reply, [&](auto done) { remove(*key, actor, done); });
@@ -74,7 +76,7 @@ std::optional<AdminResponse> AdminApi::tiers(const Call& call)
     return namedCollection<Tier>(
         r, reply, seg, {"tiers", "tier", "name", 40}, tiers, [](const Tier& t) { return t.name; },
         [](const Tier& t) { return Codec::toJson(t); }, Codec::tierFromJson,
-        [this](Tier t, Storage::Actor a, Storage::Store::Done d) { m_store.putTier(std::move(t), std::move(a), std::move(d)); },
+        [this](Tier t, const Json&, Storage::Actor a, Storage::Store::Done d) { m_store.putTier(std::move(t), std::move(a), std::move(d)); },
         [this](std::string n, Storage::Actor a, Storage::Store::Done d) { m_store.deleteTier(std::move(n), std::move(a), std::move(d)); });
 }
 
@@ -103,11 +105,84 @@ std::optional<AdminResponse> AdminApi::customers(const Call& call)
         j.set("usage", std::move(usage));
         return j;
     };
+    if (seg.size() >= 5 && seg[4] == "keys") {
+        const auto id = percentDecode(seg[3]);
+        if (!id || !validName(*id, 100))
+            return error(400, "id: a customer id is 1-100 bytes of printable UTF-8 without '/'");
+        return customerKeys(call, *id);
+    }
+    // A PUT that says nothing of keys keeps a stored customer's, and gives
+    // a new one its first key, shown in the answer this once.
+    auto put = [this, now](Customer c, const Json& body, Storage::Actor a, Storage::Store::Done d) {
+        if (body.find("keys")) {
+            m_store.putCustomer(std::move(c), std::move(a), std::move(d), Storage::Store::Keys::Replace);
+            return;
+        }
+        auto fresh = makeCustomerKey(now);
+        if (!fresh) {
+            d(Storage::Outcome{Storage::Result::Failed, "no random bytes for the customer's key (OpenSSL's generator failed)", {}});
+            return;
+        }
+        c.keys = {fresh->key};
+        m_store.putCustomer(
+            std::move(c), std::move(a),
+            [d = std::move(d), secret = std::move(fresh->secret)](const Storage::Outcome& o) {
+                Storage::Outcome shown = o;
+                if (o.result == Storage::Result::Created)
+                    shown.value.set("api_key", secret);
+                d(shown);
+            },
+            Storage::Store::Keys::Keep);
+    };
     return namedCollection<Customer>(
         r, reply, seg, {"customers", "customer", "id", 100}, customers, [](const Customer& c) { return c.id; }, withUsage,
-        Codec::customerFromJson,
-        [this](Customer c, Storage::Actor a, Storage::Store::Done d) { m_store.putCustomer(std::move(c), std::move(a), std::move(d)); },
+        Codec::customerFromJson, put,
         [this](std::string id, Storage::Actor a, Storage::Store::Done d) { m_store.deleteCustomer(std::move(id), std::move(a), std::move(d)); });
+}
+
+std::optional<AdminResponse> AdminApi::customerKeys(const Call& call, const std::string& id)
+{
+    const AdminRequest& r = call.request;
+    const Storage::Actor actor{actorOf(r)};
+    if (call.seg.size() == 5) {
+        if (r.method != "POST")
+            return methodNotAllowed("POST");
+        // {"keep_old": SECONDS}: the other keys stay valid that long (a
+        // rotation's overlap); without it they are revoked at once.
+        Millis keepOld = 0;
+        if (!r.body.empty()) {
+            AdminResponse failure;
+            const auto body = parseBody(r, failure);
+            if (!body)
+                return failure;
+            std::string why;
+            Codec::Reader reader(*body, "", &why);
+            if (!reader.isObject({"keep_old"}) || !reader.duration("keep_old", keepOld))
+                return error(400, why);
+        }
+        auto fresh = makeCustomerKey(call.now);
+        if (!fresh)
+            return error(500, "no random bytes for the customer's key (OpenSSL's generator failed)");
+        return afterCommit(call.reply, [&](auto done) {
+            m_store.addCustomerKey(id, fresh->key, keepOld, actor, [done, secret = fresh->secret, keyId = fresh->key.id](const Storage::Outcome& o) {
+                if (!o.ok())
+                    return done(o);
+                Storage::Outcome shown = o;
+                Json body = Json::object();
+                body.set("api_key", secret);
+                body.set("id", keyId);
+                body.set("customer", o.value);
+                shown.value = std::move(body);
+                done(shown);
+            });
+        });
+    }
+    const auto keyId = percentDecode(call.seg[5]);
+    if (call.seg.size() != 6 || !keyId || keyId->empty())
+        return error(404, "no such resource: /api/v1/customers/{id}/keys/{key id}");
+    if (r.method != "DELETE")
+        return methodNotAllowed("DELETE");
+    return afterCommit(call.reply, [&](auto done) { m_store.revokeCustomerKey(id, *keyId, actor, done); });
 }
 
 std::optional<AdminResponse> AdminApi::rules(const Call& call)

@@ -34,6 +34,18 @@ enum class Reason : std::uint8_t {
 };
 const char* toString(Reason reason);
 
+// A customer a request named without proving it (settings.customer_auth).
+// Such a request is counted as the anonymous client it is; the claim is
+// only told in its "why".
+enum class Claim : std::uint8_t {
+    None,
+    UnknownKey,       // customer_key_header held no customer's key
+    ExpiredKey,       // a customer's key, past its expiry (rotated out)
+    UntrustedHeader,  // customer_header from a peer that is not a trusted proxy
+    HeaderNotAProof,  // customer_header while customer_auth is api_key
+    UnknownCustomer,  // a trusted proxy named a customer there is none of
+};
+
 struct HeaderField {
     std::string_view name;
     std::string_view value;
@@ -47,8 +59,12 @@ struct RequestFacts {
     std::string_view query;  // without '?'
     std::string_view userAgent;
     std::uint32_t cookieCount = 0;
-    // Customer id if the listener already extracted it; when empty the engine
-    // looks in the query parameter / header named by the settings.
+    // The peer is a trusted proxy (settings.trusted_proxies): its forwarding
+    // header and customer_header are believed.
+    bool fromTrustedProxy = false;
+    // A customer already proven (`floodgate replay` of a limiter.log line, whose
+    // customer column a node wrote); when empty the engine asks the request
+    // to prove one (settings.customer_auth).
     std::string_view customerId;
     // Every request header, for header discriminators and the cooldown user key.
     std::span<const HeaderField> headers;
@@ -99,6 +115,10 @@ struct Decision {
     bool waitForCluster = false;
     bool customer = false;           // decided by a customer tier
     ShortName customerId;            // that customer's id
+    // Not a customer: what the request claimed without proof, and the
+    // customer (or the key's first characters) it named.
+    Claim claim = Claim::None;
+    ShortName claimed;
     // How to answer, from the settings the decision was made under (so the
     // listener needs no second look at the configuration).
     std::uint16_t throttleStatus = 429;

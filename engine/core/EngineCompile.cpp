@@ -155,6 +155,10 @@ std::shared_ptr<const Compiled> compile(std::shared_ptr<const EngineConfig> cfg,
         c->customerStride = std::max(c->customerStride, own);
         c->customers.emplace(cu.id, std::move(cc));
     }
+    for (const Customer& cu : cfg->customers)
+        for (const CustomerKey& k : cu.keys)
+            if (const auto digest = digestFromHex(k.sha256))  // validate() checked every one
+                c->customerKeys.emplace(*digest, Compiled::KeyOwner{&c->customers.at(cu.id), k.expiresAt});
     for (const Cooldown& cd : cfg->cooldowns) {
         CompiledCooldown cc;
         cc.rule.assign("cooldown:" + cd.name);

@@ -34,29 +34,44 @@ bool readsARange(const RequestFacts& f)
     return equalsIgnoreCase(f.method, "GET") && !headerValue(f, "Range").empty();
 }
 
-std::string_view customerIdOf(const RequestFacts& f, const Settings& s)
-{
-    if (!f.customerId.empty())
-        return f.customerId;
-    if (s.customerSource != CustomerSource::Header) {
-        if (auto v = queryParameter(f.query, s.customerParam).value_or(std::string_view{}); !v.empty())
-            return v;
-    }
-    if (s.customerSource != CustomerSource::QueryParameter)
-        return headerValue(f, s.customerHeader);
-    return {};
-}
-
-// The known customer a request speaks for, or null.
-const CompiledCustomer* customerOf(const Compiled& c, const RequestFacts& f)
+// The known customer a request proves it speaks for (settings.customer_auth),
+// or null; `d` is told what it claimed without proof, if anything.
+const CompiledCustomer* customerOf(const Compiled& c, const RequestFacts& f, Millis now, Decision& d)
 {
     if (c.customers.empty())
         return nullptr;
-    const std::string_view id = customerIdOf(f, c.settings);
-    if (id.empty())
+    if (!f.customerId.empty()) {  // proven already (replay of a limiter.log line)
+        const auto it = c.customers.find(f.customerId);
+        return it == c.customers.end() ? nullptr : &it->second;
+    }
+    const CustomerAuth auth = c.settings.customerAuth;
+    if (auth != CustomerAuth::TrustedHeader) {
+        if (const std::string_view key = headerValue(f, c.settings.customerKeyHeader); !key.empty()) {
+            const auto it = key.size() <= MaxPresentedKeyLength ? c.customerKeys.find(keyDigest(key)) : c.customerKeys.end();
+            if (it != c.customerKeys.end() && (it->second.expiresAt == 0 || now < it->second.expiresAt))
+                return it->second.customer;
+            if (it == c.customerKeys.end()) {
+                d.claim = Claim::UnknownKey;
+                d.claimed.assign(key.substr(0, std::min(key.size(), CustomerKeyIdLength)));
+            } else {
+                d.claim = Claim::ExpiredKey;
+                d.claimed.assign(it->second.customer->id);
+            }
+            return nullptr;
+        }
+    }
+    const std::string_view named = headerValue(f, c.settings.customerHeader);
+    if (named.empty())
         return nullptr;
-    const auto it = c.customers.find(id);
-    return it == c.customers.end() ? nullptr : &it->second;
+    if (auth != CustomerAuth::ApiKey && f.fromTrustedProxy) {
+        if (const auto it = c.customers.find(named); it != c.customers.end())
+            return &it->second;
+        d.claim = Claim::UnknownCustomer;
+    } else {
+        d.claim = auth == CustomerAuth::ApiKey ? Claim::HeaderNotAProof : Claim::UntrustedHeader;
+    }
+    d.claimed.assign(named);
+    return nullptr;
 }
 
 } // namespace
@@ -202,7 +217,7 @@ Decision Engine::decide(const RequestFacts& f, Millis now)
     const std::uint64_t resource = ranged ? keyedHash64(f.path) : 0;
     if (ranged && m->continuesResource(p, key, resource, now)) {
         d.reason = Reason::RangeContinuation;
-        const CompiledCustomer* cu = customerOf(c, f);
+        const CompiledCustomer* cu = customerOf(c, f, now, d);
         m->trackOnly(p, key, f, now, cu ? cu->tag : 0);
         m->finish(d, c, slot, now);
         return d;
@@ -315,7 +330,7 @@ Decision Engine::decide(const RequestFacts& f, Millis now)
         refused = refused || groupRefused;
     };
 
-    const CompiledCustomer* customer = customerOf(c, f);
+    const CompiledCustomer* customer = customerOf(c, f, now, d);
     if (customer) {
         d.customer = true;
         d.customerId.assign(customer->id);

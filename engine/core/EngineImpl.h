@@ -13,6 +13,7 @@
 //   EngineCooldowns.cpp cooldowns shared with the other nodes of a cluster
 #pragma once
 
+#include "core/CustomerKey.h"
 #include "core/Engine.h"
 #include "core/Glob.h"
 #include "core/Hash.h"
@@ -130,6 +131,13 @@ struct Compiled {
     std::unordered_map<std::string, CompiledCustomer, StringHash, std::equal_to<>> customers;
     std::uint16_t customerStride = 1;
     std::unordered_map<std::uint32_t, std::string> customerByTag;
+    // Whose each key is (its SHA-256): filled once every customer is in
+    // `customers`, whose nodes stay where they are.
+    struct KeyOwner {
+        const CompiledCustomer* customer = nullptr;
+        Millis expiresAt = 0;  // 0: none
+    };
+    std::unordered_map<KeyDigest, KeyOwner, KeyDigestHash> customerKeys;
     std::vector<CompiledCooldown> cooldowns;
     PatternSet excluded;
     PatternSet safeAgents;

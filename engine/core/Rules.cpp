@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "core/Rules.h"
 
+#include "core/CustomerKey.h"
+
 #include "core/SettingTable.h"
 #include "core/Tuning.h"
 #include "core/Window.h"
@@ -67,6 +69,28 @@ bool isPerIpRule(const ThrottleRule& r)
 bool perIpLimiting(const std::vector<ThrottleRule>& rules)
 {
     return std::any_of(rules.begin(), rules.end(), isPerIpRule);
+}
+
+std::vector<std::string> keylessCustomers(const EngineConfig& config, Millis now)
+{
+    std::vector<std::string> out;
+    if (config.settings.customerAuth != CustomerAuth::ApiKey)
+        return out;
+    for (const Customer& c : config.customers)
+        if (std::none_of(c.keys.begin(), c.keys.end(), [&](const CustomerKey& k) { return k.expiresAt == 0 || now < k.expiresAt; }))
+            out.push_back(c.id);
+    return out;
+}
+
+bool isTchar(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+        || std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+}
+
+bool isHeaderName(std::string_view name)
+{
+    return !name.empty() && std::all_of(name.begin(), name.end(), isTchar);
 }
 
 std::optional<std::string_view> queryParameter(std::string_view query, std::string_view name)
@@ -267,6 +291,7 @@ std::optional<std::string> validate(const EngineConfig& c)
             return e;
     }
     std::set<std::string> customerIds;
+    std::set<std::string> keyDigests;
     for (std::size_t i = 0; i < c.customers.size(); ++i) {
         const Customer& cu = c.customers[i];
         const std::string f = "customers[" + std::to_string(i) + "]";
@@ -278,6 +303,18 @@ std::optional<std::string> validate(const EngineConfig& c)
             return f + ".tier \"" + cu.tier + "\" is not a known tier";
         if (auto e = checkLevels(cu.overrides, f + ".overrides", true))
             return e;
+        if (cu.keys.size() > Tuning::maxKeysPerCustomer)
+            return f + ".keys: at most " + std::to_string(Tuning::maxKeysPerCustomer) + " keys (revoke the old ones)";
+        for (std::size_t k = 0; k < cu.keys.size(); ++k) {
+            const CustomerKey& key = cu.keys[k];
+            const std::string kf = f + ".keys[" + std::to_string(k) + "]";
+            if (!digestFromHex(key.sha256))
+                return kf + ".sha256 must be 64 lowercase hex digits";
+            if (key.id.empty() || key.id.size() > 40)
+                return kf + ".id must be 1-40 bytes";
+            if (!keyDigests.insert(key.sha256).second)
+                return kf + " is another customer's key too (or this one's twice)";
+        }
         const Tier& tier = *std::find_if(c.tiers.begin(), c.tiers.end(), [&](const Tier& t) { return t.name == cu.tier; });
         if (const std::size_t n = effectiveLevels(tier, cu).size(); n > Tuning::maxLevelsPerEntry)
             return f + ".overrides: with tier \"" + cu.tier + "\" they make " + std::to_string(n) + " levels: at most "
@@ -289,6 +326,10 @@ std::optional<std::string> validate(const EngineConfig& c)
         if (auto problem = row.check(c))
             return problem;
     }
+    for (const auto& [name, field] : {std::pair{std::string_view(c.settings.customerKeyHeader), "settings.customer_key_header"},
+                                      std::pair{std::string_view(c.settings.customerHeader), "settings.customer_header"}})
+        if (!isHeaderName(name))
+            return std::string(field) + " must be a header name (letters, digits and !#$%&'*+-.^_`|~)";
     if (c.escalation.enabled && c.escalation.maxBanMs < c.escalation.banMs)
         return std::string("escalation.max_ban must be >= escalation.ban");
     return std::nullopt;

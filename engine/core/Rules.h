@@ -65,13 +65,25 @@ struct Tier {
     std::vector<Level> levels;
 };
 
+// An API key a customer proves who it is with (docs/INTERFACE.md, "Customers
+// prove who they are"). The key itself is shown once, when it is made, and
+// never stored: only its SHA-256 (core/CustomerKey.h).
+struct CustomerKey {
+    std::string id;      // the key's first characters ("fgk_Ab12Cd34"): tells keys apart, proves nothing
+    std::string sha256;  // 64 lowercase hex digits
+    Millis createdAt = 0;
+    Millis expiresAt = 0;  // 0: until revoked; otherwise no longer accepted from then on
+    friend bool operator==(const CustomerKey&, const CustomerKey&) = default;
+};
+
 struct Customer {
-    std::string id;    // the customer_id the client sends
+    std::string id;    // "acme": how the operator, the events and a trusted proxy's header name it
     std::string name;  // "Acme Inc."
     std::string tier;  // a Tier name
     // Replace the tier's level of the same period and add the others (docs/BACKGROUND.md, tiers:
     // {60:100, 3600:1000, 86400:10000}).
     std::vector<Level> overrides;
+    std::vector<CustomerKey> keys;  // oldest first
 };
 
 struct BotOptions {
@@ -95,7 +107,14 @@ struct Escalation {
     std::uint32_t factor = 2;           // each repeat multiplies the ban by this
 };
 
-enum class CustomerSource : std::uint8_t { QueryParameter, Header, Either };
+// How a request proves which customer it speaks for. Anything else (an
+// unknown key, a customer header from a peer that is not a trusted proxy)
+// is a claim, not a proof: the request counts as the anonymous client it is.
+enum class CustomerAuth : std::uint8_t {
+    ApiKey,                  // one of the customer's keys, in customer_key_header
+    TrustedHeader,           // customer_header, believed only from a trusted proxy
+    ApiKeyOrTrustedHeader,   // either proof
+};
 
 // What a node of a cluster enforces while Redis is out of reach (docs/CLUSTER.md).
 enum class WhenClusterDown : std::uint8_t {
@@ -110,9 +129,9 @@ struct Settings {
     int ipv4PrefixBits = 32;
     bool dryRun = false;              // decide and report, let everything through
     bool rateLimitHeadersOnAllowed = true;
-    CustomerSource customerSource = CustomerSource::Either;
-    std::string customerParam = "customer_id";
-    std::string customerHeader = "X-Customer-Id";
+    CustomerAuth customerAuth = CustomerAuth::ApiKey;
+    std::string customerKeyHeader = "X-Api-Key";
+    std::string customerHeader = "X-Customer-Id";  // believed only from trusted proxies
     std::vector<Cidr> trustedProxies;  // used by the listener
     std::size_t maxTrackedKeys = Tuning::defaultMaxTrackedKeys;
     WhenClusterDown whenClusterDown = WhenClusterDown::Local;  // only with --redis
@@ -158,6 +177,17 @@ std::vector<Level> effectiveLevels(const Tier& tier, const Customer& customer);
 
 // The raw (still percent-encoded) value of `name` in a query string
 // ("a=1&b=2"); "" for a bare "name", nullopt when it is absent.
+// The customers that cannot prove who they are: none of their keys is
+// valid at `now` and customer_auth is api_key (a trusted proxy cannot name
+// them either). They are counted as anonymous clients; the start-up lines
+// and the console say so.
+std::vector<std::string> keylessCustomers(const EngineConfig& config, Millis now);
+
+// RFC 9110: a token character, and a field name (a token): what a header
+// setting, a rule's header and --real-ip-header accept.
+bool isTchar(char c);
+bool isHeaderName(std::string_view name);
+
 std::optional<std::string_view> queryParameter(std::string_view query, std::string_view name);
 
 // Case-insensitive ASCII comparison (header names, methods).

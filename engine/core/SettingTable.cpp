@@ -7,10 +7,10 @@ namespace {
 
 constexpr SettingChoice THROTTLE_STATUSES[] = {{429, {}}, {503, {}}, {403, {}}};
 
-constexpr SettingChoice CUSTOMER_SOURCES[] = {
-    {std::int64_t(CustomerSource::QueryParameter), "query"},
-    {std::int64_t(CustomerSource::Header), "header"},
-    {std::int64_t(CustomerSource::Either), "either"},
+constexpr SettingChoice CUSTOMER_AUTHS[] = {
+    {std::int64_t(CustomerAuth::ApiKey), "api_key"},
+    {std::int64_t(CustomerAuth::TrustedHeader), "trusted_header"},
+    {std::int64_t(CustomerAuth::ApiKeyOrTrustedHeader), "api_key_or_trusted_header"},
 };
 
 constexpr SettingChoice WHEN_CLUSTER_DOWN[] = {
@@ -64,14 +64,15 @@ constexpr SettingRow TABLE[] = {
     {G::Settings, "rate_limit_headers", "rate_limit_headers", K::Flag, 0, 0, B::Both, {},
      "Send the RateLimit headers on allowed answers too, not only on refusals.",
      settingAccess<&EngineConfig::settings, &Settings::rateLimitHeadersOnAllowed>()},
-    {G::Settings, "customer_source", "customer_source", K::Choice, 0, 0, B::Both, CUSTOMER_SOURCES,
-     "Where a customer's id is read from: the query parameter, the header, or either.",
-     settingAccess<&EngineConfig::settings, &Settings::customerSource>()},
-    {G::Settings, "customer_param", "customer_param", K::Text, 0, 100, B::Both, {},
-     "The query parameter that names the customer.",
-     settingAccess<&EngineConfig::settings, &Settings::customerParam>()},
-    {G::Settings, "customer_header", "customer_header", K::Text, 0, 100, B::Both, {},
-     "The header that names the customer.",
+    {G::Settings, "customer_auth", "customer_auth", K::Choice, 0, 0, B::Both, CUSTOMER_AUTHS,
+     "How a request proves which customer it speaks for: one of the customer's API keys, the customer header from a trusted "
+     "proxy, or either. Anything else is counted as the anonymous client it is.",
+     settingAccess<&EngineConfig::settings, &Settings::customerAuth>()},
+    {G::Settings, "customer_key_header", "customer_key_header", K::Text, 1, 100, B::Both, {},
+     "The header a customer sends its API key in.",
+     settingAccess<&EngineConfig::settings, &Settings::customerKeyHeader>()},
+    {G::Settings, "customer_header", "customer_header", K::Text, 1, 100, B::Both, {},
+     "The header a trusted proxy names the customer in (it authenticated the caller); from anyone else it is not believed.",
      settingAccess<&EngineConfig::settings, &Settings::customerHeader>()},
     {G::Settings, "trusted_proxies", {}, K::Ranges, 0, 0, B::Both, {},
      "Forwarding headers (X-Forwarded-For, Forwarded) are believed only from peers in these ranges.",

@@ -54,6 +54,8 @@ inline constexpr std::uint32_t maxSlidingBuckets = 120;
 // levels (tier and overrides), a keyed rule's entry its own. validate()
 // refuses a configuration past it, naming the field.
 inline constexpr std::size_t maxLevelsPerEntry = 64;
+// API keys one customer may hold at once (a rotation keeps the old ones a while).
+inline constexpr std::size_t maxKeysPerCustomer = 10;
 // Rules counted by something other than the client address (a header, or the
 // address with the user agent). Each is one more entry a decision reserves a
 // count in and gives it back from when the decision ends in a refusal.

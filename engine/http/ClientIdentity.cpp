@@ -23,13 +23,6 @@ std::string_view trim(std::string_view s)
     return s;
 }
 
-// RFC 9110 tchar.
-bool isTchar(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-        || std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
-}
-
 // Splits on commas, left to right, each part trimmed.
 std::vector<std::string_view> splitList(std::string_view s)
 {
@@ -61,16 +54,6 @@ bool TrustedProxies::contains(const IpAddress& a) const
     return false;
 }
 
-bool isHeaderName(std::string_view name)
-{
-    if (name.empty())
-        return false;
-    for (char c : name)
-        if (!isTchar(c))
-            return false;
-    return true;
-}
-
 std::vector<std::optional<std::string>> forwardedForNodes(std::string_view v)
 {
     std::vector<std::optional<std::string>> out;
@@ -91,7 +74,7 @@ std::vector<std::optional<std::string>> forwardedForNodes(std::string_view v)
             if (i < n && v[i] != ';' && v[i] != ',') {
                 empty = false;
                 const std::size_t nameStart = i;
-                while (i < n && isTchar(v[i]))
+                while (i < n && Core::isTchar(v[i]))
                     ++i;
                 const std::string_view name = v.substr(nameStart, i - nameStart);
                 if (name.empty() || i >= n || v[i] != '=') {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include "core/Address.h"
+#include "core/Rules.h"
 
 #include <optional>
 #include <string>
@@ -74,6 +75,6 @@ std::vector<std::optional<std::string>> forwardedForNodes(std::string_view value
 std::optional<Core::IpAddress> parseForwardedAddress(std::string_view hop);
 
 // An HTTP field name (RFC 9110 token): what --real-ip-header accepts.
-bool isHeaderName(std::string_view name);
+using Core::isHeaderName;
 
 } // namespace Floodgate::Http

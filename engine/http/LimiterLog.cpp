@@ -288,6 +288,8 @@ void fillLogRecord(LogRecord& r, const Core::Decision& d, const Core::RequestFac
     copyTruncated(r.query, sizeof r.query, f.query);
     copyTruncated(r.userAgent, sizeof r.userAgent, f.userAgent);
     copyTruncated(r.customer, sizeof r.customer, customer);
+    r.claim = d.claim;
+    copyTruncated(r.claimed, sizeof r.claimed, d.claimed.view());
 }
 
 void LimiterLog::push(std::size_t producer, const Core::Decision& d, const Core::RequestFacts& f, std::string_view customer,

@@ -56,6 +56,9 @@ struct LogRecord {
     char query[256] = {};
     char userAgent[192] = {};
     char customer[64] = {};
+    // Not a customer: a customer it named without proof (Core::Decision::claim).
+    Core::Claim claim = Core::Claim::None;
+    char claimed[64] = {};
     // Refused requests this record stands for: more than one when a listener
     // thread folded them while its ring was full (`folded` set; the other
     // fields are the first one's, `time` the last one's).

@@ -58,6 +58,7 @@ bool describeRequest(const RequestHead& head, const TrustedProxies& proxies, Cor
     f = Core::RequestFacts{};
     f.peer = head.peer;
     const bool trustedPeer = proxies.contains(head.peer);
+    f.fromTrustedProxy = trustedPeer;
     std::string_view raw = head.target;
     std::string_view method = head.method;
     if (trustedPeer && head.decisionMode) {

@@ -422,6 +422,8 @@ private:
                 m_facts.cookieCount = std::uint32_t(r.cookieCount);
             if (!r.customer.empty())
                 m_facts.customerId = r.customer;
+            else if (!m_input.customerParam.empty())
+                m_facts.customerId = Core::queryParameter(m_facts.query, m_input.customerParam).value_or(std::string_view{});
             if (t >= run.nextPurge) {
                 run.engine->purge(t);
                 run.nextPurge = t + PurgeEveryMs;

@@ -97,6 +97,10 @@ struct Input {
     std::vector<std::string> files;                // read in this order
     LogFormat format = LogFormat::Auto;            // Auto: recognised per file
     std::vector<Core::Cidr> trustedProxies;        // added to each configuration's settings.trusted_proxies
+    // A query parameter of the logged requests that names the customer each
+    // one proved when it was served (a log keeps no API key); empty: none,
+    // and only a limiter.log's customer column names one.
+    std::string customerParam;
     std::optional<Core::Millis> from, to;          // lines outside [from, to] are skipped (counted)
     std::function<void(const Progress&)> progress; // every ProgressEveryLines lines and at the end
     std::function<bool()> cancelled;               // checked as often; true stops the replay

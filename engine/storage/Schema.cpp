@@ -5,6 +5,7 @@
 #include "core/Rules.h"
 #include "storage/Sqlite.h"
 
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -183,6 +184,57 @@ void migrateDefaultExclusions(Connection& db)
     audit.bind(1, listJson(stored)).bind(2, listJson(now)).run();
 }
 
+// Customers' API keys: only each key's SHA-256, never the key.
+constexpr const char* MIGRATION_4 = R"SQL(
+CREATE TABLE customer_keys (
+  customer   TEXT    NOT NULL REFERENCES customers (id) ON DELETE CASCADE ON UPDATE CASCADE,
+  id         TEXT    NOT NULL,
+  sha256     TEXT    NOT NULL UNIQUE CHECK (length(sha256) = 64),
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER,
+  PRIMARY KEY (customer, sha256)
+) WITHOUT ROWID;
+)SQL";
+
+// Schema 4: until 0.6 a customer was whoever named it (customer_source: the
+// customer_id parameter or the X-Customer-Id header, from anyone). From now
+// on a customer proves who it is (settings.customer_auth, api_key by
+// default), so the customers stored have no key yet and count as anonymous
+// clients until the operator chooses: keys (`floodgate customers key ID`) or
+// customer_auth trusted_header behind a proxy that authenticates them. The
+// old settings go; the change is audited with what they were, and the
+// start-up line names the customers without a key (docs/CHANGELOG.md, 0.6.0).
+void migrateCustomerProof(Connection& db)
+{
+    std::string source = "either", param = "customer_id";
+    {
+        Statement read = db.prepare("SELECT key, value FROM settings WHERE key IN ('customer_source', 'customer_param')");
+        while (read.step())
+            (read.text(0) == "customer_source" ? source : param) = read.text(1);
+    }
+    std::int64_t customers = 0;
+    {
+        Statement count = db.prepare("SELECT count(*) FROM customers");
+        count.step();
+        customers = count.integer(0);
+    }
+    db.exec("DELETE FROM settings WHERE key IN ('customer_source', 'customer_param')");
+    if (customers == 0)
+        return;
+    std::string before = "{\"customer_source\":";
+    Wire::appendJsonString(before, source);
+    before += ",\"customer_param\":";
+    Wire::appendJsonString(before, param);
+    before += "}";
+    Statement audit = db.prepare("INSERT INTO audit (at, actor, action, subject, before, after) VALUES "
+                                 "(CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER), 'floodgate', "
+                                 "'rules.migrate', ?, ?, '{\"customer_auth\":\"api_key\"}')");
+    audit.bind(1, "customers prove who they are: " + std::to_string(customers) + " customer" + (customers == 1 ? "" : "s")
+                      + " without an API key count as anonymous clients until given one (schema 4)")
+        .bind(2, before)
+        .run();
+}
+
 struct Migration {
     int version;
     const char* sql;                 // the schema change
@@ -193,7 +245,9 @@ constexpr Migration MIGRATIONS[] = {
     {1, MIGRATION_1, nullptr},
     {2, MIGRATION_2, nullptr},
     {3, "", migrateDefaultExclusions},
+    {4, MIGRATION_4, migrateCustomerProof},
 };
+static_assert(std::size(MIGRATIONS) == CurrentVersion && MIGRATIONS[CurrentVersion - 1].version == CurrentVersion);
 
 } // namespace
 

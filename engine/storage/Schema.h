@@ -11,7 +11,7 @@ class Connection;
 
 namespace Schema {
 
-inline constexpr int CurrentVersion = 3;
+inline constexpr int CurrentVersion = 4;
 // PRAGMA application_id of a Floodgate database ("FLDG").
 inline constexpr int ApplicationId = 0x464c4447;
 

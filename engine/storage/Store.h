@@ -157,8 +157,20 @@ public:
     // stored "Pro", kept so spelt (a customer's tier too).
     void putTier(Core::Tier tier, Actor actor, Done done);                               // 201 new, 200 replaced
     void deleteTier(std::string name, Actor actor, Done done);                           // 204, 404, 409 in use
-    void putCustomer(Core::Customer customer, Actor actor, Done done);                   // 201, 200, 400 unknown tier
+    // 201, 200, 400 unknown tier. Keys::Keep: a stored customer keeps the
+    // keys it has and customer.keys are only a new one's (an API PUT or
+    // `floodgate customers set` that says nothing of keys); Keys::Replace:
+    // exactly customer.keys (the console, the cluster, an import).
+    enum class Keys : std::uint8_t { Replace, Keep };
+    void putCustomer(Core::Customer customer, Actor actor, Done done, Keys keys = Keys::Replace);
     void deleteCustomer(std::string id, Actor actor, Done done);                         // 204, 404
+    // Adds `key` to customer `id`'s keys (201; 404 no such customer). Its
+    // other keys expire `keepOthersMs` from now (0: at once, removed; those
+    // that expire sooner keep their expiry). What the customer becomes is
+    // the outcome's value.
+    void addCustomerKey(std::string id, Core::CustomerKey key, Core::Millis keepOthersMs, Actor actor, Done done);
+    // Removes the key whose id is `keyId` (204; 404 no such customer or key).
+    void revokeCustomerKey(std::string id, std::string keyId, Actor actor, Done done);
     // Replaces rules, cooldowns, bot options, escalation and settings with
     // those in `config` (tiers and customers in it are ignored).
     void putRules(Core::EngineConfig config, Actor actor, Done done);
@@ -219,6 +231,11 @@ private:
 
     Store(StoreOptions options, const Core::Clock& clock);
     void submit(std::string what, std::function<Outcome(Connection&, Effects&)> run, Done done);
+    // Changes stored customer `id` inside the writer's transaction: `change`
+    // edits it, or returns the refusal; then it is written and audited as
+    // `action`, and published.
+    void changeCustomer(std::string id, std::string action, std::function<std::optional<Outcome>(Core::Customer&, Core::Millis now)> change,
+                        Result success, Actor actor, Done done);
     void writerLoop();
     void runBatch(std::vector<Job>& jobs);
     void publish(const Effects& effects);

@@ -151,16 +151,20 @@ void Store::deleteTier(std::string name, Actor actor, Done done)
     }, std::move(done));
 }
 
-void Store::putCustomer(Customer customer, Actor actor, Done done)
+void Store::putCustomer(Customer customer, Actor actor, Done done, Keys keys)
 {
     std::string label = "save customer " + customer.id;
-    submit(std::move(label), [this, customer = std::move(customer), actor = std::move(actor)](Connection& db, Effects& fx) mutable {
+    submit(std::move(label), [this, customer = std::move(customer), actor = std::move(actor), keys](Connection& db, Effects& fx) mutable {
         EngineConfig config = Tables::readConfig(db);
         std::string ambiguous;
         const Tier* tier = findTier(config.tiers, customer.tier, &ambiguous);
         if (!tier)
             return Outcome{Result::Invalid, ambiguous.empty() ? "tier \"" + customer.tier + "\" is not a known tier" : ambiguous, {}};
         customer.tier = tier->name;  // as it is spelt: the engine matches exactly
+        if (keys == Keys::Keep)
+            for (const Customer& stored : config.customers)
+                if (stored.id == customer.id)
+                    customer.keys = stored.keys;
         const std::optional<Json> before = replaceOrAdd(config.customers, customer, [](const Customer& c) -> const std::string& { return c.id; });
         if (auto error = validate(config))
             return Outcome{Result::Invalid, *error, {}};
@@ -188,6 +192,62 @@ void Store::deleteCustomer(std::string id, Actor actor, Done done)
         fx.configChanges.push_back(ConfigChange{ConfigChange::Part::Customer, id, Json(), true, actor.name});
         return Outcome{Result::Removed, {}, before};
     }, std::move(done));
+}
+
+void Store::changeCustomer(std::string id, std::string action, std::function<std::optional<Outcome>(Customer&, Millis)> change, Result success,
+                           Actor actor, Done done)
+{
+    std::string label = action + " " + id;
+    submit(std::move(label), [this, id = std::move(id), action = std::move(action), change = std::move(change), success,
+                              actor = std::move(actor)](Connection& db, Effects& fx) {
+        EngineConfig config = Tables::readConfig(db);
+        auto it = std::find_if(config.customers.begin(), config.customers.end(), [&](const Customer& c) { return c.id == id; });
+        if (it == config.customers.end())
+            return Outcome{Result::NotFound, "there is no customer \"" + id + "\"", {}};
+        const Json before = Codec::toJson(*it);
+        if (auto refused = change(*it, m_clock.now()))
+            return *refused;
+        if (auto error = validate(config))
+            return Outcome{Result::Invalid, *error, {}};
+        Tables::writeCustomer(db, *it);
+        const Json after = Codec::toJson(*it);
+        writeAudit(db, actor, action, "customer " + id, &before, &after);
+        fx.config = true;
+        fx.configChanges.push_back(ConfigChange{ConfigChange::Part::Customer, id, after, false, actor.name});
+        return Outcome{success, {}, after};
+    }, std::move(done));
+}
+
+void Store::addCustomerKey(std::string id, CustomerKey key, Millis keepOthersMs, Actor actor, Done done)
+{
+    changeCustomer(
+        std::move(id), "customer.key_add",
+        [key = std::move(key), keepOthersMs](Customer& c, Millis now) -> std::optional<Outcome> {
+            if (keepOthersMs <= 0) {
+                c.keys.clear();
+            } else {
+                const Millis until = now + keepOthersMs;
+                for (CustomerKey& k : c.keys)
+                    if (k.expiresAt == 0 || k.expiresAt > until)
+                        k.expiresAt = until;
+                std::erase_if(c.keys, [&](const CustomerKey& k) { return k.expiresAt <= now; });  // expired already: not kept
+            }
+            c.keys.push_back(key);
+            return std::nullopt;
+        },
+        Result::Created, std::move(actor), std::move(done));
+}
+
+void Store::revokeCustomerKey(std::string id, std::string keyId, Actor actor, Done done)
+{
+    changeCustomer(
+        std::move(id), "customer.key_revoke",
+        [keyId = std::move(keyId)](Customer& c, Millis) -> std::optional<Outcome> {
+            if (std::erase_if(c.keys, [&](const CustomerKey& k) { return k.id == keyId; }) == 0)
+                return Outcome{Result::NotFound, "customer \"" + c.id + "\" has no key " + keyId, {}};
+            return std::nullopt;
+        },
+        Result::Removed, std::move(actor), std::move(done));
 }
 
 void Store::putRules(EngineConfig rules, Actor actor, Done done)

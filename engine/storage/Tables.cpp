@@ -322,6 +322,15 @@ EngineConfig readConfig(Connection& db)
             }
         }
     }
+    {
+        Statement s = db.prepare("SELECT id, sha256, created_at, expires_at FROM customer_keys WHERE customer = ? ORDER BY created_at, id");
+        for (Customer& cu : c.customers) {
+            s.reset();
+            s.bind(1, cu.id);
+            while (s.step())
+                cu.keys.push_back(CustomerKey{s.text(0), s.text(1), s.integer(2), s.isNull(3) ? 0 : s.integer(3)});
+        }
+    }
     c.bot.excludedPaths = readPatterns(db, "excluded_path");
     c.bot.safeUserAgents = readPatterns(db, "safe_user_agent");
     {
@@ -391,6 +400,14 @@ void writeCustomer(Connection& db, const Customer& c)
         const Level& l = c.overrides[i];
         ins.reset();
         ins.bind(1, c.id).bind(2, std::int64_t(i)).bind(3, l.name).bind(4, std::int64_t(l.limit)).bind(5, l.periodMs).run();
+    }
+    Statement delKeys = db.prepare("DELETE FROM customer_keys WHERE customer = ?");
+    delKeys.bind(1, c.id).run();
+    Statement key = db.prepare("INSERT INTO customer_keys (customer, id, sha256, created_at, expires_at) VALUES (?, ?, ?, ?, ?)");
+    for (const CustomerKey& k : c.keys) {
+        key.reset();
+        key.bind(1, c.id).bind(2, k.id).bind(3, k.sha256).bind(4, k.createdAt);
+        key.bind(5, k.expiresAt == 0 ? std::nullopt : std::optional<std::int64_t>(k.expiresAt)).run();
     }
 }
 

@@ -82,7 +82,8 @@ std::string levelText(const Level& level);
 // printable UTF-8 without '/'.
 bool validName(std::string_view s, std::size_t max);
 Json toJson(const Tier& tier);
-Json toJson(const Customer& customer);
+Json toJson(const Customer& customer);  // with its keys (id, sha256, times; never the key itself)
+Json toJson(const Core::CustomerKey& key);
 std::optional<Tier> tierFromJson(const Json& body, std::string_view name, std::string* why);
 std::optional<Customer> customerFromJson(const Json& body, std::string_view id, std::string* why);
 

@@ -2,6 +2,8 @@
 // Levels, tiers, customers and the rules document as JSON (its settings row by
 // row from SettingTable.h); the names of the rule enums.
 #include "wire/Codec.h"
+
+#include "core/CustomerKey.h"
 #include "wire/JsonReader.h"
 #include "core/SettingTable.h"
 #include "core/Utf8.h"
@@ -306,6 +308,16 @@ Json toJson(const Tier& t)
     return j;
 }
 
+Json toJson(const CustomerKey& k)
+{
+    Json j = Json::object();
+    j.set("id", k.id);
+    j.set("sha256", k.sha256);
+    j.set("created_at", formatTime(k.createdAt));
+    j.set("expires_at", k.expiresAt == 0 ? Json() : Json(formatTime(k.expiresAt)));
+    return j;
+}
+
 Json toJson(const Customer& c)
 {
     Json j = Json::object();
@@ -313,6 +325,10 @@ Json toJson(const Customer& c)
     j.set("name", c.name);
     j.set("tier", c.tier);
     j.set("overrides", levelsJson(c.overrides));
+    Json keys = Json::array();
+    for (const CustomerKey& k : c.keys)
+        keys.push(toJson(k));
+    j.set("keys", std::move(keys));
     return j;
 }
 
@@ -339,7 +355,7 @@ std::optional<Tier> tierFromJson(const Json& body, std::string_view name, std::s
 std::optional<Customer> customerFromJson(const Json& body, std::string_view id, std::string* why)
 {
     Reader r(body, "", why);
-    if (!r.isObject({"id", "name", "tier", "overrides"}))
+    if (!r.isObject({"id", "name", "tier", "overrides", "keys"}))
         return std::nullopt;
     Customer c;
     c.id = std::string(id);
@@ -354,6 +370,32 @@ std::optional<Customer> customerFromJson(const Json& body, std::string_view id, 
         return std::nullopt;
     else if (r.get("overrides") && !o)
         return std::nullopt;
+    if (const Json* keys = r.array("keys"); keys) {
+        for (std::size_t i = 0; i < keys->asArray().size(); ++i) {
+            Reader k(keys->asArray()[i], indexed("keys", i), why);
+            CustomerKey key;
+            std::string created, expires;
+            if (!k.isObject({"id", "sha256", "created_at", "expires_at"}) || !k.string("id", key.id, true, 40)
+                || !k.string("sha256", key.sha256, true, 64) || !k.string("created_at", created, true, 40) || !k.string("expires_at", expires, false, 40))
+                return std::nullopt;
+            if (!Core::digestFromHex(key.sha256))
+                return fail(why, k.path("sha256") + " must be 64 lowercase hex digits"), std::nullopt;
+            std::string timeWhy;
+            const auto createdAt = parseTime(created, &timeWhy);
+            if (!createdAt)
+                return fail(why, k.path("created_at") + " " + timeWhy), std::nullopt;
+            key.createdAt = *createdAt;
+            if (!expires.empty()) {
+                const auto expiresAt = parseTime(expires, &timeWhy);
+                if (!expiresAt)
+                    return fail(why, k.path("expires_at") + " " + timeWhy), std::nullopt;
+                key.expiresAt = *expiresAt;
+            }
+            c.keys.push_back(std::move(key));
+        }
+    } else if (r.get("keys")) {
+        return std::nullopt;
+    }
     return c;
 }
 
@@ -473,6 +515,12 @@ bool rulesFromJson(const Json& body, EngineConfig& out, std::string* why)
     }
     if (const Json* s = top.get("settings")) {
         Reader r(*s, "settings", why);
+        // 0.5's way of naming a customer, which anyone could claim: said
+        // plainly rather than "not a known field".
+        for (const char* gone : {"customer_source", "customer_param"})
+            if (r.get(gone))
+                return fail(why, std::string("settings.") + gone + " is gone since 0.6: a customer proves who it is with an API key or "
+                                 "through a trusted proxy (settings.customer_auth, docs/CHANGELOG.md); remove it");
         if (!r.isObject(settingKeys(SettingGroup::Settings)) || !readSettings(r, SettingGroup::Settings, c, why))
             return false;
     }

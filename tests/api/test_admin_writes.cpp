@@ -6,6 +6,7 @@
 
 #ifndef Q_MOC_RUN
 #include "ApiTestSupport.h"
+#include "core/CustomerKey.h"
 #endif
 
 using namespace Floodgate;
@@ -59,7 +60,10 @@ private Q_SLOTS:
     void tierAndCustomerEditsChangeTheNextDecision()
     {
         Stack s(freshDb());
-        QCOMPARE(s.call("PUT", "/api/v1/customers/acme", "{\"name\":\"Acme Inc.\",\"tier\":\"Free\"}").status, 201);
+        const Response created = s.call("PUT", "/api/v1/customers/acme", "{\"name\":\"Acme Inc.\",\"tier\":\"Free\"}");
+        QCOMPARE(created.status, 201);
+        const std::string key = Json::parse(created.body).value_or(Json()).find("api_key")->asString();
+        const std::string asAcme = "X-Api-Key: " + key + "\r\n";
         const Json customers = s.callJson("GET", "/api/v1/customers");
         const Json& acme = customers.find("customers")->asArray()[0];
         QCOMPARE(str(acme.find("tier")), QStringLiteral("Free"));
@@ -69,7 +73,7 @@ private Q_SLOTS:
         QVERIFY(c.open(s.listener->port(), "127.0.0.1", "127.0.0.20"));
         int status = 0;
         for (int i = 0; i < 101; ++i) {
-            QVERIFY(c.send(get("/api/things?customer_id=acme")));
+            QVERIFY(c.send(get("/api/things", asAcme)));
             status = c.read().value_or(Response{}).status;
             if (i < 100)
                 QCOMPARE(status, 200);
@@ -81,20 +85,105 @@ private Q_SLOTS:
         const Response put = s.call("PUT", "/api/v1/tiers/Free", "{\"levels\":[{\"limit\":150,\"period\":3600}]}");
         QCOMPARE(put.status, 200);
         QCOMPARE(QString::fromStdString(put.body), QStringLiteral("{\"name\":\"Free\",\"levels\":[{\"limit\":150,\"period\":3600}]}\n"));
-        QVERIFY(c.send(get("/api/things?customer_id=acme")));
+        QVERIFY(c.send(get("/api/things", asAcme)));
         const Response r = c.read().value_or(Response{});
         QCOMPARE(r.status, 200);
         QCOMPARE(QString::fromStdString(r.header("ratelimit-policy")), QStringLiteral("\"free-1h\";q=150;w=3600"));
 
         // An override for acme alone: 1,000 per hour.
         QCOMPARE(s.call("PUT", "/api/v1/customers/acme", "{\"tier\":\"Free\",\"overrides\":[{\"limit\":1000,\"period\":\"1h\"}]}").status, 200);
-        QVERIFY(c.send(get("/api/things?customer_id=acme")));
+        QVERIFY(c.send(get("/api/things", asAcme)));
         QCOMPARE(QString::fromStdString(c.read().value_or(Response{}).header("ratelimit-policy")), QStringLiteral("\"acme-1h\";q=1000;w=3600"));
 
         QCOMPARE(s.call("DELETE", "/api/v1/tiers/Free").status, 409);
         QCOMPARE(s.call("DELETE", "/api/v1/customers/acme").status, 204);
         QCOMPARE(s.call("DELETE", "/api/v1/tiers/Free").status, 204);
         QCOMPARE(s.callJson("GET", "/api/v1/tiers").find("tiers")->asArray().size(), std::size_t(2));
+    }
+
+    // A customer proves who it is with a key the API makes, shows once and
+    // keeps only the SHA-256 of; a rotation may keep the old keys a while;
+    // a revoked key, or the customer's id in a header, is anyone's claim:
+    // counted by address, and the event's why says so.
+    void customerKeysOverTheApi()
+    {
+        Stack s(freshDb());
+        const Response created = s.call("PUT", "/api/v1/customers/acme", "{\"tier\":\"Pro\"}");
+        QCOMPARE(created.status, 201);
+        const Json body = Json::parse(created.body).value_or(Json());
+        const std::string first = body.find("api_key")->asString();
+        QVERIFY2(first.starts_with("fgk_") && first.size() == 47, first.c_str());
+        QCOMPARE(body.find("keys")->asArray().size(), std::size_t(1));
+        QCOMPARE(str(body.find("keys")->asArray()[0].find("id")), QString::fromStdString(first.substr(0, 12)));
+        // Shown once: GET has the key's id and SHA-256, never the key.
+        const Response got = s.call("GET", "/api/v1/customers/acme");
+        QVERIFY(got.body.find(first) == std::string::npos);
+        QVERIFY(got.body.find("api_key") == std::string::npos);
+        QCOMPARE(str(Json::parse(got.body).value_or(Json()).find("keys")->asArray()[0].find("sha256")),
+                 QString::fromStdString(Core::toHex(Core::keyDigest(first))));
+
+        auto policy = [&](const char* from, const std::string& headers) {
+            Connection c;
+            if (!c.open(s.listener->port(), "127.0.0.1", from) || !c.send(get("/api/things", headers)))
+                return std::string("(no answer)");
+            return c.read().value_or(Response{}).header("ratelimit-policy");
+        };
+        auto keyHeader = [](const std::string& k) { return "X-Api-Key: " + k + "\r\n"; };
+        QCOMPARE(QString::fromStdString(policy("127.0.0.30", keyHeader(first))).left(8), QStringLiteral("\"pro-1m\""));
+        QCOMPARE(QString::fromStdString(policy("127.0.0.31", "X-Customer-Id: acme\r\n")).left(7), QStringLiteral("\"ip-3s\""));
+
+        // A PUT that says nothing of keys keeps them, and shows none.
+        const Response again = s.call("PUT", "/api/v1/customers/acme", "{\"tier\":\"Enterprise\"}");
+        QCOMPARE(again.status, 200);
+        QVERIFY(again.body.find("api_key") == std::string::npos);
+        QCOMPARE(QString::fromStdString(policy("127.0.0.30", keyHeader(first))).left(15), QStringLiteral("\"enterprise-1m\""));
+
+        // Rotation with an overlap: both keys work, the old one expires in an hour.
+        const Response rotated = s.call("POST", "/api/v1/customers/acme/keys", "{\"keep_old\":3600}");
+        QCOMPARE(rotated.status, 201);
+        const Json r = Json::parse(rotated.body).value_or(Json());
+        const std::string second = r.find("api_key")->asString();
+        QVERIFY(second != first);
+        const auto& keys = r.find("customer")->find("keys")->asArray();
+        QCOMPARE(keys.size(), std::size_t(2));
+        QVERIFY(keys[0].find("expires_at")->isString());
+        QVERIFY(keys[1].find("expires_at")->isNull());
+        QCOMPARE(QString::fromStdString(policy("127.0.0.30", keyHeader(first))).left(15), QStringLiteral("\"enterprise-1m\""));
+        QCOMPARE(QString::fromStdString(policy("127.0.0.32", keyHeader(second))).left(15), QStringLiteral("\"enterprise-1m\""));
+
+        // Revoking the old key by its id: it is anyone's claim from now on.
+        QCOMPARE(s.call("DELETE", "/api/v1/customers/acme/keys/" + first.substr(0, 12)).status, 204);
+        QCOMPARE(QString::fromStdString(policy("127.0.0.33", keyHeader(first))).left(7), QStringLiteral("\"ip-3s\""));
+        QCOMPARE(s.call("DELETE", "/api/v1/customers/acme/keys/" + first.substr(0, 12)).status, 404);
+        // A new key without keep_old revokes the others at once.
+        const std::string third = Json::parse(s.call("POST", "/api/v1/customers/acme/keys").body).value_or(Json()).find("api_key")->asString();
+        QCOMPARE(QString::fromStdString(policy("127.0.0.34", keyHeader(second))).left(7), QStringLiteral("\"ip-3s\""));
+        QCOMPARE(QString::fromStdString(policy("127.0.0.34", keyHeader(third))).left(15), QStringLiteral("\"enterprise-1m\""));
+        QCOMPARE(s.call("POST", "/api/v1/customers/nobody/keys").status, 404);
+        QCOMPARE(s.call("GET", "/api/v1/customers/acme/keys").status, 405);
+        QCOMPARE(s.call("POST", "/api/v1/customers/acme/keys", "{\"keep_old\":\"forever\"}").status, 400);
+        QCOMPARE(s.callWithout("POST", "/api/v1/customers/acme/keys").status, 401);
+
+        // Whoever names acme without its key is refused at the per-IP
+        // level, and the event says what it claimed.
+        Connection c;
+        QVERIFY(c.open(s.listener->port(), "127.0.0.1", "127.0.0.35"));
+        int status = 0;
+        for (int i = 0; i < 7; ++i) {
+            QVERIFY(c.send(get("/api/things", "X-Customer-Id: acme\r\n")));
+            status = c.read().value_or(Response{}).status;
+        }
+        QCOMPARE(status, 429);
+        QTRY_VERIFY(!s.callJson("GET", "/api/v1/events").find("events")->asArray().empty());
+        const Json events = s.callJson("GET", "/api/v1/events");
+        const std::string why = events.find("events")->asArray().back().find("why")->asString();
+        QVERIFY2(why.find("It named customer \"acme\" in the customer header, which proves nothing") != std::string::npos, why.c_str());
+        // The audit trail has each key's making and revocation, with no key in it.
+        const Response audit = s.call("GET", "/api/v1/audit");
+        QVERIFY(audit.body.find("customer.key_add") != std::string::npos);
+        QVERIFY(audit.body.find("customer.key_revoke") != std::string::npos);
+        for (const std::string& k : {first, second, third})
+            QVERIFY(audit.body.find(k) == std::string::npos);
     }
 
     // Tier names are one namespace, case-insensitively (as for the CLI and

@@ -304,20 +304,54 @@ private Q_SLOTS:
         QVERIFY(floodgate(split(QStringLiteral("tiers show --json --db ") + db))
                     .out.contains(QStringLiteral("{\"name\":\"Gold\",\"levels\":[{\"limit\":100,\"period\":60},{\"limit\":5000,\"period\":3600}]}")));
 
-        QCOMPARE(floodgate({QStringLiteral("customers"), QStringLiteral("set"), QStringLiteral("acme"), QStringLiteral("--tier"), QStringLiteral("Gold"),
-                            QStringLiteral("--name"), QStringLiteral("Acme Inc."), QStringLiteral("--override"), QStringLiteral("200/1m"),
-                            QStringLiteral("--db"), db})
-                     .code,
-                 0);
+        const Run created = floodgate({QStringLiteral("customers"), QStringLiteral("set"), QStringLiteral("acme"), QStringLiteral("--tier"),
+                                       QStringLiteral("Gold"), QStringLiteral("--name"), QStringLiteral("Acme Inc."), QStringLiteral("--override"),
+                                       QStringLiteral("200/1m"), QStringLiteral("--db"), db});
+        QCOMPARE(created.code, 0);
+        // A new customer's key, printed this once; only its SHA-256 is on disk.
+        const QRegularExpressionMatch printed = QRegularExpression(QStringLiteral("\napi key: (fgk_[A-Za-z0-9_-]{43})\n")).match(created.out);
+        QVERIFY2(printed.hasMatch(), qPrintable(created.out));
+        const QString firstKey = printed.captured(1);
+        QVERIFY(created.out.contains(QStringLiteral("The customer sends it as \"X-Api-Key: ") + firstKey));
+        QCOMPARE(query(db, "SELECT count(*) FROM customer_keys WHERE customer = 'acme'"), QStringLiteral("1|\n"));
+        for (const QString& file : {db, db + QStringLiteral("-wal")}) {
+            QFile f(file);
+            QVERIFY(!f.open(QIODevice::ReadOnly) || !f.readAll().contains(firstKey.toLatin1()));
+        }
         QString shown = floodgate(split(QStringLiteral("customers show --db ") + db)).out;
-        QVERIFY2(QRegularExpression(QStringLiteral("\nacme +Acme Inc\\. +Gold +200/1m\n")).match(shown).hasMatch(), qPrintable(shown));
-        // What is not given stays; --no-overrides clears them.
-        QCOMPARE(floodgate(split(QStringLiteral("customers set acme --tier=Pro --db ") + db)).code, 0);
+        QVERIFY2(QRegularExpression(QStringLiteral("\nacme +Acme Inc\\. +Gold +200/1m +") + QRegularExpression::escape(firstKey.left(12)) + QStringLiteral("\n"))
+                     .match(shown)
+                     .hasMatch(),
+                 qPrintable(shown));
+        // What is not given stays (the key too, and no new one is printed); --no-overrides clears them.
+        const Run changed = floodgate(split(QStringLiteral("customers set acme --tier=Pro --db ") + db));
+        QCOMPARE(changed.code, 0);
+        QVERIFY2(!changed.out.contains(QStringLiteral("api key")), qPrintable(changed.out));
         shown = floodgate(split(QStringLiteral("customers show --db ") + db)).out;
-        QVERIFY2(QRegularExpression(QStringLiteral("\nacme +Acme Inc\\. +Pro +200/1m\n")).match(shown).hasMatch(), qPrintable(shown));
+        QVERIFY2(QRegularExpression(QStringLiteral("\nacme +Acme Inc\\. +Pro +200/1m +") + QRegularExpression::escape(firstKey.left(12)) + QStringLiteral("\n"))
+                     .match(shown)
+                     .hasMatch(),
+                 qPrintable(shown));
         QCOMPARE(floodgate(split(QStringLiteral("customers set acme --tier Pro --no-overrides --db ") + db)).code, 0);
         const Run json = floodgate(split(QStringLiteral("customers show --json --db ") + db));
-        QVERIFY2(json.out.contains(QStringLiteral("{\"id\":\"acme\",\"name\":\"Acme Inc.\",\"tier\":\"Pro\",\"overrides\":[]}")), qPrintable(json.out));
+        QVERIFY2(json.out.contains(QStringLiteral("{\"id\":\"acme\",\"name\":\"Acme Inc.\",\"tier\":\"Pro\",\"overrides\":[],\"keys\":[{\"id\":\"")
+                                   + firstKey.left(12)),
+                 qPrintable(json.out));
+
+        // A rotation with an overlap: two keys, the old one expiring; then it is revoked by its id.
+        const Run rotated = floodgate(split(QStringLiteral("customers key acme --keep-old 1h --db ") + db));
+        QVERIFY2(rotated.code == 0, qPrintable(rotated.err));
+        QVERIFY2(rotated.out.contains(QStringLiteral("its other 1 key stays valid for 1 h;")), qPrintable(rotated.out));
+        const QString secondKey = QRegularExpression(QStringLiteral("\napi key: (fgk_[A-Za-z0-9_-]{43})\n")).match(rotated.out).captured(1);
+        QVERIFY(!secondKey.isEmpty() && secondKey != firstKey);
+        shown = floodgate(split(QStringLiteral("customers show --db ") + db)).out;
+        QVERIFY2(shown.contains(firstKey.left(12) + QStringLiteral(" (expires in ")) && shown.contains(secondKey.left(12)), qPrintable(shown));
+        const Run revoked = floodgate(split(QStringLiteral("customers key acme --revoke ") + firstKey.left(12) + QStringLiteral(" --db ") + db));
+        QVERIFY2(revoked.code == 0, qPrintable(revoked.err));
+        QCOMPARE(query(db, "SELECT count(*) FROM customer_keys WHERE customer = 'acme'"), QStringLiteral("1|\n"));
+        QCOMPARE(floodgate(split(QStringLiteral("customers key acme --revoke ") + firstKey.left(12) + QStringLiteral(" --db ") + db)).code, 1);
+        QCOMPARE(floodgate(split(QStringLiteral("customers key nobody --db ") + db)).code, 1);
+        QCOMPARE(floodgate(split(QStringLiteral("customers key acme --keep-old soon --db ") + db)).code, 2);
 
         // A tier a customer uses is not removed under it; the customer is.
         QCOMPARE(floodgate(split(QStringLiteral("customers remove acme --db ") + db)).code, 0);

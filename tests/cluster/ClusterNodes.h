@@ -9,6 +9,7 @@
 #include "ChildProcess.h"
 #include "HttpTestClient.h"
 #include "RedisServer.h"
+#include "core/CustomerKey.h"
 
 #include <QTemporaryDir>
 
@@ -92,6 +93,21 @@ inline Response call(std::uint16_t port, const std::string& request, const char*
 
 // PUT of a JSON body on a node's admin API (its rules, a customer); false,
 // saying why, unless it answers 2xx.
+// A customer's JSON with one key the test made (so the key travels through
+// the cluster like any other part of the customer), and the header that
+// proves the customer with it.
+struct KeyedCustomer {
+    std::string body;
+    std::string header;  // "X-Api-Key: fgk_...\r\n"
+};
+inline KeyedCustomer keyedCustomer(const std::string& id, const std::string& name, const std::string& tier)
+{
+    const Floodgate::Core::NewCustomerKey k = Floodgate::Core::customerKeyFrom(Floodgate::Core::keyDigest("cluster test key of " + id), 0);
+    return {R"({"name":")" + name + R"(","tier":")" + tier + R"(","keys":[{"id":")" + k.key.id + R"(","sha256":")" + k.key.sha256
+                + R"(","created_at":"2026-01-01T00:00:00Z"}]})",
+            "X-Api-Key: " + k.secret + "\r\n"};
+}
+
 inline bool putJson(const Node& n, const std::string& target, const std::string& body)
 {
     const Response r = call(n.admin(), withBody("PUT", target, body, bearer(n.token)));

@@ -246,10 +246,11 @@ private Q_SLOTS:
         Node* a = t.a;
         Node* b = t.b;
         // Told to a; b learns it from the cluster.
-        QVERIFY(putJson(*a, "/api/v1/customers/acme", R"({"name":"Acme","tier":"Pro"})"));
+        const KeyedCustomer acme = keyedCustomer("acme", "Acme", "Pro");
+        QVERIFY(putJson(*a, "/api/v1/customers/acme", acme.body));
         QVERIFY2(within(1000, [&] { return has(*b, "/api/v1/customers/acme", "\"Pro\""); }), "b does not know customer acme 1 s after a was told");
         // Pro: 100 per minute. Two nodes, E = max(1, 100 * 1% / 2) = 1: at most 102.
-        const int allowed = roundRobin({a, b}, 240, get("/api/orders", "X-Customer-Id: acme\r\n"), "127.0.0.4");
+        const int allowed = roundRobin({a, b}, 240, get("/api/orders", acme.header), "127.0.0.4");
         const int over = overdrafts({a, b});
         qInfo("admitted %d of 240 (limit 100, bound 102, %d overdrafts)", allowed, over);
         QVERIFY2(allowed >= 100 && allowed <= 102 + over, qPrintable(QString::number(allowed)));
@@ -363,7 +364,8 @@ private Q_SLOTS:
         Node* b = t.b;
 
         QVERIFY(putJson(*a, "/api/v1/tiers/Gold", R"({"levels":[{"limit":5,"period":60}]})"));
-        QVERIFY(putJson(*a, "/api/v1/customers/zed", R"({"name":"Zed","tier":"Gold"})"));
+        const KeyedCustomer zed = keyedCustomer("zed", "Zed", "Gold");
+        QVERIFY(putJson(*a, "/api/v1/customers/zed", zed.body));
         QVERIFY(putJson(*a, "/api/v1/rules", R"({"settings":{"when_cluster_down":"open"}})"));
         const double toCustomer = waitFor(1000, [&] { return has(*b, "/api/v1/customers/zed", "\"Gold\""); });
         qInfo("customer on b %.0f ms after it was put on a", toCustomer);
@@ -374,7 +376,7 @@ private Q_SLOTS:
         // Live on b: Gold is 5 a minute, counted across the cluster.
         int allowed = 0;
         for (int i = 0; i < 8; ++i)
-            allowed += call(b->port(), get("/api/orders", "X-Customer-Id: zed\r\n"), "127.0.0.70").status == 200;
+            allowed += call(b->port(), get("/api/orders", zed.header), "127.0.0.70").status == 200;
         QVERIFY2(allowed >= 5 && allowed <= 5 + 1 + overdrafts({a, b}), qPrintable(QString::number(allowed)));
 
         // Changed on b, removed on b: back on a.

@@ -55,7 +55,8 @@ std::set<std::string> names(const Node& n, const char* what, const char* field)
 {
     std::set<std::string> out;
     const std::string b = body(n, std::string("/api/v1/") + what);
-    const std::regex name(std::string("\"") + field + R"re(":"([^"]+)")re");
+    // An item's first field; not a customer's key's (its next field is its sha256).
+    const std::regex name(std::string("\\{\"") + field + R"re(":"([^"]+)",(?!"sha256"))re");
     for (auto it = std::sregex_iterator(b.begin(), b.end(), name); it != std::sregex_iterator(); ++it)
         out.insert((*it)[1].str());
     return out;

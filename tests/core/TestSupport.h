@@ -12,6 +12,7 @@
 // also prints "Action::Throttle" rather than "1" on a failure.
 #pragma once
 
+#include "core/CustomerKey.h"
 #include "core/Engine.h"
 #include "core/SettingTable.h"
 
@@ -218,6 +219,7 @@ struct Request {
     std::uint32_t cookies = 0;
     std::string customerId;
     std::vector<std::pair<std::string, std::string>> headers;
+    bool viaTrustedProxy = false;
 
     Request& from(std::string address)
     {
@@ -260,7 +262,20 @@ struct Request {
         headers.emplace_back(std::move(name), std::move(value));
         return *this;
     }
+    // The peer is a trusted proxy (its customer header is believed).
+    Request& trusted()
+    {
+        viaTrustedProxy = true;
+        return *this;
+    }
 };
+
+// A customer's API key made of its id (the same on every run), and the key
+// as the customer sends it.
+inline NewCustomerKey testKey(const std::string& customer, Millis createdAt = 0)
+{
+    return customerKeyFrom(keyDigest("test key of " + customer), createdAt);
+}
 
 // RequestFacts point into the request and into the header list: this keeps
 // its own copy of both alive for as long as the facts are used (so
@@ -280,6 +295,7 @@ public:
         m_facts.userAgent = r.userAgent;
         m_facts.cookieCount = r.cookies;
         m_facts.customerId = r.customerId;
+        m_facts.fromTrustedProxy = r.viaTrustedProxy;
         m_facts.headers = m_fields;
     }
     Facts(const Facts&) = delete;

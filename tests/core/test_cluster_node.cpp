@@ -552,7 +552,7 @@ private Q_SLOTS:
     {
         // A Pro customer (100 / min, 5,000 / h) on 2 nodes: E = max(1, 100 * 1% / 2) = 1.
         EngineConfig cfg = defaultConfig();
-        cfg.customers.push_back(Customer{"acme", "Acme", "Pro", {}});
+        cfg.customers.push_back(Customer{"acme", "Acme", "Pro", {}, {}});
         auto e = node(cfg);
         const Request r = Request().customer("acme");
         QVERIFY(!decide(*e, r, T0).waitForCluster);

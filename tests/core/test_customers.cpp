@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Engine::decide for customers (docs/INTERFACE.md): a known customer is
-// decided by its tier's levels, wherever its id comes from; an unknown one
-// falls back to the per-IP rules; per-customer overrides replace or add
-// levels; a tier change applies to the next decision. Time is injected.
+// Engine::decide for customers (docs/INTERFACE.md): a customer proves who it
+// is (one of its API keys, or a trusted proxy's customer header, as
+// settings.customer_auth says) and is then decided by its tier's levels; a
+// claim without proof (an unknown or expired key, the customer header from
+// anyone else) counts as the anonymous client it is, never spends the
+// customer's quota, and the decision says what was claimed; per-customer
+// overrides replace or add levels; a tier change applies to the next
+// decision. Time is injected.
 //
 // Escalation stays at its default (100 refusals within a minute) unless a
 // case says otherwise; no case here refuses that often.
@@ -19,7 +23,7 @@ namespace {
 EngineConfig withCustomer(const std::string& tier, std::vector<Level> overrides = {})
 {
     EngineConfig c = defaultConfig();
-    c.customers = {Customer{"acme", "Acme Inc.", tier, std::move(overrides)}};
+    c.customers = {Customer{"acme", "Acme Inc.", tier, std::move(overrides), {testKey("acme").key}}};
     return c;
 }
 
@@ -31,9 +35,10 @@ Tier& tierNamed(EngineConfig& c, const std::string& name)
     qFatal("no tier %s in the configuration", name.c_str());
 }
 
+// The customer, proving it with its key.
 Request acme()
 {
-    return Request().withQuery("customer_id=acme");
+    return Request().header("X-Api-Key", testKey("acme").secret);
 }
 
 QList<uint> levelLimits(const ClientDetail& detail)
@@ -53,8 +58,10 @@ private Q_SLOTS:
     void customerIsDecidedByItsTier_data();
     void customerIsDecidedByItsTier();
     void unknownCustomerFallsBackToIpRules();
-    void customerSource_data();
-    void customerSource();
+    void claimsAreNotProof_data();
+    void claimsAreNotProof();
+    void aClaimNeverSpendsTheCustomersQuota();
+    void rotatedKeyExpires();
     void tierLimits_data();
     void tierLimits();
     void proHourLevel();
@@ -69,34 +76,48 @@ private Q_SLOTS:
 void TestCustomers::customerIsDecidedByItsTier_data()
 {
     QTest::addColumn<QByteArray>("how");
-    QTest::newRow("query parameter") << QByteArray("query");
-    QTest::newRow("query among others") << QByteArray("query among others");
-    QTest::newRow("extracted by the listener") << QByteArray("facts");
-    QTest::newRow("header") << QByteArray("header");
-    QTest::newRow("header, lower case") << QByteArray("header lower case");
+    QTest::newRow("api key") << QByteArray("key");
+    QTest::newRow("api key, header name in lower case") << QByteArray("key lower case");
+    QTest::newRow("api key, customer_auth either") << QByteArray("key either");
+    QTest::newRow("proven already (replay of a limiter.log)") << QByteArray("facts");
+    QTest::newRow("trusted proxy's header") << QByteArray("trusted header");
+    QTest::newRow("trusted proxy's header, customer_auth either") << QByteArray("trusted header either");
+    QTest::newRow("renamed key header") << QByteArray("renamed key header");
 }
 
 void TestCustomers::customerIsDecidedByItsTier()
 {
     QFETCH(QByteArray, how);
+    EngineConfig cfg = withCustomer("Pro");
+    const std::string key = testKey("acme").secret;
     Request r;
-    if (how == "query")
-        r.withQuery("customer_id=acme");
-    else if (how == "query among others")
-        r.withQuery("page=2&customer_id=acme&sort=asc");
-    else if (how == "facts")
+    if (how == "key") {
+        r.header("X-Api-Key", key);
+    } else if (how == "key lower case") {
+        r.header("x-api-key", key);
+    } else if (how == "key either") {
+        cfg.settings.customerAuth = CustomerAuth::ApiKeyOrTrustedHeader;
+        r.header("X-Api-Key", key);
+    } else if (how == "facts") {
         r.customer("acme");
-    else if (how == "header")
-        r.header("X-Customer-Id", "acme");
-    else
-        r.header("x-customer-id", "acme");
+    } else if (how == "trusted header") {
+        cfg.settings.customerAuth = CustomerAuth::TrustedHeader;
+        r.header("X-Customer-Id", "acme").trusted();
+    } else if (how == "trusted header either") {
+        cfg.settings.customerAuth = CustomerAuth::ApiKeyOrTrustedHeader;
+        r.header("X-Customer-Id", "acme").trusted();
+    } else {
+        cfg.settings.customerKeyHeader = "Authorization-Key";
+        r.header("Authorization-Key", key);
+    }
 
-    Engine engine(withCustomer("Pro"));
+    Engine engine(cfg);
     // 10 req/s would lock an anonymous client out; the customer has its tier.
     for (int i = 0; i < 100; ++i) {
         const Decision d = decide(engine, r, T0 + i * 100);
         QVERIFY2(d.action == Action::Allow, (QByteArray::number(i) + ": " + describe(d)).constData());
         QVERIFY(d.customer);
+        QVERIFY(d.claim == Claim::None);
         if (i == 0) {
             QCOMPARE(ruleOf(d), QByteArray("pro-1m"));
             QCOMPARE(d.limit, 100u);
@@ -117,7 +138,7 @@ void TestCustomers::customerIsDecidedByItsTier()
 void TestCustomers::unknownCustomerFallsBackToIpRules()
 {
     Engine engine(withCustomer("Pro"));
-    const Request r = Request().withQuery("customer_id=nobody");
+    const Request r = Request().header("X-Api-Key", testKey("nobody").secret);
     for (int i = 0; i < 6; ++i) {
         const Decision d = decide(engine, r, T0 + i * 100);
         COMPARE_ACTION(d, Action::Allow);
@@ -128,44 +149,106 @@ void TestCustomers::unknownCustomerFallsBackToIpRules()
     COMPARE_ACTION(d, Action::Throttle);
     QCOMPARE(ruleOf(d), QByteArray("ip-3s"));
     QVERIFY(!d.customer);
+    QVERIFY(d.claim == Claim::UnknownKey);
+    QCOMPARE(QByteArray::fromStdString(std::string(d.claimed.view())), QByteArray::fromStdString(testKey("nobody").key.id));
 }
 
-void TestCustomers::customerSource_data()
+// What a request may claim without proving it: each is counted by address
+// (the per-IP level), and the decision names the claim.
+void TestCustomers::claimsAreNotProof_data()
 {
-    QTest::addColumn<int>("source");
-    QTest::addColumn<QByteArray>("param");
-    QTest::addColumn<bool>("viaQuery");
-    QTest::addColumn<bool>("known");
+    QTest::addColumn<int>("auth");
+    QTest::addColumn<QByteArray>("header");
+    QTest::addColumn<QByteArray>("value");
+    QTest::addColumn<bool>("trusted");
+    QTest::addColumn<int>("claim");
+    QTest::addColumn<QByteArray>("claimed");
 
-    const int query = int(CustomerSource::QueryParameter), header = int(CustomerSource::Header);
-    QTest::newRow("query source, query") << query << QByteArray("customer_id") << true << true;
-    QTest::newRow("query source, header ignored") << query << QByteArray("customer_id") << false << false;
-    QTest::newRow("header source, header") << header << QByteArray("customer_id") << false << true;
-    QTest::newRow("header source, query ignored") << header << QByteArray("customer_id") << true << false;
-    QTest::newRow("renamed parameter") << query << QByteArray("cid") << true << true;
+    const int key = int(CustomerAuth::ApiKey), proxy = int(CustomerAuth::TrustedHeader), either = int(CustomerAuth::ApiKeyOrTrustedHeader);
+    const QByteArray acmeKey = QByteArray::fromStdString(testKey("acme").secret);
+    QTest::newRow("customer header, api_key") << key << QByteArray("X-Customer-Id") << QByteArray("acme") << false
+                                              << int(Claim::HeaderNotAProof) << QByteArray("acme");
+    QTest::newRow("customer header from a trusted proxy, api_key")
+        << key << QByteArray("X-Customer-Id") << QByteArray("acme") << true << int(Claim::HeaderNotAProof) << QByteArray("acme");
+    QTest::newRow("customer header from anyone, trusted_header")
+        << proxy << QByteArray("X-Customer-Id") << QByteArray("acme") << false << int(Claim::UntrustedHeader) << QByteArray("acme");
+    QTest::newRow("customer header from anyone, either")
+        << either << QByteArray("X-Customer-Id") << QByteArray("acme") << false << int(Claim::UntrustedHeader) << QByteArray("acme");
+    QTest::newRow("a trusted proxy names nobody")
+        << proxy << QByteArray("X-Customer-Id") << QByteArray("nobody") << true << int(Claim::UnknownCustomer) << QByteArray("nobody");
+    QTest::newRow("a key is no proof under trusted_header") << proxy << QByteArray("X-Api-Key") << acmeKey << false << int(Claim::None)
+                                                          << QByteArray();
+    QTest::newRow("customer_id in the query (0.5) proves nothing")
+        << key << QByteArray() << QByteArray("customer_id=acme") << false << int(Claim::None) << QByteArray();
+    QTest::newRow("a key too long to be one") << key << QByteArray("X-Api-Key") << QByteArray(300, 'k') << false << int(Claim::UnknownKey)
+                                              << QByteArray("kkkkkkkkkkkk");
+    QTest::newRow("the key with one character changed")
+        << key << QByteArray("X-Api-Key") << QByteArray(acmeKey).replace(20, 1, acmeKey[20] == 'A' ? "B" : "A") << false
+        << int(Claim::UnknownKey) << acmeKey.left(12);
 }
 
-void TestCustomers::customerSource()
+void TestCustomers::claimsAreNotProof()
 {
-    QFETCH(int, source);
-    QFETCH(QByteArray, param);
-    QFETCH(bool, viaQuery);
-    QFETCH(bool, known);
+    QFETCH(int, auth);
+    QFETCH(QByteArray, header);
+    QFETCH(QByteArray, value);
+    QFETCH(bool, trusted);
+    QFETCH(int, claim);
+    QFETCH(QByteArray, claimed);
 
     EngineConfig cfg = withCustomer("Pro");
-    cfg.settings.customerSource = CustomerSource(source);
-    cfg.settings.customerParam = param.toStdString();
-    Request r;
-    if (viaQuery)
-        r.withQuery(param.toStdString() + "=acme");
-    else
-        r.header("X-Customer-Id", "acme");
+    cfg.settings.customerAuth = CustomerAuth(auth);
     Engine engine(cfg);
+    Request r;
+    if (header.isEmpty())
+        r.withQuery(value.toStdString());
+    else
+        r.header(header.toStdString(), value.toStdString());
+    if (trusted)
+        r.trusted();
+    for (int i = 0; i < 6; ++i) {
+        const Decision d = decide(engine, r, T0 + i * 100);
+        COMPARE_ACTION(d, Action::Allow);
+        QVERIFY(!d.customer);
+        QCOMPARE(ruleOf(d), QByteArray("ip-3s"));
+        QCOMPARE(int(d.claim), claim);
+        QCOMPARE(QByteArray::fromStdString(std::string(d.claimed.view())), claimed);
+    }
+    COMPARE_ACTION(decide(engine, r, T0 + 600), Action::Throttle);
+}
 
-    const Decision d = decide(engine, r, T0);
+// The attack: an anonymous client names a paying customer. It gets
+// the per-IP level (6 in 3 s), and the customer, from elsewhere, finds its
+// whole quota.
+void TestCustomers::aClaimNeverSpendsTheCustomersQuota()
+{
+    Engine engine(withCustomer("Pro"));
+    const Request impostor = Request().from("198.51.100.66").header("X-Customer-Id", "acme");
+    int allowed = 0;
+    for (int i = 0; i < 40; ++i)
+        allowed += decide(engine, impostor, T0 + i * 10).action == Action::Allow;
+    QCOMPARE(allowed, 6);
+    const Decision d = decide(engine, acme().from("192.0.2.20"), T0 + SECOND);
     COMPARE_ACTION(d, Action::Allow);
-    QCOMPARE(d.customer, known);
-    QCOMPARE(ruleOf(d), known ? QByteArray("pro-1m") : QByteArray("ip-3s"));
+    QVERIFY(d.customer);
+    QCOMPARE(ruleOf(d), QByteArray("pro-1m"));
+    QCOMPARE(d.remaining, 99u);
+}
+
+// A key rotated out with an overlap is valid until its expiry, then a
+// claim like any other; the customer's other key goes on.
+void TestCustomers::rotatedKeyExpires()
+{
+    EngineConfig cfg = withCustomer("Pro");
+    cfg.customers[0].keys[0].expiresAt = T0 + MINUTE;
+    cfg.customers[0].keys.push_back(testKey("acme, second").key);
+    Engine engine(cfg);
+    QVERIFY(decide(engine, acme(), T0 + MINUTE - 1).customer);
+    const Decision d = decide(engine, acme(), T0 + MINUTE);
+    QVERIFY(!d.customer);
+    QVERIFY(d.claim == Claim::ExpiredKey);
+    QCOMPARE(QByteArray::fromStdString(std::string(d.claimed.view())), QByteArray("acme"));
+    QVERIFY(decide(engine, Request().header("X-Api-Key", testKey("acme, second").secret), T0 + MINUTE).customer);
 }
 
 void TestCustomers::tierLimits_data()

@@ -376,9 +376,9 @@ void TestObservability::clientStates()
 void TestObservability::customerClient()
 {
     EngineConfig cfg = defaultConfig();
-    cfg.customers = {Customer{"acme", "Acme Inc.", "Pro", {}}};
+    cfg.customers = {Customer{"acme", "Acme Inc.", "Pro", {}, {testKey("acme").key}}};
     Engine engine(cfg);
-    decide(engine, Request().from("192.0.2.10").withQuery("customer_id=acme"), NOW);
+    decide(engine, Request().from("192.0.2.10").header("X-Api-Key", testKey("acme").secret), NOW);
 
     const auto detail = engine.client(ip("192.0.2.10"), NOW);
     QVERIFY(detail.has_value());

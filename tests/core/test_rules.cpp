@@ -48,16 +48,37 @@ const BadCase BAD_CASES[] = {
      "rules[0].levels[1].bucket is too narrow: at most 120 buckets per period"},
     {"tier level limit 0", [](EngineConfig& c) { c.tiers[1].levels[0].limit = 0; }, "tiers[1].levels[0].limit must be > 0"},
     {"duplicate tier", [](EngineConfig& c) { c.tiers.push_back(c.tiers[0]); }, "tiers[3].name \"Free\" is used twice"},
-    {"unknown tier", [](EngineConfig& c) { c.customers = {Customer{"acme", "Acme", "Gold", {}}}; },
+    {"unknown tier", [](EngineConfig& c) { c.customers = {Customer{"acme", "Acme", "Gold", {}, {}}}; },
      "customers[0].tier \"Gold\" is not a known tier"},
     {"duplicate customer",
-     [](EngineConfig& c) { c.customers = {Customer{"acme", "Acme", "Pro", {}}, Customer{"acme", "Acme 2", "Free", {}}}; },
+     [](EngineConfig& c) { c.customers = {Customer{"acme", "Acme", "Pro", {}, {}}, Customer{"acme", "Acme 2", "Free", {}, {}}}; },
      "customers[1].id \"acme\" is used twice"},
     {"override repeats a period",
-     [](EngineConfig& c) { c.customers = {Customer{"acme", "Acme", "Pro", {level(1000, HOUR), level(2000, HOUR)}}}; },
+     [](EngineConfig& c) { c.customers = {Customer{"acme", "Acme", "Pro", {level(1000, HOUR), level(2000, HOUR)}, {}}}; },
      "customers[0].overrides[1].period repeats another level's period"},
-    {"override limit 0", [](EngineConfig& c) { c.customers = {Customer{"acme", "Acme", "Pro", {level(0, DAY)}}}; },
+    {"override limit 0", [](EngineConfig& c) { c.customers = {Customer{"acme", "Acme", "Pro", {level(0, DAY)}, {}}}; },
      "customers[0].overrides[0].limit must be > 0"},
+    {"key digest not hex",
+     [](EngineConfig& c) { c.customers = {Customer{"acme", "Acme", "Pro", {}, {CustomerKey{"fgk_x", std::string(64, 'Z'), 1, 0}}}}; },
+     "customers[0].keys[0].sha256 must be 64 lowercase hex digits"},
+    {"one key, two customers",
+     [](EngineConfig& c) {
+         const CustomerKey k{"fgk_x", std::string(64, 'a'), 1, 0};
+         c.customers = {Customer{"acme", "Acme", "Pro", {}, {k}}, Customer{"zed", "Zed", "Pro", {}, {k}}};
+     },
+     "customers[1].keys[0] is another customer's key too (or this one's twice)"},
+    {"too many keys",
+     [](EngineConfig& c) {
+         Customer cu{"acme", "Acme", "Pro", {}, {}};
+         for (int i = 0; i < 11; ++i)
+             cu.keys.push_back(CustomerKey{"fgk_" + std::to_string(i), std::string(63, 'a') + char('a' + i % 6), 1, 0});
+         c.customers = {cu};
+     },
+     "customers[0].keys: at most 10 keys (revoke the old ones)"},
+    {"key header not a header name", [](EngineConfig& c) { c.settings.customerKeyHeader = "X Api Key"; },
+     "settings.customer_key_header must be a header name (letters, digits and !#$%&'*+-.^_`|~)"},
+    {"customer header empty", [](EngineConfig& c) { c.settings.customerHeader.clear(); },
+     "settings.customer_header must be a header name (letters, digits and !#$%&'*+-.^_`|~)"},
     {"cooldown duration 0", [](EngineConfig& c) { c.cooldowns[0].durationMs = 0; }, "cooldowns[0].duration must be > 0"},
     {"escalation refusals 0", [](EngineConfig& c) { c.escalation.refusals = 0; }, "escalation.refusals must be > 0"},
     {"escalation cap below the ban", [](EngineConfig& c) { c.escalation.maxBanMs = c.escalation.banMs - 1; },
@@ -100,7 +121,7 @@ const BadCase BAD_CASES[] = {
          std::vector<Level> more;
          for (int i = 0; i < 5; ++i)
              more.push_back(level(10, HOUR + i * SECOND));
-         c.customers = {Customer{"acme", "Acme", "Free", more}};
+         c.customers = {Customer{"acme", "Acme", "Free", more, {}}};
      },
      "customers[0].overrides: with tier \"Free\" they make 65 levels: at most 64"},
     // Globs: each costs a pass over the path per decision (Tuning.h).
@@ -191,7 +212,7 @@ void TestRules::validOddities()
 
     // A customer with no overrides, each tier once, every accepted status.
     c = defaultConfig();
-    c.customers = {Customer{"a", "A", "Free", {}}, Customer{"b", "B", "Pro", {}}, Customer{"c", "C", "Enterprise", {}}};
+    c.customers = {Customer{"a", "A", "Free", {}, {}}, Customer{"b", "B", "Pro", {}, {}}, Customer{"c", "C", "Enterprise", {}, {}}};
     for (int status : {429, 503, 403}) {
         c.settings.throttleStatus = status;
         QVERIFY2(!Floodgate::Core::validate(c), qPrintable(QString::number(status)));
@@ -209,7 +230,7 @@ void TestRules::validOddities()
     c.rules.push_back(keyedRule("more", 61));
     c.rules.back().discriminator = Discriminator::ClientAddress;
     c.tiers[0].levels = keyedRule("t", 60).levels;
-    c.customers = {Customer{"acme", "Acme", "Free", {level(1, HOUR), level(2, 2 * HOUR), level(3, 3 * HOUR), level(4, 4 * HOUR)}}};
+    c.customers = {Customer{"acme", "Acme", "Free", {level(1, HOUR), level(2, 2 * HOUR), level(3, 3 * HOUR), level(4, 4 * HOUR)}, {}}};
     auto error = Floodgate::Core::validate(c);
     QVERIFY2(!error, error ? error->c_str() : "");
 
@@ -289,8 +310,8 @@ void TestRules::defaultConfigMatchesInterface()
     QCOMPARE(c.settings.ipv6PrefixBits, Tuning::defaultIpv6CountingPrefix);
     QCOMPARE(c.settings.ipv4PrefixBits, 32);
     QVERIFY(!c.settings.dryRun);
-    QVERIFY(c.settings.customerSource == CustomerSource::Either);
-    QCOMPARE(qs(c.settings.customerParam), QStringLiteral("customer_id"));
+    QVERIFY(c.settings.customerAuth == CustomerAuth::ApiKey);
+    QCOMPARE(qs(c.settings.customerKeyHeader), QStringLiteral("X-Api-Key"));
     QCOMPARE(qs(c.settings.customerHeader), QStringLiteral("X-Customer-Id"));
     QCOMPARE(c.settings.maxTrackedKeys, std::size_t(1'000'000));
     QCOMPARE(c.settings.maxTrackedKeys, Tuning::defaultMaxTrackedKeys);
@@ -350,7 +371,7 @@ void TestRules::effectiveLevels()
 
     // The tier's levels given out of order: the result is sorted by period.
     const Tier pro{"Pro", {level(5000, HOUR), level(100, MINUTE)}};
-    Customer acme{"acme", "Acme Inc.", "Pro", {}};
+    Customer acme{"acme", "Acme Inc.", "Pro", {}, {}};
     switch (overrideCase) {
     case 1: acme.overrides = {level(1000, HOUR)}; break;
     case 2: acme.overrides = {level(10000, DAY)}; break;
@@ -410,7 +431,7 @@ void TestRules::settingTableNamesEachSettingOnce()
     // The defaults are Rules.h's initialisers, read back through each row.
     QCOMPARE(findSetting("settings.ipv6_prefix")->defaultNumber(), std::int64_t(Tuning::defaultIpv6CountingPrefix));
     QCOMPARE(findSetting("escalation.find")->defaultNumber(), std::int64_t(MINUTE));
-    QCOMPARE(findSetting("settings.customer_source")->defaultNumber(), std::int64_t(CustomerSource::Either));
+    QCOMPARE(findSetting("settings.customer_auth")->defaultNumber(), std::int64_t(CustomerAuth::ApiKey));
 
     // A configuration with every setting changed is still a valid one.
     const EngineConfig changed = everySettingChanged();
@@ -448,7 +469,8 @@ void TestRules::settingRowsCheckTheirOwnRange()
         }
     }
     QCOMPARE(qs(findSetting("settings.throttle_status")->choiceList()), QStringLiteral("429, 503 or 403"));
-    QCOMPARE(qs(findSetting("settings.customer_source")->choiceList()), QStringLiteral("\"query\", \"header\" or \"either\""));
+    QCOMPARE(qs(findSetting("settings.customer_auth")->choiceList()),
+             QStringLiteral("\"api_key\", \"trusted_header\" or \"api_key_or_trusted_header\""));
 }
 
 QTEST_APPLESS_MAIN(TestRules)

@@ -6,6 +6,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "core/CustomerKey.h"
+
 #include "HttpTestClient.h"
 #include "ListenerStack.h"
 #include "ReplayTestSupport.h"
@@ -32,6 +34,7 @@ struct Planned {
     std::string agent;
     std::string forwardedFor;
     Core::Millis time = 0;
+    std::string headers;  // more of the request's header lines, sent live (a log keeps none of them)
 };
 
 struct Seen {
@@ -50,11 +53,17 @@ Seen expectedAnswer(const Core::Decision& d)
     return s;
 }
 
+// The customer's API key: what it proves itself with, live.
+Core::NewCustomerKey acmeKey()
+{
+    return Core::customerKeyFrom(Core::keyDigest("replay test key"), 0);
+}
+
 Core::EngineConfig configWithCustomer()
 {
     Core::EngineConfig c = Core::defaultConfig();
     c.escalation.enabled = false;  // as ListenerStack runs it
-    c.customers.push_back(Core::Customer{"acme", "Acme", "Pro", {}});
+    c.customers.push_back(Core::Customer{"acme", "Acme", "Pro", {}, {acmeKey().key}});
     return c;
 }
 
@@ -71,6 +80,7 @@ std::vector<Seen> serveLive(const std::vector<Planned>& plan, const Core::Engine
         std::string headers = "User-Agent: " + p.agent + "\r\n";
         if (!p.forwardedFor.empty())
             headers += "X-Forwarded-For: " + p.forwardedFor + "\r\n";
+        headers += p.headers;
         const auto r = fetch(s.port(), get(p.target, headers), 3000, p.client.c_str());
         seen.push_back(r ? Seen{r->status, r->header("ratelimit")} : Seen{});
     }
@@ -85,10 +95,11 @@ struct Replayed {
 };
 
 Replayed replayFiles(const std::vector<std::string>& files, const std::vector<Replay::Configuration>& configs,
-                     Replay::LogFormat format = Replay::LogFormat::Auto, std::vector<Core::Cidr> proxies = {})
+                     Replay::LogFormat format = Replay::LogFormat::Auto, std::vector<Core::Cidr> proxies = {}, std::string customerParam = {})
 {
     Replayed out;
     Replay::Input in;
+    in.customerParam = std::move(customerParam);
     in.files = files;
     in.format = format;
     in.trustedProxies = std::move(proxies);
@@ -138,13 +149,14 @@ private Q_SLOTS:
             std::vector<Planned> second;
             for (int j = 0; j < 25; ++j) {
                 if (j < 20)
-                    second.push_back({"127.0.0.2", "/search?q=" + std::to_string(s * 20 + j), "python-requests/2.31", {}, 0});
-                second.push_back({"127.0.0.5", "/api/items?customer_id=acme&page=" + std::to_string(j), "acme-sync/1.0", {}, 0});
+                    second.push_back({"127.0.0.2", "/search?q=" + std::to_string(s * 20 + j), "python-requests/2.31", {}, 0, {}});
+                second.push_back({"127.0.0.5", "/api/items?customer_id=acme&page=" + std::to_string(j), "acme-sync/1.0", {}, 0,
+                                  "X-Api-Key: " + acmeKey().secret + "\r\n"});
                 if (j == 0)
-                    second.push_back({"127.0.0.3", "/feed.xml", "ExampleBot/1.0 (+https://example.org/bot)", {}, 0});
+                    second.push_back({"127.0.0.3", "/feed.xml", "ExampleBot/1.0 (+https://example.org/bot)", {}, 0, {}});
                 if ((s == 0 || s == 2) && j < 12)
                     second.push_back({"127.0.0.4", j == 0 ? (s == 0 ? "/" : "/about") : "/static/part" + std::to_string(j) + (j % 2 ? ".js" : ".png"),
-                                      browser, {}, 0});
+                                      browser, {}, 0, {}});
             }
             // One-second timestamps: spread over the second in file order (Replay.h).
             for (std::size_t i = 0; i < second.size(); ++i) {
@@ -161,7 +173,8 @@ private Q_SLOTS:
             log += combinedLine(plan[i].client, plan[i].time, plan[i].target, live[i].status, plan[i].agent);
         const std::string path = dir.filePath(QStringLiteral("access.log")).toStdString();
         writeFile(path, log);
-        const Replayed r = replayFiles({path}, {configuration(config)});
+        // The log keeps no key: the customer the request proved is in its query (replay --customer-param).
+        const Replayed r = replayFiles({path}, {configuration(config)}, Replay::LogFormat::Auto, {}, "customer_id");
         QVERIFY2(r.result.fatal.empty(), r.result.fatal.c_str());
         QCOMPARE(r.answers.size(), plan.size());
         for (std::size_t i = 0; i < plan.size(); ++i) {
@@ -196,11 +209,11 @@ private Q_SLOTS:
         std::vector<Planned> plan;
         for (int i = 0; i < 90; ++i) {
             const Core::Millis t = start + i * 37;
-            plan.push_back({"127.0.0.9", "/page/" + std::to_string(i), "curl/8.5", "203.0.113.1", t});
+            plan.push_back({"127.0.0.9", "/page/" + std::to_string(i), "curl/8.5", "203.0.113.1", t, {}});
             if (i % 30 == 0)
-                plan.push_back({"127.0.0.9", "/slow", "curl/8.5", "198.51.100.2, 203.0.113.2", t + 5});
+                plan.push_back({"127.0.0.9", "/slow", "curl/8.5", "198.51.100.2, 203.0.113.2", t + 5, {}});
             if (i % 3 == 0)
-                plan.push_back({"127.0.0.6", "/direct", "curl/8.5", "192.0.2.99", t + 7});  // not a trusted proxy
+                plan.push_back({"127.0.0.6", "/direct", "curl/8.5", "192.0.2.99", t + 7, {}});  // not a trusted proxy
         }
         Http::ListenerOptions o;
         const Core::Cidr proxy = *Core::Cidr::parse("127.0.0.9/32");

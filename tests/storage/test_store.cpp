@@ -429,8 +429,8 @@ private Q_SLOTS:
             rows.push_back(column(0) + " " + column(1) + " " + column(2));
         sqlite3_finalize(st);
         sqlite3_close(db);
-        QCOMPARE(rows, std::vector<std::string>({"cookieless_only integer 1", "customer_header text X-Customer-Id-2", "customer_param text customer_id-2",
-                                    "customer_source text query", "dry_run integer 1", "escalation_ban_ms integer 901500",
+        QCOMPARE(rows, std::vector<std::string>({"cookieless_only integer 1", "customer_auth text trusted_header", "customer_header text X-Customer-Id-2",
+                                    "customer_key_header text X-Api-Key-2", "dry_run integer 1", "escalation_ban_ms integer 901500",
                                     "escalation_enabled integer 0", "escalation_factor integer 3", "escalation_find_ms integer 61500",
                                     "escalation_max_ban_ms integer 604801500", "escalation_refusals integer 101",
                                     "ipv4_prefix integer 31", "ipv6_prefix integer 65", "max_tracked_keys integer 1000001",
@@ -551,7 +551,7 @@ private Q_SLOTS:
             QCOMPARE(label(store->wait([&](auto done) { store->addEntry(ListKind::Blocklist, listEntry("192.0.2.99", "kept", NeverExpires), ALICE, done); }).result), label(Result::Created));
         }
         // What a database of the first release looks like.
-        rawExec(path, "DROP TABLE offenders; PRAGMA user_version = 1;");
+        rawExec(path, "DROP TABLE offenders; DROP TABLE customer_keys; PRAGMA user_version = 1;");
         auto store = openOk(path);
         QVERIFY(store);
         QVERIFY(!store->created());
@@ -594,6 +594,7 @@ private Q_SLOTS:
                 + patterns[i].toStdString() + "');";
         if (fromVersion == 1)
             sql += "DROP TABLE offenders;";
+        sql += "DROP TABLE customer_keys;";
         sql += "PRAGMA user_version = " + std::to_string(fromVersion) + ";";
         rawExec(path, sql.c_str());
 
@@ -622,6 +623,65 @@ private Q_SLOTS:
         auto again = openOk(path);
         QCOMPARE(again->load().config.bot.excludedPaths, expected);
         QCOMPARE(again->audit(-1, 10).size(), std::size_t(replaced ? 1 : 0));
+    }
+
+    // Until 0.6 a customer was whoever named it. A database of 0.5 keeps
+    // its customers, without a key: they count as anonymous clients until
+    // the operator gives them keys (or chooses a trusted proxy's header);
+    // the old settings go, and the audit trail says what they were.
+    void aVersion3DatabaseKeepsItsCustomersWithoutProof()
+    {
+        const QString path = freshPath();
+        {
+            auto store = openOk(path);
+            store->start(nullptr);
+            QVERIFY(store->wait([&](auto done) { store->putCustomer(Customer{"acme", "Acme", "Pro", {}, {}}, ALICE, done); }).ok());
+        }
+        rawExec(path, "DROP TABLE customer_keys; INSERT INTO settings (key, value) VALUES ('customer_source', 'header'), "
+                      "('customer_param', 'cid'); PRAGMA user_version = 3;");
+        {
+            auto store = openOk(path);
+            QVERIFY(store);
+            QCOMPARE(userVersion(path), Storage::Schema::CurrentVersion);
+            const auto loaded = store->load();
+            QCOMPARE(loaded.config.customers.size(), std::size_t(1));
+            QVERIFY(loaded.config.customers[0].keys.empty());
+            QVERIFY(loaded.config.settings.customerAuth == CustomerAuth::ApiKey);
+            QCOMPARE(keylessCustomers(loaded.config, T0), std::vector<std::string>{"acme"});
+            const auto audit = store->audit(-1, 10);
+            QCOMPARE(audit.size(), std::size_t(2));  // the customer's making, the migration
+            const auto migration = std::find_if(audit.begin(), audit.end(), [](const auto& row) { return row.action == "rules.migrate"; });
+            QVERIFY(migration != audit.end());
+            QCOMPARE(QString::fromStdString(migration->actor), QStringLiteral("floodgate"));
+            QCOMPARE(QString::fromStdString(migration->before), QStringLiteral("{\"customer_source\":\"header\",\"customer_param\":\"cid\"}"));
+            QVERIFY(migration->subject.find("1 customer without an API key") != std::string::npos);
+            // The header the customer used to send is a claim now.
+            Engine engine(loaded.config);
+            const Decision d = decide(engine, Request().header("X-Customer-Id", "acme"), T0);
+            QVERIFY(!d.customer);
+            QVERIFY(d.claim == Claim::HeaderNotAProof);
+            // The operator gives it a key: on disk, and it proves the customer.
+            store->start(nullptr);
+            const NewCustomerKey key = testKey("acme");
+            QCOMPARE(label(store->wait([&](auto done) { store->addCustomerKey("acme", key.key, 0, ALICE, done); }).result), label(Result::Created));
+        }
+        auto again = openOk(path);
+        const auto loaded = again->load();
+        QCOMPARE(loaded.config.customers[0].keys.size(), std::size_t(1));
+        QCOMPARE(loaded.config.customers[0].keys[0].sha256, testKey("acme").key.sha256);
+        QVERIFY(keylessCustomers(loaded.config, T0).empty());
+        Engine engine(loaded.config);
+        QVERIFY(decide(engine, Request().header("X-Api-Key", testKey("acme").secret), T0).customer);
+        QCOMPARE(again->audit(-1, 10).size(), std::size_t(3));  // the customer, the migration (once), the key
+        // No setting row of 0.5 is left.
+        sqlite3* db = nullptr;
+        sqlite3_open(path.toUtf8().constData(), &db);
+        sqlite3_stmt* st = nullptr;
+        sqlite3_prepare_v2(db, "SELECT count(*) FROM settings WHERE key IN ('customer_source', 'customer_param')", -1, &st, nullptr);
+        QCOMPARE(sqlite3_step(st), SQLITE_ROW);
+        QCOMPARE(sqlite3_column_int(st, 0), 0);
+        sqlite3_finalize(st);
+        sqlite3_close(db);
     }
 
     void refusedFilesAreLeftUntouched_data()

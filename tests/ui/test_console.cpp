@@ -6,7 +6,10 @@
 // bad input; charts stay bounded; the real binary opens and closes cleanly
 // with the demo running.
 #include <QtTest>
+
+#include "core/CustomerKey.h"
 #include <QMessageBox>
+#include <QInputDialog>
 
 #ifndef Q_MOC_RUN
 #include "ui/AddressDialog.h"
@@ -15,6 +18,7 @@
 #include "ui/ClientsView.h"
 #include "ConsoleStack.h"
 #include "ui/EventsView.h"
+#include "ui/TierModels.h"
 #include "ui/HeatMap.h"
 #include "ui/LevelsEditor.h"
 #include "ui/ListModel.h"
@@ -236,9 +240,11 @@ private Q_SLOTS:
         Ui::MainWindow& w = *s.mainWindow;
         // A customer on Free (100 per hour).
         bool saved = false;
-        s.console->putCustomer(Core::Customer{"acme", "Acme Inc.", "Free", {}}, [&](const Storage::Outcome& o) { saved = o.ok(); });
+        const Core::NewCustomerKey key = Core::customerKeyFrom(Core::keyDigest("console test key"), 0);
+        const std::string asAcme = "X-Api-Key: " + key.secret + "\r\n";
+        s.console->putCustomer(Core::Customer{"acme", "Acme Inc.", "Free", {}, {key.key}}, [&](const Storage::Outcome& o) { saved = o.ok(); });
         QTRY_VERIFY_WITH_TIMEOUT(saved, 5000);
-        Response r = s.requestFull("127.0.0.20", "/api?customer_id=acme");
+        Response r = s.requestFull("127.0.0.20", "/api", asAcme);
         QCOMPARE(r.status, 200);
         QCOMPARE(QString::fromStdString(r.header("ratelimit-policy")), QStringLiteral("\"free-1h\";q=100;w=3600"));
 
@@ -255,7 +261,7 @@ private Q_SLOTS:
         w.tiers()->editTier();
         QTRY_VERIFY_WITH_TIMEOUT(w.notice()->isVisible(), 5000);
         QCOMPARE(w.notice()->text(), QStringLiteral("Tier Free is now 150 / h; it applies to the next request."));
-        r = s.requestFull("127.0.0.20", "/api?customer_id=acme");
+        r = s.requestFull("127.0.0.20", "/api", asAcme);
         QCOMPARE(r.status, 200);
         QCOMPARE(QString::fromStdString(r.header("ratelimit-policy")), QStringLiteral("\"free-1h\";q=150;w=3600"));
         QVERIFY2(r.header("ratelimit").rfind("\"free-1h\";r=148;", 0) == 0, r.header("ratelimit").c_str());  // the counts survived
@@ -263,6 +269,73 @@ private Q_SLOTS:
 
     // Tier names are one namespace, case-insensitively (the store matches
     // "pro" to "Pro"): a new tier named pro is refused with the reason.
+    // A customer made in the console gets a key, shown once in a dialog; the
+    // key proves the customer to the listener; New key... with its old keys
+    // revoked makes the old one anyone's claim. A customer with no key is
+    // shown as counted as anonymous.
+    void aCustomersKeyIsShownOnceAndProvesIt()
+    {
+        ConsoleStack s;
+        Ui::MainWindow& w = *s.mainWindow;
+        s.console->refreshNow();
+        w.showView(Ui::MainWindow::Tiers);
+        whenDialogOpens<Ui::CustomerDialog>([](Ui::CustomerDialog* d) {
+            d->findChildren<QLineEdit*>().value(0)->setText(QStringLiteral("zed"));
+            auto* tier = d->findChild<QComboBox*>();
+            tier->setCurrentIndex(tier->findData(QStringLiteral("Pro")));
+            d->findChild<QDialogButtonBox*>()->button(QDialogButtonBox::Ok)->click();
+        });
+        w.tiers()->addCustomer();
+        auto shownKey = [&]() -> QString {
+            auto* dialog = w.tiers()->findChild<QDialog*>(QStringLiteral("newKeyDialog"));
+            auto* key = dialog ? dialog->findChild<QLineEdit*>(QStringLiteral("apiKey")) : nullptr;
+            return key ? key->text() : QString();
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(!shownKey().isEmpty(), 5000);
+        const QString first = shownKey();
+        QVERIFY2(first.startsWith(QStringLiteral("fgk_")) && first.size() == 47, qPrintable(first));
+        w.tiers()->findChild<QDialog*>(QStringLiteral("newKeyDialog"))->close();
+        QTRY_VERIFY(!w.tiers()->findChild<QDialog*>(QStringLiteral("newKeyDialog")));
+        Response r = s.requestFull("127.0.0.21", "/api", "X-Api-Key: " + first.toStdString() + "\r\n");
+        QCOMPARE(QString::fromStdString(r.header("ratelimit-policy")).left(8), QStringLiteral("\"pro-1m\""));
+
+        // The keys column: the key's id; a customer with none is anonymous.
+        bool saved = false;
+        s.console->putCustomer(Core::Customer{"keyless", "", "Free", {}, {}}, [&](const Storage::Outcome& o) { saved = o.ok(); });
+        QTRY_VERIFY_WITH_TIMEOUT(saved, 5000);
+        s.console->refreshNow();
+        Ui::CustomersModel* model = w.tiers()->customers();
+        auto keysOf = [&](const QString& id) {
+            for (int row = 0; row < model->rowCount(); ++row)
+                if (model->index(row, Ui::CustomersModel::Id).data().toString() == id)
+                    return model->index(row, Ui::CustomersModel::Keys).data().toString();
+            return QStringLiteral("(no row)");
+        };
+        QCOMPARE(keysOf(QStringLiteral("zed")), first.left(12) + QStringLiteral("…"));
+        QCOMPARE(keysOf(QStringLiteral("keyless")), QStringLiteral("none: counted as anonymous"));
+
+        // New key... for zed, its old key revoked at once.
+        QTableView* table = nullptr;
+        for (QTableView* t : w.tiers()->findChildren<QTableView*>())
+            if (t->model() == model)
+                table = t;
+        QVERIFY(table);
+        for (int row = 0; row < model->rowCount(); ++row)
+            if (model->index(row, Ui::CustomersModel::Id).data().toString() == QStringLiteral("zed"))
+                table->setCurrentIndex(model->index(row, 0));
+        whenDialogOpens<QInputDialog>([](QInputDialog* d) {
+            d->setTextValue(d->comboBoxItems().value(0));  // "Revoke its other keys at once"
+            d->accept();
+        });
+        w.tiers()->newKey();
+        QTRY_VERIFY_WITH_TIMEOUT(!shownKey().isEmpty() && shownKey() != first, 5000);
+        const QString second = shownKey();
+        r = s.requestFull("127.0.0.22", "/api", "X-Api-Key: " + second.toStdString() + "\r\n");
+        QCOMPARE(QString::fromStdString(r.header("ratelimit-policy")).left(8), QStringLiteral("\"pro-1m\""));
+        r = s.requestFull("127.0.0.23", "/api", "X-Api-Key: " + first.toStdString() + "\r\n");
+        QCOMPARE(QString::fromStdString(r.header("ratelimit-policy")).left(7), QStringLiteral("\"ip-3s\""));
+    }
+
     void aNewTierMayNotDifferOnlyInCase()
     {
         ConsoleStack s;

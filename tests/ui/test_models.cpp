@@ -305,7 +305,7 @@ private Q_SLOTS:
         QAbstractItemModelTester t2(&customers, QAbstractItemModelTester::FailureReportingMode::QtTest);
         auto s = snapshot(T0);
         Core::EngineConfig c = Core::defaultConfig();
-        c.customers = {Core::Customer{"acme", "Acme Inc.", "Pro", {}}};
+        c.customers = {Core::Customer{"acme", "Acme Inc.", "Pro", {}, {}}};
         s->config = std::make_shared<const Core::EngineConfig>(c);
         Core::LevelUsage minute;
         minute.name = "pro-1m";

@@ -202,7 +202,7 @@ private Q_SLOTS:
                  QStringLiteral("{\"enabled\":true,\"refusals\":100,\"find\":60,\"ban\":900,\"max_ban\":604800,\"factor\":2}"));
         QCOMPARE(QString::fromStdString(j.find("settings")->dump()),
                  QStringLiteral("{\"throttle_status\":429,\"ipv6_prefix\":64,\"ipv4_prefix\":32,\"dry_run\":false,"
-                                "\"rate_limit_headers\":true,\"customer_source\":\"either\",\"customer_param\":\"customer_id\","
+                                "\"rate_limit_headers\":true,\"customer_auth\":\"api_key\",\"customer_key_header\":\"X-Api-Key\","
                                 "\"customer_header\":\"X-Customer-Id\",\"trusted_proxies\":[],\"max_tracked_keys\":1000000,\"when_cluster_down\":\"local\"}"));
 
         // Every setting changed goes out and comes back as it was, 1.5 s too.
@@ -224,7 +224,11 @@ private Q_SLOTS:
             {"{\"settings\":{\"ipv6_prefix\":0}}", "settings.ipv6_prefix must be > 0"},
             {"{\"settings\":{\"ipv4_prefix\":33}}", "settings.ipv4_prefix must be <= 32"},
             {"{\"settings\":{\"throttle_status\":600}}", "settings.throttle_status must be <= 599"},
-            {"{\"settings\":{\"customer_source\":\"cookie\"}}", "settings.customer_source must be \"query\", \"header\" or \"either\""},
+            {"{\"settings\":{\"customer_auth\":\"cookie\"}}",
+             "settings.customer_auth must be \"api_key\", \"trusted_header\" or \"api_key_or_trusted_header\""},
+            {"{\"settings\":{\"customer_source\":\"either\"}}",
+             "settings.customer_source is gone since 0.6: a customer proves who it is with an API key or through a trusted proxy "
+             "(settings.customer_auth, docs/CHANGELOG.md); remove it"},
             {"{\"settings\":{\"customer_header\":7}}", "settings.customer_header must be a string"},
             {"{\"settings\":{\"trusted_proxies\":[\"10.0.0.0/8\",7]}}", "settings.trusted_proxies[1] must be a string"},
             {"{\"settings\":{\"dry_run\":1}}", "settings.dry_run must be true or false"},
