@@ -58,24 +58,26 @@ std::string bulleted(const std::string& text, const std::string& indent)
     return indent + out.substr(indent.size() + 2);
 }
 
-// `literal` words of a table's text: bold in the man page.
-std::string manMarkup(std::string_view text)
+// `text` with every `from` written `to`.
+std::string replaced(std::string_view text, char from, char to)
 {
     std::string out(text);
     for (char& c : out)
-        if (c == '`')
-            c = '*';
+        if (c == from)
+            c = to;
     return out;
+}
+
+// `literal` words of a table's text: bold in the man page.
+std::string manMarkup(std::string_view text)
+{
+    return replaced(text, '`', '*');
 }
 
 // A help text on one line, for a table cell.
 std::string oneLine(std::string_view text)
 {
-    std::string out(text);
-    for (char& c : out)
-        if (c == '\n')
-            c = ' ';
-    return out;
+    return replaced(text, '\n', ' ');
 }
 
 // A Markdown table cell: '|' would end it, even inside `code`.
