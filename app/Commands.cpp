@@ -88,17 +88,17 @@ Storage::Outcome write(Storage::Store& store, Submit&& submit)
 }
 
 // A refused write: bad input is 2, nothing to change 1, the database 4.
-int refused(const Storage::Outcome& outcome)
+ExitCode refused(const Storage::Outcome& outcome)
 {
     complain(outcome.error);
     if (outcome.storageFailed())
-        return 4;
-    return outcome.result == Storage::Result::Invalid ? 2 : 1;
+        return ExitCode::DatabaseUnusable;
+    return outcome.result == Storage::Result::Invalid ? ExitCode::BadInput : ExitCode::Rejected;
 }
 
 std::string appliedNote(const Storage::Store& store)
 {
-    return "; a running Floodgate on " + store.path() + " applies it within 2 s";
+    return "; a running Floodgate on " + store.path() + " applies it " + changeAppliedWithin();
 }
 
 // One operator change: the database opened (made with the defaults when
@@ -106,17 +106,17 @@ std::string appliedNote(const Storage::Store& store)
 // for; on success `report(outcome, note)` says what was done, the note being
 // that a running instance applies it.
 template <class Submit, class Report>
-int change(const Options& o, Submit submit, Report report)
+ExitCode change(const Options& o, Submit submit, Report report)
 {
     const Core::SystemClock clock;
     auto store = openStore(o, clock);
     if (!store)
-        return 4;
+        return ExitCode::DatabaseUnusable;
     const Storage::Outcome outcome = write(*store, [&](auto done) { submit(*store, done); });
     if (!outcome.ok())
         return refused(outcome);
     report(outcome, appliedNote(*store));
-    return 0;
+    return ExitCode::Done;
 }
 
 bool writeFile(const std::string& file, const std::string& text)
@@ -145,32 +145,32 @@ std::optional<std::string> readFile(const std::string& file)
 
 // ---- lists ------------------------------------------------------------------
 
-int exportLists(const Options& o, const std::string& file)
+ExitCode exportLists(const Options& o, const std::string& file)
 {
     const auto format = Wire::ListFile::formatForPath(file);
     if (!format || *format == Wire::ListFile::Format::Text) {
         complain(file + ": the file name must end in .csv or .json");
-        return 2;
+        return ExitCode::BadInput;
     }
     const Core::SystemClock clock;
     auto store = openExisting(o, clock);
     if (!store)
-        return 4;
+        return ExitCode::DatabaseUnusable;
     const Core::Millis now = clock.now();
     std::vector<Core::ListedEntry> all = store->entries();
     std::erase_if(all, [&](const Core::ListedEntry& e) { return !e.entry.activeAt(now); });
     const auto safe = std::size_t(std::count_if(all.begin(), all.end(), [](const Core::ListedEntry& e) { return e.kind == ListKind::Safelist; }));
     if (!writeFile(file, Wire::ListFile::format(all, *format, now)))
-        return 1;
+        return ExitCode::Rejected;
     std::printf("exported %zu entries (%zu safelist, %zu blocklist) to %s\n", all.size(), safe, all.size() - safe, file.c_str());
-    return 0;
+    return ExitCode::Done;
 }
 
-int importLists(const Options& o, const std::string& file)
+ExitCode importLists(const Options& o, const std::string& file)
 {
     const auto text = readFile(file);
     if (!text)
-        return 1;
+        return ExitCode::Rejected;
     // By its name (.csv, .json, .txt), else by what it holds: a blocklist
     // feed is often called blocklist.netset or has no extension at all.
     const auto format = Wire::ListFile::formatForPath(file).value_or(Wire::ListFile::formatOfContent(*text));
@@ -178,7 +178,7 @@ int importLists(const Options& o, const std::string& file)
     const Wire::ListFile::Parsed parsed = Wire::ListFile::parse(*text, format, clock.now(), Core::Tuning::defaultListTtlMs);
     if (!parsed.fileError.empty()) {
         complain(file + ": " + parsed.fileError + "; nothing was imported");
-        return 1;
+        return ExitCode::Rejected;
     }
     if (!parsed.rejected.empty()) {
         for (const auto& r : parsed.rejected)
@@ -186,25 +186,25 @@ int importLists(const Options& o, const std::string& file)
         std::fprintf(stderr, "floodgate: %zu of %zu %s rejected; nothing was imported (fix them and run the import again)\n",
                      parsed.rejected.size(), parsed.rejected.size() + parsed.rows.size(),
                      format == Wire::ListFile::Format::Json ? "entries" : "lines");
-        return 1;
+        return ExitCode::Rejected;
     }
     auto store = openStore(o, clock);
     if (!store)
-        return 4;
+        return ExitCode::DatabaseUnusable;
     const Storage::Outcome outcome = write(*store, [&](auto done) { store->importEntries(parsed.rows, actor(), done); });
     if (!outcome.ok()) {
         complain(file + ": " + outcome.error + "; nothing was imported");
-        return outcome.storageFailed() ? 4 : 1;
+        return outcome.storageFailed() ? ExitCode::DatabaseUnusable : ExitCode::Rejected;
     }
-    std::printf("imported %lld entries from %s (%lld replaced existing ones); a running Floodgate on %s applies them within 2 s\n",
+    std::printf("imported %lld entries from %s (%lld replaced existing ones); a running Floodgate on %s applies them %s\n",
                 (long long)outcome.value.find("imported")->asInteger(), file.c_str(),
-                (long long)outcome.value.find("replaced")->asInteger(), store->path().c_str());
-    return 0;
+                (long long)outcome.value.find("replaced")->asInteger(), store->path().c_str(), changeAppliedWithin().c_str());
+    return ExitCode::Done;
 }
 
 // `floodgate block|safelist ADDRESS [--ttl] [--reason]`: decoded as the
 // admin API decodes POST /api/v1/lists/LIST, so both take the same input.
-int addToList(const Options& o, ListKind kind)
+ExitCode addToList(const Options& o, ListKind kind)
 {
     const Core::SystemClock clock;
     const Core::Millis now = clock.now();
@@ -217,7 +217,7 @@ int addToList(const Options& o, ListKind kind)
     const auto in = Codec::entryFromJson(body, now, Core::Tuning::defaultListTtlMs, &why);
     if (!in) {
         complain(o.command[0] + " " + o.args.target + ": " + why);
-        return 2;
+        return ExitCode::BadInput;
     }
     Core::ListEntry entry;
     entry.range = in->range;
@@ -236,13 +236,13 @@ int addToList(const Options& o, ListKind kind)
         });
 }
 
-int removeFromList(const Options& o, ListKind kind)
+ExitCode removeFromList(const Options& o, ListKind kind)
 {
     std::string why;
     const auto range = Core::Cidr::parse(o.args.target, &why);
     if (!range) {
         complain(o.command[0] + " " + o.args.target + ": address: " + why);
-        return 2;
+        return ExitCode::BadInput;
     }
     return change(
         o, [&](Storage::Store& store, auto done) { store.removeEntry(kind, *range, actor(), done); },
@@ -251,12 +251,12 @@ int removeFromList(const Options& o, ListKind kind)
         });
 }
 
-int showLists(const Options& o)
+ExitCode showLists(const Options& o)
 {
     const Core::SystemClock clock;
     auto store = openExisting(o, clock);
     if (!store)
-        return 4;
+        return ExitCode::DatabaseUnusable;
     const Core::Millis now = clock.now();
     const std::vector<Core::ListedEntry> all = store->entries();
     std::vector<ListKind> kinds = {ListKind::Blocklist, ListKind::Safelist};
@@ -294,7 +294,7 @@ int showLists(const Options& o)
     }
     if (o.args.json)
         std::printf("%s\n", asJson.dump().c_str());
-    return 0;
+    return ExitCode::Done;
 }
 
 // ---- tiers and customers ----------------------------------------------------------
@@ -325,7 +325,7 @@ std::string levelsText(const std::vector<Core::Level>& levels)
 
 // `tiers show --json`, `customers show --json`: the API's collection shape, {"tiers": [...]}.
 template <class T>
-int printCollection(const char* plural, const std::vector<T>& items)
+ExitCode printCollection(const char* plural, const std::vector<T>& items)
 {
     Json list = Json::array();
     for (const T& item : items)
@@ -333,16 +333,16 @@ int printCollection(const char* plural, const std::vector<T>& items)
     Json body = Json::object();
     body.set(plural, std::move(list));
     std::printf("%s\n", body.dump().c_str());
-    return 0;
+    return ExitCode::Done;
 }
 
 // `tiers show`, `customers show`: from the stored configuration.
-int showConfig(const Options& o, bool tiers)
+ExitCode showConfig(const Options& o, bool tiers)
 {
     const Core::SystemClock clock;
     auto store = openExisting(o, clock);
     if (!store)
-        return 4;
+        return ExitCode::DatabaseUnusable;
     const Core::EngineConfig config = store->config();
     if (o.args.json)
         return tiers ? printCollection("tiers", config.tiers) : printCollection("customers", config.customers);
@@ -350,7 +350,7 @@ int showConfig(const Options& o, bool tiers)
         std::printf("%-20s %s\n", "TIER", "LEVELS (LIMIT/PERIOD)");
         for (const Core::Tier& t : config.tiers)
             std::printf("%-20s %s\n", Core::printable(t.name).c_str(), levelsText(t.levels).c_str());
-        return 0;
+        return ExitCode::Done;
     }
     const Core::Millis now = clock.now();
     std::printf("%-24s %-24s %-16s %-20s %s\n", "CUSTOMER", "NAME", "TIER", "OVERRIDES", "API KEYS");
@@ -368,7 +368,7 @@ int showConfig(const Options& o, bool tiers)
     if (keyless > 0 && config.settings.customerAuth == Core::CustomerAuth::ApiKey)
         std::printf("%zu customer%s without an API key count%s as anonymous clients (customer_auth api_key): floodgate customers key ID\n",
                     keyless, keyless == 1 ? "" : "s", keyless == 1 ? "s" : "");
-    return 0;
+    return ExitCode::Done;
 }
 
 // What `tiers set` changed, one line a level, by period: "  changed
@@ -396,41 +396,41 @@ std::string levelChanges(const std::vector<Core::Level>& before, const std::vect
 // `tiers set NAME LEVEL...` replaces every level; `tiers set NAME --level
 // LEVEL` changes or adds the level of that period and keeps the others.
 // Either way each level removed, changed or added is said.
-int setTier(const Options& o)
+ExitCode setTier(const Options& o)
 {
     const std::string& name = o.args.target;
     if (!Codec::validName(name, 40)) {
         complain("tier name \"" + name + "\": a tier name is 1-40 bytes of printable UTF-8 without '/'");
-        return 2;
+        return ExitCode::BadInput;
     }
     const bool one = !o.args.level.empty();
     if (one == !o.args.levels.empty()) {
         complain("tiers set " + name
                  + (one ? ": give LIMIT/PERIOD... (they replace every level) or --level LIMIT/PERIOD (changes that period's), not both"
                         : ": give its levels, LIMIT/PERIOD... (they replace every level), or --level LIMIT/PERIOD (changes that period's)"));
-        return 2;
+        return ExitCode::BadInput;
     }
     const auto levels = levelsFromText(one ? o.args.level : o.args.levels);
     if (!levels)
-        return 2;
+        return ExitCode::BadInput;
     Json body = Json::object();
     body.set("levels", *levels);
     std::string why;
     auto tier = Codec::tierFromJson(body, name, &why);  // each level checked, no period twice
     if (!tier) {
         complain("tier " + name + ": " + why);
-        return 2;
+        return ExitCode::BadInput;
     }
     const Core::SystemClock clock;
     auto store = openStore(o, clock);
     if (!store)
-        return 4;
+        return ExitCode::DatabaseUnusable;
     const Core::EngineConfig config = store->config();
     std::string ambiguous;
     const Core::Tier* stored = Core::findTier(config.tiers, name, &ambiguous);
     if (!ambiguous.empty()) {
         complain(ambiguous);
-        return 2;
+        return ExitCode::BadInput;
     }
     const std::vector<Core::Level> before = stored ? stored->levels : std::vector<Core::Level>{};
     if (one) {
@@ -448,7 +448,7 @@ int setTier(const Options& o)
     const std::string spelt = stored ? stored->name : name;
     if (stored && levelChanges(before, tier->levels).empty()) {
         std::printf("tier %s unchanged: %s\n", spelt.c_str(), levelsText(before).c_str());
-        return 0;
+        return ExitCode::Done;
     }
     const Storage::Outcome outcome = write(*store, [&](auto done) { store->putTier(*tier, actor(), done); });
     if (!outcome.ok())
@@ -456,20 +456,20 @@ int setTier(const Options& o)
     const std::string named = spelt == name ? "" : " (\"" + name + "\" is " + spelt + ": tier names are matched case-insensitively)";
     if (outcome.result == Storage::Result::Created) {
         std::printf("tier %s created: %s%s\n", spelt.c_str(), levelsText(tier->levels).c_str(), appliedNote(*store).c_str());
-        return 0;
+        return ExitCode::Done;
     }
     std::printf("tier %s set%s: %s (was %s)%s\n%s", spelt.c_str(), named.c_str(), levelsText(tier->levels).c_str(), levelsText(before).c_str(),
                 appliedNote(*store).c_str(), levelChanges(before, tier->levels).c_str());
-    return 0;
+    return ExitCode::Done;
 }
 
 // `tiers remove NAME`: as DELETE /api/v1/tiers/NAME, refused while customers are on it.
-int removeTier(const Options& o)
+ExitCode removeTier(const Options& o)
 {
     const Core::SystemClock clock;
     auto store = openExisting(o, clock);
     if (!store)
-        return 4;
+        return ExitCode::DatabaseUnusable;
     const Core::EngineConfig config = store->config();
     const Storage::Outcome outcome = write(*store, [&](auto done) { store->deleteTier(o.args.target, actor(), done); });
     if (!outcome.ok())
@@ -477,7 +477,7 @@ int removeTier(const Options& o)
     const std::string name = outcome.value.find("name")->asString();  // as it was spelt
     const Core::Tier* gone = Core::findTier(config.tiers, name);
     std::printf("tier %s removed (it was %s)%s\n", name.c_str(), gone ? levelsText(gone->levels).c_str() : "-", appliedNote(*store).c_str());
-    return 0;
+    return ExitCode::Done;
 }
 
 // A key made a moment ago: printed this once (only its SHA-256 is stored),
@@ -491,16 +491,16 @@ void printNewKey(const std::string& secret, const Core::Settings& settings)
         std::printf("  note: customer_auth is trusted_header: keys prove nothing until it is api_key or api_key_or_trusted_header\n");
 }
 
-int setCustomer(const Options& o)
+ExitCode setCustomer(const Options& o)
 {
     const std::string& id = o.args.target;
     if (!Codec::validName(id, 100)) {
         complain("customer id \"" + id + "\": a customer id is 1-100 bytes of printable UTF-8 without '/'");
-        return 2;
+        return ExitCode::BadInput;
     }
     std::optional<Json> overrides;
     if (!o.args.overrides.empty() && !(overrides = levelsFromText(o.args.overrides)))
-        return 2;
+        return ExitCode::BadInput;
     Json body = Json::object();
     body.set("tier", o.args.tier);
     if (o.args.name)
@@ -510,7 +510,7 @@ int setCustomer(const Options& o)
     std::string why;
     if (!Codec::customerFromJson(body, id, &why)) {  // checked before anything is opened
         complain("customer " + id + ": " + why);
-        return 2;
+        return ExitCode::BadInput;
     }
     // A database that is not there yet would be made with the default tiers:
     // a tier missing from those is refused before anything is created.
@@ -522,13 +522,13 @@ int setCustomer(const Options& o)
             for (const Core::Tier& t : tiers)
                 names += (names.empty() ? "" : ", ") + t.name;
             complain("customer " + id + ": tier \"" + o.args.tier + "\" is not a known tier (a new database has " + names + ")");
-            return 2;
+            return ExitCode::BadInput;
         }
     }
     const Core::SystemClock clock;
     auto store = openStore(o, clock);
     if (!store)
-        return 4;
+        return ExitCode::DatabaseUnusable;
     // What is not given stays as stored.
     const Core::EngineConfig config = store->config();
     const auto stored = std::find_if(config.customers.begin(), config.customers.end(), [&](const Core::Customer& c) { return c.id == id; });
@@ -542,13 +542,13 @@ int setCustomer(const Options& o)
     auto customer = Codec::customerFromJson(body, id, &why);
     if (!customer) {
         complain("customer " + id + ": " + why);
-        return 2;
+        return ExitCode::BadInput;
     }
     // A new customer gets its first key (a stored one keeps its keys).
     const auto fresh = Core::makeCustomerKey(clock.now());
     if (!fresh) {
         complain("customer " + id + ": no random bytes for its API key (OpenSSL's generator failed)");
-        return 1;
+        return ExitCode::Rejected;
     }
     customer->keys = {fresh->key};
     const Storage::Outcome outcome =
@@ -560,11 +560,11 @@ int setCustomer(const Options& o)
                 outcome.value.find("tier")->asString().c_str(), levelsText(customer->overrides).c_str(), appliedNote(*store).c_str());
     if (created)
         printNewKey(fresh->secret, config.settings);
-    return 0;
+    return ExitCode::Done;
 }
 
 // `floodgate customers key ID [--keep-old DURATION | --revoke KEY_ID]`
-int customerKey(const Options& o)
+ExitCode customerKey(const Options& o)
 {
     const std::string& id = o.args.target;
     if (!o.args.revoke.empty())
@@ -579,7 +579,7 @@ int customerKey(const Options& o)
         const auto d = Codec::parseDuration(Json(*o.args.keepOld), &why);
         if (!d) {
             complain("customers key " + id + ": --keep-old " + why);
-            return 2;
+            return ExitCode::BadInput;
         }
         keepOld = *d;
     }
@@ -587,11 +587,11 @@ int customerKey(const Options& o)
     const auto fresh = Core::makeCustomerKey(clock.now());
     if (!fresh) {
         complain("customers key " + id + ": no random bytes for the key (OpenSSL's generator failed)");
-        return 1;
+        return ExitCode::Rejected;
     }
     auto store = openExisting(o, clock);
     if (!store)
-        return 4;
+        return ExitCode::DatabaseUnusable;
     const Storage::Outcome outcome = write(*store, [&](auto done) { store->addCustomerKey(id, fresh->key, keepOld, actor(), done); });
     if (!outcome.ok())
         return refused(outcome);
@@ -603,10 +603,10 @@ int customerKey(const Options& o)
                                           : "; its other keys are revoked",
                 appliedNote(*store).c_str());
     printNewKey(fresh->secret, store->config().settings);
-    return 0;
+    return ExitCode::Done;
 }
 
-int removeCustomer(const Options& o)
+ExitCode removeCustomer(const Options& o)
 {
     return change(
         o, [&](Storage::Store& store, auto done) { store.deleteCustomer(o.args.target, actor(), done); },
@@ -615,52 +615,52 @@ int removeCustomer(const Options& o)
 
 // ---- rules ------------------------------------------------------------------------
 
-int showOrExportRules(const Options& o, bool toFile)
+ExitCode showOrExportRules(const Options& o, bool toFile)
 {
     const Core::SystemClock clock;
     auto store = openExisting(o, clock);
     if (!store)
-        return 4;
+        return ExitCode::DatabaseUnusable;
     const std::string text = Codec::rulesToJson(store->config()).dump() + "\n";
     if (!toFile) {
         std::fputs(text.c_str(), stdout);
-        return 0;
+        return ExitCode::Done;
     }
     if (!writeFile(o.args.file, text))
-        return 1;
+        return ExitCode::Rejected;
     std::printf("exported the rules of %s to %s\n", store->path().c_str(), o.args.file.c_str());
-    return 0;
+    return ExitCode::Done;
 }
 
-int importRules(const Options& o)
+ExitCode importRules(const Options& o)
 {
     const auto text = readFile(o.args.file);
     if (!text)
-        return 1;
+        return ExitCode::Rejected;
     std::string why;
     const auto document = Json::parse(*text, &why);
     if (!document) {
         complain(o.args.file + ": " + why + "; nothing was imported");
-        return 1;
+        return ExitCode::Rejected;
     }
     const Core::SystemClock clock;
     auto store = openStore(o, clock);
     if (!store)
-        return 4;
+        return ExitCode::DatabaseUnusable;
     // Checked against the rules stored first, so a bad document is named
     // without queueing a write; then applied to the rules as committed.
     Core::EngineConfig check = store->config();
     if (!Codec::rulesFromJson(*document, check, &why)) {
         complain(o.args.file + ": " + why + "; nothing was imported");
-        return 1;
+        return ExitCode::Rejected;
     }
     const Storage::Outcome outcome = write(*store, [&](auto done) { store->putRulesDocument(*document, actor(), done); });
     if (!outcome.ok()) {
         complain(o.args.file + ": " + outcome.error + "; nothing was imported");
-        return outcome.storageFailed() ? 4 : 1;
+        return outcome.storageFailed() ? ExitCode::DatabaseUnusable : ExitCode::Rejected;
     }
     std::printf("imported the rules from %s%s\n", o.args.file.c_str(), appliedNote(*store).c_str());
-    return 0;
+    return ExitCode::Done;
 }
 
 // ---- explain ------------------------------------------------------------------------
@@ -674,21 +674,21 @@ std::string text(const Json* v)
     return v->dump();
 }
 
-int explain(const Options& o)
+ExitCode explain(const Options& o)
 {
     std::string why;
     const auto address = Core::IpAddress::parse(o.args.target, &why);
     if (!address) {
         complain("explain " + o.args.target + ": address: " + why);
-        return 2;
+        return ExitCode::BadInput;
     }
-    const HostPort at = o.admin.value_or(HostPort{"127.0.0.1", 9090});
+    const HostPort at = o.admin.value_or(*Options{}.admin);  // --admin off in the file: ask where the default would be
     std::string token = o.args.token;
     if (token.empty()) {
         const Core::SystemClock clock;
         auto store = openExisting(o, clock);
         if (!store)
-            return 4;
+            return ExitCode::DatabaseUnusable;
         token = store->adminToken();
     }
     const std::string where = at.host + ":" + std::to_string(at.port);
@@ -715,13 +715,13 @@ int explain(const Options& o)
     const std::string name = address->toString();
     const auto client = get("/api/v1/clients/" + name);
     if (!client)
-        return 1;
+        return ExitCode::Rejected;
     std::optional<Json> lists[2] = {get("/api/v1/lists/blocklist"), get("/api/v1/lists/safelist")};
     if (!lists[0] || !lists[1])
-        return 1;
+        return ExitCode::Rejected;
     const auto events = get("/api/v1/events?limit=" + std::to_string(Core::Tuning::maxEventsKept));
     if (!events)
-        return 1;
+        return ExitCode::Rejected;
 
     if (client->isNull()) {
         std::printf("%s: not tracked (no requests in the windows the rules keep)\n", name.c_str());
@@ -768,12 +768,12 @@ int explain(const Options& o)
                         text(e.find("action")).c_str(), text(e.find("why")).c_str());
         }
     }
-    return 0;
+    return ExitCode::Done;
 }
 
 } // namespace
 
-int runCommand(const Options& o)
+ExitCode runCommand(const Options& o)
 {
     const std::vector<std::string>& c = o.command;
     const std::string what = c.size() > 1 ? c[0] + " " + c[1] : c[0];
@@ -781,19 +781,19 @@ int runCommand(const Options& o)
         const Core::SystemClock clock;
         auto store = openStore(o, clock);
         if (!store)
-            return 4;
+            return ExitCode::DatabaseUnusable;
         std::printf("%s\n", store->adminToken().c_str());
-        return 0;
+        return ExitCode::Done;
     }
     if (what == "cluster-key") {
         std::string why;
         if (!Cluster::ClusterKey::create(o.args.file, &why)) {
             std::fprintf(stderr, "floodgate: %s\n", why.c_str());
-            return 1;
+            return ExitCode::Rejected;
         }
         std::printf("wrote a new cluster key to %s (mode 0600): copy it to every node of the cluster and give each --cluster-key %s\n",
                     o.args.file.c_str(), o.args.file.c_str());
-        return 0;
+        return ExitCode::Done;
     }
     if (what == "block")
         return addToList(o, ListKind::Blocklist);
@@ -835,7 +835,7 @@ int runCommand(const Options& o)
         return runReplay(o);
     }
     complain("unknown command \"" + what + "\" (see --help)");
-    return 2;
+    return ExitCode::BadInput;
 }
 
 } // namespace Floodgate::App

@@ -6,13 +6,14 @@
 // Read-only commands never create a database.
 #pragma once
 
+#include "app/ExitCode.h"
 #include "app/Options.h"
 
 namespace Floodgate::App {
 
-// Returns the exit code: 0 done, 1 rejected import, unwritable file, nothing
-// to remove or no admin API answering, 2 bad command line or input (nothing
-// written), 4 database unusable or, for a read-only command, missing.
-int runCommand(const Options& options);
+// Returns the exit code (app/ExitCode.h): Done, Rejected (a rejected import,
+// an unwritable file, nothing to remove, no admin API answering), BadInput
+// (nothing written) or DatabaseUnusable (or, for a read-only command, missing).
+ExitCode runCommand(const Options& options);
 
 } // namespace Floodgate::App

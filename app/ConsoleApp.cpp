@@ -323,7 +323,7 @@ Ui::ConsoleServices consoleServices(Runtime& runtime, const Options& o)
     return s;
 }
 
-int runConsole(const Options& o, int argc, char** argv)
+ExitCode runConsole(const Options& o, int argc, char** argv)
 {
     // No display to open a window on (an ssh session, a server): Qt would
     // abort with "Reinstalling the application may fix this problem".
@@ -334,7 +334,7 @@ int runConsole(const Options& o, int argc, char** argv)
     if (drawsOnAScreen && !set("DISPLAY") && !set("WAYLAND_DISPLAY")) {
         std::fprintf(stderr, "floodgate: no display to open the console on (DISPLAY and WAYLAND_DISPLAY are not set): run it in a desktop "
                              "session, or `floodgate --headless` to serve without a window\n");
-        return 2;
+        return ExitCode::BadInput;
     }
     // The command line as given, for SIGHUP to parse again (QApplication
     // may take its own arguments out of argv).
@@ -366,7 +366,6 @@ int runConsole(const Options& o, int argc, char** argv)
             args.push_back(w.data());
         reloadOnSignal(runtime, int(args.size()), args.data());
     });
-    int code = 0;
     {
         Ui::Console console(consoleServices(runtime, o));
         Ui::MainWindow window(console);
@@ -379,11 +378,13 @@ int runConsole(const Options& o, int argc, char** argv)
             QTimer::singleShot(int(o.seconds * 1000), &window, &QWidget::close);
         if (!o.screenshots.empty())
             scheduleScreenshots(window, console, o);
-        code = app.exec();
+        // Only quit() ends the loop (the window closed, --seconds, the
+        // screenshots, a stop signal): exit code 0.
+        app.exec();
     }
     // The window and its snapshot thread are gone; now the runtime stops in order.
     runtime.stop();
-    return code;
+    return ExitCode::Done;
 }
 
 } // namespace Floodgate::App

@@ -2,6 +2,7 @@
 // The console: the runtime (Runtime.h) with the window on top.
 #pragma once
 
+#include "app/ExitCode.h"
 #include "app/Options.h"
 #include "ui/ConsoleServices.h"
 
@@ -13,8 +14,8 @@ class Runtime;
 // their console on a Runtime the same way).
 Ui::ConsoleServices consoleServices(Runtime& runtime, const Options& options);
 
-// Returns the process exit code: 0 when the window is closed, 3 cannot
-// listen, 4 database unusable (after saying why in a dialog and on stderr).
-int runConsole(const Options& options, int argc, char** argv);
+// Returns Done when the window is closed, else what start-up failed with
+// (CannotListen, DatabaseUnusable, ...: said in a dialog and on stderr).
+ExitCode runConsole(const Options& options, int argc, char** argv);
 
 } // namespace Floodgate::App

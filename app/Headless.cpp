@@ -45,7 +45,7 @@ void printDemoSummary(const Core::Engine& engine, Core::Millis now, Core::Millis
 
 } // namespace
 
-int runHeadless(const Options& o, int argc, char** argv)
+ExitCode runHeadless(const Options& o, int argc, char** argv)
 {
     // SIGINT/SIGTERM/SIGHUP are taken by this thread alone (sigtimedwait
     // below); block them before any other thread exists.
@@ -89,7 +89,7 @@ int runHeadless(const Options& o, int argc, char** argv)
     if (stopSignal)
         std::fprintf(stderr, "floodgate: %s received, stopping\n", stopSignal == SIGINT ? "SIGINT" : "SIGTERM");
     runtime.stop();
-    return 0;
+    return ExitCode::Done;
 }
 
 } // namespace Floodgate::App

@@ -2,6 +2,8 @@
 #include "app/Options.h"
 
 #include "app/ConfigText.h"
+#include "app/ExitCode.h"
+#include "app/OptionTable.h"
 #include "core/Address.h"
 #include "http/ClientIdentity.h"
 #include "http/Listener.h"
@@ -247,13 +249,13 @@ public:
             if (eq == std::string::npos)
                 fail(number, "expected KEY = VALUE, such as listen = \"0.0.0.0:8080\"");
             const std::string key = trimmed(std::string_view(line).substr(0, eq));
-            const CLI::Option* opt = key.empty() || key.front() == '-' ? nullptr : m_app.get_option_no_throw("--" + key);
-            if (!opt)
+            const OptionRow* row = findOption(key);
+            if (!row)
                 fail(number, "unknown setting " + shownValue(key, true) + " (the settings are the long options without --; see floodgate --help)");
-            if (!opt->get_configurable())
+            if (!row->inFile)
                 fail(number, "\"" + key + "\" cannot be set in a configuration file (give --" + key + " on the command line)");
-            const bool isFlag = opt->get_expected_min() == 0;
-            const bool single = isFlag || opt->get_multi_option_policy() == CLI::MultiOptionPolicy::TakeLast;
+            const bool isFlag = row->arity == OptionArity::Flag;
+            const bool single = row->arity != OptionArity::Repeated;
             std::string value = trimmed(std::string_view(line).substr(eq + 1));
             // "[::1]:9090" is an address, not a TOML list, for a setting that
             // takes one value: read as if quoted.
@@ -369,16 +371,6 @@ CLI::Option* flag(CLI::App& app, const std::string& name, bool& target, const st
     return app.add_flag(name, target, help)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
 }
 
-std::optional<std::string> positiveSeconds(const std::string& name, const std::string& v, double& out)
-{
-    char* end = nullptr;
-    const double s = std::strtod(v.c_str(), &end);
-    if (end == v.c_str() || *end != '\0' || !(s > 0) || s > 1e6)
-        return name + " " + shownValue(v) + ": expected a positive number of seconds";
-    out = s;
-    return std::nullopt;
-}
-
 // "floodgate lists show": the command words of the subcommands chosen, outermost first.
 std::vector<const CLI::App*> chosen(const CLI::App& app)
 {
@@ -435,19 +427,61 @@ std::string describe(const CLI::ParseError& e, const CLI::App& app)
     return what;
 }
 
-const char* const FOOTER =
-    "Commands work on the database (--db, db in the configuration file, or the default) through the\n"
-    "same storage code and audit trail as the console and the admin API; a running Floodgate on that\n"
-    "database applies a change within 2 s. `floodgate COMMAND --help` tells each one's arguments;\n"
-    "CLI.md has examples and the configuration file's format; SIGHUP reloads it. The guides (USER_GUIDE,\n"
-    "CLI, INTERFACE, CLUSTER, INTEGRATIONS with the nginx recipe, PACKAGING) are installed in\n"
-    "/usr/share/doc/floodgate (zless reads them), and are docs/ in the source.\n"
-    "\n"
-    "exit codes: 0 clean stop or done, 1 rejected import, unwritable file, nothing to remove or\n"
-    "            no admin API answering explain, 2 bad command line, configuration file or input\n"
-    "            (nothing written),\n"
-    "            3 cannot listen, 4 database unusable (corrupt, locked, newer schema) or, for a\n"
-    "            command that only reads, missing, 5 --redis refused (wrong password, or not Redis)";
+// `words` after `lead`, wrapped at `width` columns; the lines after the
+// first start under the first word.
+std::string wrapped(const std::string& lead, const std::string& words, std::size_t width)
+{
+    std::string out = lead, line = lead;
+    std::istringstream in(words);
+    for (std::string word; in >> word;) {
+        if (line.size() > lead.size() && line.size() + 1 + word.size() > width) {
+            out += "\n" + std::string(lead.size(), ' ');
+            line.assign(lead.size(), ' ');
+        } else if (line.size() > lead.size()) {
+            out += ' ';
+            line += ' ';
+        }
+        out += word;
+        line += word;
+    }
+    return out;
+}
+
+// --help's footer: the commands, the documents, and the exit codes from their table.
+std::string footer()
+{
+    std::string codes;
+    for (const ExitCodeRow& row : exitCodeTable())
+        codes += (codes.empty() ? "" : ", ") + std::to_string(exitStatus(row.code)) + " " + std::string(row.brief);
+    return "Commands work on the database (--db, db in the configuration file, or the default) through the\n"
+           "same storage code and audit trail as the console and the admin API; a running Floodgate on that\n"
+           "database applies a change " + changeAppliedWithin() + ". `floodgate COMMAND --help` tells each one's arguments;\n"
+           "CLI.md has examples and the configuration file's format; SIGHUP reloads it. The guides (USER_GUIDE,\n"
+           "CLI, INTERFACE, CLUSTER, INTEGRATIONS with the nginx recipe, PACKAGING) are installed in\n"
+           "/usr/share/doc/floodgate (zless reads them), and are docs/ in the source.\n"
+           "\n"
+           + wrapped("exit codes: ", codes, 100);
+}
+
+// --help and --config: rows of the table that CLI11 makes itself.
+bool cli11Own(const OptionRow& row)
+{
+    return row.name == "help" || row.name == "config";
+}
+
+// One process option of the table, on floodgate itself or on a command.
+CLI::Option* addOption(CLI::App& app, const OptionRow& row, Options& o)
+{
+    CLI::Option* opt = nullptr;
+    if (row.arity == OptionArity::Flag) {
+        opt = flag(app, row.option(), o.*row.access.flag, helpText(row));
+    } else {
+        Apply apply = [&o, read = row.apply](const std::string& v) { return read(v, o); };
+        opt = row.arity == OptionArity::One ? valueOption(app, row.option(), std::string(row.value), helpText(row), std::move(apply))
+                                            : repeatedOption(app, row.option(), std::string(row.value), helpText(row), std::move(apply));
+    }
+    return opt->configurable(row.inFile);
+}
 
 } // namespace
 
@@ -459,19 +493,19 @@ std::optional<std::string> parseCommandLine(int argc, char** argv, Options& o)
                  "or one of the commands below.",
                  "floodgate");
     app.get_formatter()->column_width(30);
-    app.footer(FOOTER);
+    app.footer(footer());
     app.require_subcommand(0, 1);
     // The configuration file: read when it exists (or the one --config
     // names, which must exist); its settings are the long options'.
     const auto configFile = std::make_shared<ConfigFile>(app);
     app.config_formatter(configFile);
-    CLI::Option* config = app.set_config("--config", DefaultConfigFile,
-                                         std::string("read settings from FILE (the long options without --, KEY = VALUE);\nthe command line wins   default ") + DefaultConfigFile
-                                             + " when it exists; off: none");
+    const OptionRow& configRow = option("config");
+    app.set_help_flag("-h," + option("help").option(), std::string(option("help").help));
+    CLI::Option* config = app.set_config(configRow.option(), DefaultConfigFile, helpText(configRow));
     // The file is read here, in --config's check, which CLI11 runs before
     // it opens the file itself (load()). Application index 0: only the
     // --config that counts (the last) is checked, and read.
-    config->type_name("FILE|off")->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    config->type_name(std::string(configRow.value))->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     config->transform(CLI::Validator(
                           [configFile, config](std::string& v) -> std::string {
                               if (v.empty())
@@ -497,152 +531,20 @@ std::optional<std::string> parseCommandLine(int argc, char** argv, Options& o)
                           std::string(), std::string())
                           .application_index(0));
 
-    // ---- how each option's value is checked: once, for every command that has the option ----
-    const Apply db = [&](const std::string& v) -> std::optional<std::string> {
-        if (v.empty())
-            return "--db needs a path";
-        o.db = v;
-        return std::nullopt;
-    };
-    const Apply dbTimeout = [&](const std::string& v) { return positiveSeconds("--db-timeout", v, o.dbTimeoutSeconds); };
+    // ---- the process options (app/OptionTable.cpp); --help and --config are CLI11's, set up above ----
+    for (const OptionRow& row : optionTable())
+        if (!cli11Own(row))
+            addOption(app, row, o);
+    // Every command takes the database's options, from the command line or the file.
+    std::string databaseKeys;
+    for (const OptionRow& row : optionTable())
+        if (row.scope == OptionScope::Everywhere && row.inFile)
+            databaseKeys += (databaseKeys.empty() ? "" : " and ") + std::string(row.name);
     auto databaseOptions = [&](CLI::App& a) {
-        valueOption(a, "--db", "PATH", "SQLite database   default $XDG_DATA_HOME/floodgate/floodgate.db\n(under systemd: $STATE_DIRECTORY/floodgate.db)", db);
-        valueOption(a, "--db-timeout", "SECONDS", "wait this long for another writer's lock   default 5", dbTimeout);
+        for (const OptionRow& row : optionTable())
+            if (row.scope == OptionScope::Everywhere && !cli11Own(row))
+                addOption(a, row, o);
     };
-    auto adminAddress = [&](const std::string& v) -> std::optional<std::string> {
-        std::string why;
-        auto hp = parseHostPort(v, &why);
-        if (!hp)
-            return "--admin " + shownValue(v) + ": " + why;
-        o.admin = *hp;
-        return std::nullopt;
-    };
-    auto trustedProxy = [](std::vector<Core::Cidr>& into) {
-        return [&into](const std::string& v) -> std::optional<std::string> {
-            std::string why;
-            auto c = Core::Cidr::parse(v, &why);
-            if (!c)
-                return "--trusted-proxy " + shownValue(v) + ": " + why;
-            into.push_back(*c);
-            return std::nullopt;
-        };
-    };
-
-    // ---- serving: the console and --headless ----
-    flag(app, "--headless", o.headless, "engine + listener + admin API, no window")->configurable(false);
-    flag(app, "--check-config", o.checkConfig, "check the configuration file and the command line, then exit (0 good, 2 not)")->configurable(false);
-    valueOption(app, "--listen", "ADDR:PORT", "traffic listener   default 127.0.0.1:8080 (port 0: any free port)", [&](const std::string& v) -> std::optional<std::string> {
-        std::string why;
-        auto hp = parseHostPort(v, &why);
-        if (!hp)
-            return "--listen " + shownValue(v) + ": " + why;
-        o.listen = *hp;
-        return std::nullopt;
-    });
-    valueOption(app, "--upstream", "URL", "reverse-proxy allowed requests to this http:// origin;\nwithout it the listener runs in decision mode",
-                [&](const std::string& v) -> std::optional<std::string> {
-                    std::string why;
-                    if (!Http::UpstreamUrl::parse(v, &why))
-                        return "--upstream " + shownValue(v) + ": " + why;
-                    o.upstream = v;
-                    return std::nullopt;
-                });
-    valueOption(app, "--admin", "ADDR:PORT|off", "admin API + /metrics   default 127.0.0.1:9090", [&](const std::string& v) -> std::optional<std::string> {
-        if (v == "off") {
-            o.admin.reset();
-            return std::nullopt;
-        }
-        return adminAddress(v);
-    });
-    databaseOptions(app);
-    valueOption(app, "--log", "PATH|off", "limiter log (CSV)   default limiter.log beside the database", [&](const std::string& v) -> std::optional<std::string> {
-        if (v.empty())
-            return "--log needs a path (or off)";
-        o.log = v;
-        return std::nullopt;
-    });
-    repeatedOption(app, "--trusted-proxy", "CIDR", "repeatable; forwarding headers are believed only from these peers",
-                   trustedProxy(o.trustedProxies));
-    valueOption(app, "--real-ip-header", "NAME",
-                "the one header trusted proxies write the client in: X-Forwarded-For\n(default), Forwarded (RFC 7239), X-Real-IP or any name; others are ignored",
-                [&](const std::string& v) -> std::optional<std::string> {
-                    if (!Http::isHeaderName(v))
-                        return "--real-ip-header " + shownValue(v) + ": expected a header name such as X-Forwarded-For, Forwarded or X-Real-IP";
-                    o.realIpHeader = v;
-                    return std::nullopt;
-                });
-    valueOption(app, "--redis", "URL",
-                "count together with every node on this Redis (docs/CLUSTER.md):\nredis://[[USER]:PASSWORD@]HOST[:PORT][/DB] or unix:///PATH[?db=N]",
-                [&](const std::string& v) -> std::optional<std::string> {
-                    // The message never quotes the URL: it may hold the password.
-                    std::string why;
-                    o.redis = Cluster::RedisUrl::parse(v, &why);
-                    if (!o.redis)
-                        return "--redis: " + why;
-                    return std::nullopt;
-                });
-    valueOption(app, "--cluster-key", "FILE",
-                "with --redis: the key every node of the cluster holds (docs/CLUSTER.md);\nno node applies a shared change without it. Create one with\n`floodgate cluster-key FILE`",
-                [&](const std::string& v) -> std::optional<std::string> {
-                    if (v.empty())
-                        return "--cluster-key needs a file";
-                    o.clusterKeyFile = v;
-                    return std::nullopt;
-                });
-    valueOption(app, "--node-name", "NAME", "this node's name in the cluster   default: the host name", [&](const std::string& v) -> std::optional<std::string> {
-        if (v.empty() || v.size() > 64 || v.find_first_of("|; \t\r\n") != std::string::npos)
-            return "--node-name " + shownValue(v) + ": expected 1-64 characters without spaces, '|' or ';'";
-        o.nodeName = v;
-        return std::nullopt;
-    });
-    flag(app, "--dry-run", o.dryRun, "decide and log, let everything through (log-only mode)");
-    valueOption(app, "--threads", "N", "listener threads   default: number of cores", [&](const std::string& v) -> std::optional<std::string> {
-        unsigned n = 0;
-        auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-        if (ec != std::errc() || ptr != v.data() + v.size() || n == 0 || n > 256)
-            return "--threads " + shownValue(v) + ": expected a whole number from 1 to 256";
-        o.threads = n;
-        return std::nullopt;
-    });
-    flag(app, "--demo", o.demo,
-         "drive synthetic traffic into the listener (trusts 127.0.0.1 as a proxy\nso the demo's clients can have their own addresses)")
-        ->configurable(false);
-    valueOption(app, "--seconds", "N", "stop by itself after N seconds", [&](const std::string& v) { return positiveSeconds("--seconds", v, o.seconds); })
-        ->configurable(false);
-    valueOption(app, "--theme", "light|dark|system", "the console's colours   default system", [&](const std::string& v) -> std::optional<std::string> {
-        if (v != "light" && v != "dark" && v != "system")
-            return "--theme " + shownValue(v) + ": expected light, dark or system";
-        o.theme = v;
-        return std::nullopt;
-    });
-    valueOption(app, "--window-size", "WxH", "the console window's size at start", [&](const std::string& v) -> std::optional<std::string> {
-        unsigned w = 0, h = 0;
-        const auto x = v.find('x');
-        auto [p1, e1] = std::from_chars(v.data(), v.data() + (x == std::string::npos ? v.size() : x), w);
-        auto [p2, e2] = x == std::string::npos ? std::from_chars_result{nullptr, std::errc::invalid_argument}
-                                               : std::from_chars(v.data() + x + 1, v.data() + v.size(), h);
-        if (e1 != std::errc() || e2 != std::errc() || p2 != v.data() + v.size() || w < 640 || h < 400 || w > 10000 || h > 10000)
-            return "--window-size " + shownValue(v) + ": expected WIDTHxHEIGHT, at least 640x400";
-        o.windowWidth = int(w);
-        o.windowHeight = int(h);
-        return std::nullopt;
-    })->configurable(false);
-    valueOption(app, "--screenshots", "DIR", "console: save each view as a PNG in DIR after --screenshot-delay\nseconds (default 8), then quit",
-                [&](const std::string& v) -> std::optional<std::string> {
-                    o.screenshots = v;
-                    return std::nullopt;
-                })
-        ->configurable(false);
-    valueOption(app, "--screenshot-delay", "SECONDS", "how long the demo runs before --screenshots",
-                [&](const std::string& v) { return positiveSeconds("--screenshot-delay", v, o.screenshotDelaySeconds); })
-        ->configurable(false);
-    valueOption(app, "--screenshot-log", "FILE", "with --screenshots: also the Rules view's \"Try on a log...\" on FILE\n(09-try-on-a-log.png)",
-                [&](const std::string& v) -> std::optional<std::string> {
-                    o.screenshotLog = v;
-                    return std::nullopt;
-                })
-        ->configurable(false);
-    flag(app, "--version", o.version, "print the version and exit")->configurable(false);
 
     // ---- the commands (docs/CLI.md) ----
     // Every command, and every group of commands, names its database the same way.
@@ -652,13 +554,13 @@ std::optional<std::string> parseCommandLine(int argc, char** argv, Options& o)
         databaseOptions(*c);
         // `floodgate block 1.2.3.4 --config FILE`: the same file as before the command's name.
         c->add_option_function<std::string>(
-             "--config",
+             configRow.option(),
              [config](const std::string& v) {
                  config->clear();
                  config->add_result(v);
              },
-             "read db and db-timeout from FILE   default " + std::string(DefaultConfigFile) + " when it exists; off: none")
-            ->type_name("FILE|off")
+             "read " + databaseKeys + " from FILE   default " + defaultText(configRow))
+            ->type_name(std::string(configRow.value))
             ->trigger_on_parse();
         return c;
     };
@@ -757,7 +659,8 @@ std::optional<std::string> parseCommandLine(int argc, char** argv, Options& o)
 
     CLI::App* explain = command(app, "explain", "ask a running Floodgate about one client: its state, each level's count, limit,\nremaining and reset, the list entries that cover it, its last refusals and why");
     explain->add_option("ADDRESS", o.args.target, "the client's IPv4 or IPv6 address")->required();
-    valueOption(*explain, "--admin", "ADDR:PORT", "the running instance's admin API   default 127.0.0.1:9090", adminAddress);
+    valueOption(*explain, "--admin", "ADDR:PORT", "the running instance's admin API   default " + defaultText(option("admin")),
+                [&](const std::string& v) { return readAdminAddress(v, o); });
     explain->add_option("--token", o.args.token, "the admin API's bearer token   default: read from the database")
         ->type_name("TOKEN")
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
@@ -780,7 +683,7 @@ std::optional<std::string> parseCommandLine(int argc, char** argv, Options& o)
         return std::nullopt;
     });
     repeatedOption(*replay, "--trusted-proxy", "CIDR", "repeatable; X-Forwarded-For in the log is believed only from these peers",
-                   trustedProxy(o.replay.trustedProxies));
+                   [&](const std::string& v) { return appendTrustedProxy(v, o.replay.trustedProxies); });
     replay->add_option("--customer-param", o.replay.customerParam,
                        "a query parameter of the logged requests naming the customer each proved when served\n"
                        "(a log keeps no API key); without it API customers replay as anonymous clients")
@@ -835,9 +738,11 @@ std::optional<std::string> parseCommandLine(int argc, char** argv, Options& o)
     // The serving options mean nothing to a command: said, not ignored. (The
     // configuration file's are the server's: a command takes db and
     // db-timeout from it and leaves the rest.)
-    for (const CLI::Option* opt : app.get_options())
-        if (configFile->givenOnCommandLine(*opt) && opt->get_name() != "--db" && opt->get_name() != "--db-timeout" && opt != config)
+    for (const CLI::Option* opt : app.get_options()) {
+        const OptionRow* row = findOption(std::string_view(opt->get_name()).substr(2));
+        if (configFile->givenOnCommandLine(*opt) && !(row && row->scope == OptionScope::Everywhere))
             return opt->get_name() + " does not apply to " + commandName(chain) + " (see " + commandName(chain) + " --help)";
+    }
     // replay --rules FILE.json without --db tries the rules on the defaults
     // (docs/CLI.md): the file's database is not laid under them.
     if (o.command.front() == "replay" && !o.replay.rulesFile.empty() && !configFile->givenOnCommandLine(*app.get_option("--db"))
@@ -847,6 +752,11 @@ std::optional<std::string> parseCommandLine(int argc, char** argv, Options& o)
 }
 
 } // namespace
+
+std::string changeAppliedWithin()
+{
+    return "within " + std::to_string(Core::Tuning::changeAppliedWithinMs / Core::SECOND) + " s";
+}
 
 std::optional<std::string> parseOptions(int argc, char** argv, Options& o)
 {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The command line of docs/INTERFACE.md, parsed into plain values. Errors name the
-// option and what was wrong (exit code 2).
+// option and what was wrong (exit code 2). Each process option's name, help,
+// default and reload class is one row of app/OptionTable.cpp; its default is
+// the member's initialiser here.
 #pragma once
 
 #include "app/ReplayOptions.h"
@@ -22,6 +24,7 @@ namespace Floodgate::App {
 struct HostPort {
     std::string host;
     std::uint16_t port = 0;
+    friend bool operator==(const HostPort&, const HostPort&) = default;
 };
 
 // What a command (docs/CLI.md) was given, as typed: the commands decode it
@@ -79,6 +82,11 @@ struct Options {
     std::string configFile;            // the configuration file read (empty: none; --config off or no default file)
     bool checkConfig = false;          // --check-config: validate, print, exit
 };
+
+// "within 2 s": how soon a running Floodgate applies a change another
+// process committed (Tuning::changeAppliedWithinMs), as the commands and
+// --help say it.
+std::string changeAppliedWithin();
 
 // Fills `out` or returns the one line to print (exit 2). --help fills
 // out.help and out.helpText.

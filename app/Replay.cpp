@@ -35,7 +35,7 @@ std::optional<std::string> readWholeFile(const std::string& path, std::string* w
 // The configuration to replay through: the database's (rules, tiers,
 // customers, safelist and blocklist), a rules file's sections laid over it
 // or over the defaults. Returns the exit code on failure.
-std::optional<int> loadConfiguration(const Options& o, Replay::Configuration& out)
+std::optional<ExitCode> loadConfiguration(const Options& o, Replay::Configuration& out)
 {
     const ReplayOptions& r = o.replay;
     const bool useDatabase = r.rulesFile.empty() || !o.db.empty();
@@ -47,14 +47,14 @@ std::optional<int> loadConfiguration(const Options& o, Replay::Configuration& ou
                          "floodgate: no database at %s (replay reads the rules from it and never creates one); give --db PATH or "
                          "--rules FILE.json\n",
                          so.path.c_str());
-            return 4;
+            return ExitCode::DatabaseUnusable;
         }
         const Core::SystemClock clock;
         Storage::OpenFailure failure;
         auto store = Storage::Store::open(so, clock, &failure);
         if (!store) {
             std::fprintf(stderr, "floodgate: %s\n", Core::printable(failure.message).c_str());
-            return 4;
+            return ExitCode::DatabaseUnusable;
         }
         Storage::Loaded loaded = store->load();
         out.config = std::move(loaded.config);
@@ -70,21 +70,21 @@ std::optional<int> loadConfiguration(const Options& o, Replay::Configuration& ou
         const auto text = readWholeFile(r.rulesFile, &why);
         if (!text) {
             std::fprintf(stderr, "floodgate: cannot read %s: %s\n", r.rulesFile.c_str(), Core::printable(why).c_str());
-            return 2;
+            return ExitCode::BadInput;
         }
         const auto json = Wire::Json::parse(*text, &why);
         if (!json) {
             std::fprintf(stderr, "floodgate: %s: not JSON: %s\n", r.rulesFile.c_str(), Core::printable(why).c_str());
-            return 2;
+            return ExitCode::BadInput;
         }
         // The document GET /api/v1/rules answers (and `floodgate rules export` writes).
         if (!Wire::Codec::rulesFromJson(*json, out.config, &why)) {
             std::fprintf(stderr, "floodgate: %s: %s\n", r.rulesFile.c_str(), Core::printable(why).c_str());
-            return 2;
+            return ExitCode::BadInput;
         }
         if (auto invalid = Core::validate(out.config)) {
             std::fprintf(stderr, "floodgate: %s: %s\n", r.rulesFile.c_str(), Core::printable(*invalid).c_str());
-            return 2;
+            return ExitCode::BadInput;
         }
         out.name = out.name.empty() ? "the rules in " + r.rulesFile : out.name + " with " + r.rulesFile;
     }
@@ -121,7 +121,7 @@ private:
 
 } // namespace
 
-int runReplay(const Options& o)
+ExitCode runReplay(const Options& o)
 {
     const ReplayOptions& r = o.replay;
     Replay::Input input;
@@ -131,7 +131,7 @@ int runReplay(const Options& o)
     const auto format = Replay::formatFromName(r.format);
     if (!format) {
         std::fprintf(stderr, "floodgate: --format %s: expected auto, combined, common, nginx-json or floodgate-csv\n", r.format.c_str());
-        return 2;
+        return ExitCode::BadInput;
     }
     input.format = *format;
     for (const auto& [text, slot] : {std::pair{&r.from, &input.from}, std::pair{&r.to, &input.to}}) {
@@ -142,24 +142,24 @@ int runReplay(const Options& o)
         if (!t) {
             std::fprintf(stderr, "floodgate: %s %s: expected an RFC 3339 time such as 2026-11-22T05:00:00Z (%s)\n",
                          slot == &input.from ? "--from" : "--to", text->c_str(), why.c_str());
-            return 2;
+            return ExitCode::BadInput;
         }
         *slot = *t;
     }
     if (input.from && input.to && *input.from > *input.to) {
         std::fprintf(stderr, "floodgate: --from is after --to\n");
-        return 2;
+        return ExitCode::BadInput;
     }
     // Every file readable before anything runs: a typo costs nothing.
     for (const std::string& path : r.logs) {
         struct stat st{};
         if (::stat(path.c_str(), &st) != 0 || ::access(path.c_str(), R_OK) != 0) {
             std::fprintf(stderr, "floodgate: cannot read %s: %s\n", path.c_str(), std::strerror(errno));
-            return 2;
+            return ExitCode::BadInput;
         }
         if (S_ISDIR(st.st_mode)) {
             std::fprintf(stderr, "floodgate: cannot read %s: it is a folder\n", path.c_str());
-            return 2;
+            return ExitCode::BadInput;
         }
     }
     Replay::Configuration configuration;
@@ -172,7 +172,7 @@ int runReplay(const Options& o)
         decisions = std::fopen(r.decisionsOut.c_str(), "wb");
         if (!decisions) {
             std::fprintf(stderr, "floodgate: cannot write %s: %s\n", r.decisionsOut.c_str(), std::strerror(errno));
-            return 2;
+            return ExitCode::BadInput;
         }
         rows = Replay::decisionsHeader();
         input.onDecision = [&](const Replay::DecisionEvent& e) {
@@ -192,15 +192,15 @@ int runReplay(const Options& o)
         std::fprintf(stderr, "floodgate: %s\n", Core::printable(result.fatal).c_str());
         if (decisions)
             std::fclose(decisions);
-        return 2;
+        return ExitCode::BadInput;
     }
-    int code = 0;
+    ExitCode code = ExitCode::Done;
     if (decisions) {
         std::fwrite(rows.data(), 1, rows.size(), decisions);
         const bool failed = std::ferror(decisions) != 0;
         if (std::fclose(decisions) != 0 || failed) {
             std::fprintf(stderr, "floodgate: cannot write %s: %s\n", r.decisionsOut.c_str(), std::strerror(errno));
-            code = 2;
+            code = ExitCode::BadInput;
         }
     }
     if (r.json)
@@ -211,7 +211,7 @@ int runReplay(const Options& o)
         if (!f.error.empty()) {
             std::fprintf(stderr, "floodgate: %s: %s; the report covers the lines before it\n", Core::printable(f.path).c_str(),
                          Core::printable(f.error).c_str());
-            code = 2;
+            code = ExitCode::BadInput;
         }
     return code;
 }

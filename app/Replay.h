@@ -4,12 +4,13 @@
 // sent anywhere and the database is only read.
 #pragma once
 
+#include "app/ExitCode.h"
 #include "app/Options.h"
 
 namespace Floodgate::App {
 
-// Exit code: 0 done, 2 bad command line or a file that cannot be read,
-// 4 the database cannot be used (missing: replay never creates one).
-int runReplay(const Options& options);
+// Done; BadInput (a bad command line or a file that cannot be read);
+// DatabaseUnusable (missing too: replay never creates one).
+ExitCode runReplay(const Options& options);
 
 } // namespace Floodgate::App

@@ -2,6 +2,7 @@
 #include "app/Runtime.h"
 #include "app/ClusterLink.h"
 #include "app/ListenClaim.h"
+#include "app/OptionTable.h"
 
 #include "api/AdminApi.h"
 #include "http/AdminServer.h"
@@ -65,7 +66,7 @@ std::optional<StartFailure> Runtime::start(const Options& o)
 {
     m_options = o;
     m_demoTrusted = o.demo;
-    auto failWith = [this](int code, std::string message) {
+    auto failWith = [this](ExitCode code, std::string message) {
         stop();
         return std::optional<StartFailure>(StartFailure{code, std::move(message)});
     };
@@ -81,11 +82,11 @@ std::optional<StartFailure> Runtime::start(const Options& o)
                                         o.admin ? o.admin->host + ":" + std::to_string(o.admin->port) : std::string("off")},
                                        &claimed);
     if (!claimed.empty())
-        return failWith(3, claimed);
+        return failWith(ExitCode::CannotListen, claimed);
     Storage::OpenFailure failure;
     m_store = Storage::Store::open(so, m_clock, &failure);
     if (!m_store)
-        return failWith(4, failure.message);
+        return failWith(ExitCode::DatabaseUnusable, failure.message);
     Storage::Loaded loaded = m_store->load();
 
     // 2. The engine, on the stored configuration plus the command line's overrides.
@@ -94,7 +95,7 @@ std::optional<StartFailure> Runtime::start(const Options& o)
     try {
         m_engine = std::make_unique<Core::Engine>(config);
     } catch (const std::invalid_argument& e) {
-        return failWith(4, m_dbPath + ": " + e.what() + " (fix it with the sqlite3 shell or restore a backup)");
+        return failWith(ExitCode::DatabaseUnusable, m_dbPath + ": " + e.what() + " (fix it with the sqlite3 shell or restore a backup)");
     }
     m_engine->setList(Core::ListKind::Safelist, std::make_shared<const Core::AddressList>(std::move(loaded.safelist)));
     m_engine->setList(Core::ListKind::Blocklist, std::make_shared<const Core::AddressList>(std::move(loaded.blocklist)));
@@ -115,7 +116,7 @@ std::optional<StartFailure> Runtime::start(const Options& o)
         std::string keyProblem;
         const auto key = Cluster::ClusterKey::load(o.clusterKeyFile, &keyProblem);
         if (!key)
-            return failWith(5, "--cluster-key: " + keyProblem);
+            return failWith(ExitCode::ClusterRefused, "--cluster-key: " + keyProblem);
         co.key = *key;
         // Its lines carry what Redis holds (keys, node names, actors): escaped.
         co.notice = [](const std::string& line) { std::fprintf(stderr, "floodgate: cluster: %s\n", Core::printable(line).c_str()); };
@@ -135,7 +136,7 @@ std::optional<StartFailure> Runtime::start(const Options& o)
         shareThroughCluster(*m_cluster, *m_store, *m_engine);
         const Cluster::JoinResult joined = m_cluster->join();
         if (joined.kind == Cluster::JoinResult::Kind::Refused)
-            return failWith(5, "--redis: " + joined.message);
+            return failWith(ExitCode::ClusterRefused, "--redis: " + joined.message);
         m_clusterLine = joined.message;
         m_decisionClock = &m_cluster->clock();
         m_cluster->start();
@@ -160,11 +161,11 @@ std::optional<StartFailure> Runtime::start(const Options& o)
     if (!m_logPath.empty()) {
         const auto dir = std::filesystem::path(m_logPath).parent_path();
         if (!dir.empty() && !Files::createPrivateFolders(dir.string(), &why))
-            return failWith(4, why + " (choose another place with --db or --log)");
+            return failWith(ExitCode::DatabaseUnusable, why + " (choose another place with --db or --log)");
     }
     m_log = std::make_unique<Http::LimiterLog>(m_logPath, threads, clock);
     if (!m_log->start(&why))
-        return failWith(4, why + " (choose another place with --log)");
+        return failWith(ExitCode::DatabaseUnusable, why + " (choose another place with --log)");
     m_metrics = std::make_unique<Http::ListenerMetrics>(threads);
 
     // 4. The listener.
@@ -176,13 +177,13 @@ std::optional<StartFailure> Runtime::start(const Options& o)
     if (!o.upstream.empty()) {
         lo.upstream = Http::UpstreamUrl::parse(o.upstream, &why);
         if (!lo.upstream)
-            return failWith(2, "--upstream " + o.upstream + ": " + why);
+            return failWith(ExitCode::BadInput, "--upstream " + o.upstream + ": " + why);
     }
     m_listener = std::make_unique<Http::Listener>(*m_engine, lo, m_log.get(), m_metrics.get(), clock);
     m_samples = std::make_unique<Http::RequestSamples>(threads);
     m_listener->setRequestSamples(m_samples.get());
     if (!m_listener->start(&why))
-        return failWith(3, why + " (is another server on that port? choose another with --listen)");
+        return failWith(ExitCode::CannotListen, why + " (is another server on that port? choose another with --listen)");
     if (m_cluster)
         m_cluster->setAddress(listenUrl());
 
@@ -214,7 +215,7 @@ std::optional<StartFailure> Runtime::start(const Options& o)
         opts.port = o.admin->port;
         m_admin->server = std::make_unique<Http::AdminServer>(opts, m_admin->api->handlers(), clock);
         if (!m_admin->server->start(&why))
-            return failWith(3, "admin: " + why + " (choose another with --admin ADDR:PORT or --admin off)");
+            return failWith(ExitCode::CannotListen, "admin: " + why + " (choose another with --admin ADDR:PORT or --admin off)");
     }
     if (m_listenClaim && m_admin && m_admin->server)
         m_listenClaim->describe({o.listen.host + ":" + std::to_string(o.listen.port), m_dbPath, adminUrl()});
@@ -227,26 +228,27 @@ std::optional<StartFailure> Runtime::start(const Options& o)
     return std::nullopt;
 }
 
+StartFacts Runtime::startFacts() const
+{
+    StartFacts f;
+    f.listenUrl = listenUrl();
+    f.mode = modeText();
+    f.adminUrl = adminUrl();
+    f.adminBeyondLoopback = m_adminBeyondLoopback;
+    f.database = m_dbPath;
+    f.databaseCreated = m_store->created();
+    f.demoDatabase = m_options.demo && m_options.db.empty();
+    f.keyless = Core::keylessCustomers(*m_engine->config(), m_clock.now());
+    f.cluster = m_clusterLine;
+    f.logPath = m_logPath;
+    f.dryRun = m_options.dryRun;
+    return f;
+}
+
 void Runtime::printStartLines() const
 {
-    std::printf("listening on %s (%s)\n", listenUrl().c_str(), modeText().c_str());
-    if (!adminUrl().empty())
-        std::printf("admin on %s\n", adminUrl().c_str());
-    if (!adminUrl().empty())
-        std::printf("admin API wants \"Authorization: Bearer TOKEN\"%s; `floodgate token --db %s` prints it\n",
-                    m_adminBeyondLoopback ? " (beyond loopback /healthz and /metrics too)" : "", m_dbPath.c_str());
-    std::printf("database %s%s%s\n", m_dbPath.c_str(), m_store->created() ? " (new, with the default rules)" : "",
-                m_options.demo && m_options.db.empty() ? " (the demo's own: --db names another)" : "");
-    if (const auto keyless = Core::keylessCustomers(*m_engine->config(), m_clock.now()); !keyless.empty()) {
-        std::string ids;
-        for (std::size_t i = 0; i < keyless.size() && i < 5; ++i)
-            ids += (i ? ", " : "") + Core::printable(keyless[i]);
-        std::printf("customers without an API key: %zu (%s%s), counted as anonymous clients; `floodgate customers key ID` gives one\n",
-                    keyless.size(), ids.c_str(), keyless.size() > 5 ? ", ..." : "");
-    }
-    if (!m_clusterLine.empty())
-        std::printf("cluster: %s\n", Core::printable(m_clusterLine).c_str());
-    std::printf("limiter log %s%s\n", m_logPath.empty() ? "off" : m_logPath.c_str(), m_options.dryRun ? " (dry run: nothing is refused)" : "");
+    for (const std::string& line : startLines(startFacts()))
+        std::printf("%s\n", line.c_str());
     std::fflush(stdout);
 }
 
@@ -278,43 +280,23 @@ std::vector<std::string> Runtime::reload(const std::optional<Options>& fresh)
                 text += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
             return text;
         };
-        // Needs a restart: the sockets, the database, the threads, the cluster.
-        using Text = std::string (*)(const Options&);
-        static const std::pair<const char*, Text> needRestart[] = {
-            {"listen", [](const Options& x) { return x.listen.host + ":" + std::to_string(x.listen.port); }},
-            {"upstream", [](const Options& x) { return x.upstream; }},
-            {"admin", [](const Options& x) { return x.admin ? x.admin->host + ":" + std::to_string(x.admin->port) : std::string("off"); }},
-            {"db", [](const Options& x) { return x.db; }},
-            {"db-timeout", [](const Options& x) { return std::to_string(x.dbTimeoutSeconds); }},
-            {"log", [](const Options& x) { return x.log; }},
-            {"threads", [](const Options& x) { return std::to_string(x.threads); }},
-            {"redis",
-             [](const Options& x) {
-                 const auto& u = x.redis;
-                 return u ? u->host + "|" + std::to_string(u->port) + "|" + u->unixPath + "|" + u->user + "|" + u->password + "|" + std::to_string(u->db)
-                          : std::string();
-             }},
-            {"node-name", [](const Options& x) { return x.nodeName; }},
-            {"cluster-key", [](const Options& x) { return x.clusterKeyFile; }},
-            {"theme", [](const Options& x) { return x.theme; }},
-        };
-        std::vector<std::string> restart;
-        for (const auto& [name, text] : needRestart)
-            if (text(*fresh) != text(was))
-                restart.push_back(name);
-        // Applies now: what every published configuration is adjusted with.
-        std::vector<std::string> applied;
+        // Each option as its row says (app/OptionTable.cpp): a Live one is
+        // taken now, what every published configuration is adjusted with; a
+        // Restart one is named and keeps its running value. (A Fixed one
+        // comes from the command line, which is read again unchanged.)
+        std::vector<std::string> applied, restart;
         {
             std::lock_guard lock(m_liveMutex);
-            if (fresh->trustedProxies != m_options.trustedProxies)
-                applied.push_back("trusted-proxy");
-            if (fresh->realIpHeader != m_options.realIpHeader)
-                applied.push_back("real-ip-header");
-            if (fresh->dryRun != m_options.dryRun)
-                applied.push_back("dry-run");
-            m_options.trustedProxies = fresh->trustedProxies;
-            m_options.realIpHeader = fresh->realIpHeader;
-            m_options.dryRun = fresh->dryRun;
+            for (const OptionRow& row : optionTable()) {
+                if (row.reload == Reload::Fixed || row.access.same(*fresh, was))
+                    continue;
+                if (row.reload == Reload::Live) {
+                    row.access.take(m_options, *fresh);
+                    applied.emplace_back(row.name);
+                } else {
+                    restart.emplace_back(row.name);
+                }
+            }
         }
         const std::string source = fresh->configFile.empty() ? "the command line (no configuration file)" : fresh->configFile;
         if (applied.empty())

@@ -6,7 +6,9 @@
 // API -> store (finish writes) -> limiter log (flush) -> engine.
 #pragma once
 
+#include "app/ExitCode.h"
 #include "app/Options.h"
+#include "app/StartLines.h"
 #include "core/Time.h"
 
 #include <atomic>
@@ -44,8 +46,8 @@ class ListenClaim;
 class Runtime;
 
 struct StartFailure {
-    int exitCode = 1;     // 3 cannot listen, 4 database unusable, 2 bad options
-    std::string message;  // one line: what is wrong and what to do
+    ExitCode exitCode = ExitCode::Rejected;  // CannotListen, DatabaseUnusable, ClusterRefused, BadInput
+    std::string message;                     // one line: what is wrong and what to do
 };
 
 // SIGHUP in either mode: the command line and the configuration file parsed
@@ -68,10 +70,13 @@ public:
     // Both modes print them, so a script can find a port-0 listener.
     void printStartLines() const;
 
+    // What printStartLines() says (app/StartLines.h).
+    StartFacts startFacts() const;
+
     // SIGHUP (docs/CLI.md): `fresh` is the configuration file and the
-    // command line parsed again. The settings that can change while serving
-    // (trusted-proxy, real-ip-header, dry-run) apply at once; the others,
-    // changed, are named as needing a restart and keep their running value.
+    // command line parsed again. The options whose reload class is Live
+    // (app/OptionTable.cpp) apply at once; the others, changed, are named
+    // as needing a restart and keep their running value.
     // limiter.log is reopened at its path either way (`fresh` absent: the
     // file was refused, only the log is reopened). Returns the lines to say.
     std::vector<std::string> reload(const std::optional<Options>& fresh);
@@ -113,7 +118,7 @@ private:
     std::unique_ptr<Cluster::ClusterSync> m_cluster;
     std::string m_clusterLine;  // the start-up line about it
     Options m_options;
-    // m_options' live settings (trusted proxies, real-IP header, dry run):
+    // m_options' live settings (Reload::Live in app/OptionTable.cpp):
     // reload() writes them while the store's writer thread publishes.
     mutable std::mutex m_liveMutex;
     std::string m_dbPath;

@@ -21,6 +21,7 @@ struct RedisUrl {
     int db = 0;                // SELECT db after connecting when not 0
 
     bool isUnix() const { return !unixPath.empty(); }
+    friend bool operator==(const RedisUrl&, const RedisUrl&) = default;
 
     // The URL with the password as "***", always in one spelling:
     // "redis://alice:***@127.0.0.1:6380/2", "redis://[::1]:6379",

@@ -152,6 +152,11 @@ inline constexpr std::int64_t sweepIntervalMs = 250;
 // the ban applies, its row is dropped and counted).
 inline constexpr std::int64_t dbBusyTimeoutMs = 5 * SECOND;
 inline constexpr std::int64_t dbPollIntervalMs = 500;
+// What the commands, --help and the documents promise an operator: a
+// change another process committed is in force within this long (the
+// poll above, the load and the publication, with room to spare).
+inline constexpr std::int64_t changeAppliedWithinMs = 2 * SECOND;
+static_assert(changeAppliedWithinMs >= 2 * dbPollIntervalMs, "the promise leaves room for a poll missed by a hair");
 inline constexpr std::int64_t listPurgeIntervalMs = MINUTE;
 inline constexpr std::size_t autoBanQueue = 10'000;
 
