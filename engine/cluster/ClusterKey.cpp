@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "cluster/ClusterKey.h"
 
+#include "core/Hash.h"
+
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
@@ -20,17 +22,6 @@ namespace {
 // read whole: a FIFO or a huge file costs nothing).
 constexpr std::size_t MAX_FILE_BYTES = 1024;
 constexpr std::size_t BASE64_CHARS = 44;  // 32 bytes
-
-std::string hex(const unsigned char* p, std::size_t n)
-{
-    static const char digits[] = "0123456789abcdef";
-    std::string out(2 * n, '0');
-    for (std::size_t i = 0; i < n; ++i) {
-        out[2 * i] = digits[p[i] >> 4];
-        out[2 * i + 1] = digits[p[i] & 15];
-    }
-    return out;
-}
 
 std::string why(const std::string& path, const std::string& what)
 {
@@ -125,7 +116,7 @@ std::string ClusterKey::tag(std::string_view message) const
     unsigned char mac[EVP_MAX_MD_SIZE];
     unsigned int len = 0;
     HMAC(EVP_sha256(), m_key.data(), int(Bytes), reinterpret_cast<const unsigned char*>(message.data()), message.size(), mac, &len);
-    return hex(mac, 16);
+    return Core::toHex(std::span<const std::uint8_t>(mac, 16));
 }
 
 Core::SipKey ClusterKey::sipKey() const

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "core/CustomerKey.h"
 
+#include "core/Hash.h"
+#include "core/Target.h"
+
 #include <openssl/rand.h>
 #include <openssl/sha.h>
 
@@ -26,15 +29,6 @@ std::string base64Url(std::span<const std::uint8_t> bytes)
     if (held > 0)
         out += ALPHABET[(bits << (6 - held)) & 63];
     return out;
-}
-
-int hexValue(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    return -1;
 }
 
 } // namespace
@@ -66,14 +60,7 @@ KeyDigest keyDigest(std::string_view presented)
 
 std::string toHex(const KeyDigest& digest)
 {
-    static constexpr char DIGITS[] = "0123456789abcdef";
-    std::string out;
-    out.reserve(64);
-    for (std::uint8_t b : digest) {
-        out += DIGITS[b >> 4];
-        out += DIGITS[b & 15];
-    }
-    return out;
+    return toHex(std::span<const std::uint8_t>(digest));
 }
 
 std::optional<KeyDigest> digestFromHex(std::string_view hex)
@@ -82,9 +69,10 @@ std::optional<KeyDigest> digestFromHex(std::string_view hex)
         return std::nullopt;
     KeyDigest d{};
     for (std::size_t i = 0; i < d.size(); ++i) {
-        const int hi = hexValue(hex[2 * i]);
-        const int lo = hexValue(hex[2 * i + 1]);
-        if (hi < 0 || lo < 0)
+        const char h = hex[2 * i], l = hex[2 * i + 1];
+        const int hi = hexValue(h);
+        const int lo = hexValue(l);
+        if (hi < 0 || lo < 0 || (h >= 'A' && h <= 'F') || (l >= 'A' && l <= 'F'))  // lowercase only: one spelling a digest
             return std::nullopt;
         d[i] = std::uint8_t(hi << 4 | lo);
     }

@@ -175,4 +175,15 @@ std::uint64_t processHashSeed()
     return seed;
 }
 
+std::string toHex(std::span<const std::uint8_t> bytes)
+{
+    static constexpr char DIGITS[] = "0123456789abcdef";
+    std::string out(2 * bytes.size(), '0');
+    for (std::size_t i = 0; i < bytes.size(); ++i) {
+        out[2 * i] = DIGITS[bytes[i] >> 4];
+        out[2 * i + 1] = DIGITS[bytes[i] & 15];
+    }
+    return out;
+}
+
 } // namespace Floodgate::Core

@@ -18,6 +18,8 @@
 
 #include <cstdint>
 #include <cstring>
+#include <span>
+#include <string>
 #include <string_view>
 
 namespace Floodgate::Core {
@@ -104,6 +106,9 @@ inline Hash128 keyedHash128(std::string_view s)
 {
     return sipHash128(processSipKey(), s);
 }
+
+// Bytes as lowercase hex digits, two a byte (a digest, a fingerprint).
+std::string toHex(std::span<const std::uint8_t> bytes);
 
 // Compares two secrets (a token, a tag) in a time that depends only on
 // their length, so how fast a wrong guess is refused tells nothing.
