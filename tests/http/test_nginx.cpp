@@ -9,6 +9,8 @@
 // switched to fail open) within its timeouts.
 #include <QtTest>
 
+#include "core/CustomerKey.h"
+
 #ifndef Q_MOC_RUN
 #include "ChildProcess.h"
 #include "DebianNginx.h"
@@ -63,6 +65,8 @@ private Q_SLOTS:
     {
         Core::EngineConfig config = Core::defaultConfig();
         config.escalation.enabled = false;
+        const Core::NewCustomerKey acmeKey = Core::customerKeyFrom(Core::keyDigest("nginx test key"), 0);
+        config.customers = {Core::Customer{"acme", "Acme", "Pro", {}, {acmeKey.key}}};
         Core::Engine engine(config);
         Http::ListenerOptions o;
         o.port = 0;
@@ -140,6 +144,21 @@ private Q_SLOTS:
         auto blocked = fetch(port, getFor("example.com", "/"), 3000, "127.0.0.4");
         QVERIFY(blocked);
         QCOMPARE(blocked->status, 403);
+
+        // Through nginx (a trusted proxy that passes the client's headers
+        // on), naming a customer proves nothing: 6 pass, as for anyone; the
+        // customer's key does, and its quota is whole.
+        int claimed = 0;
+        for (int i = 0; i < 40; ++i) {
+            auto f = fetch(port, "GET /api/orders HTTP/1.1\r\nHost: example.com\r\nX-Customer-Id: acme\r\n\r\n", 3000, "127.0.0.6");
+            QVERIFY(f);
+            claimed += f->status == 200;
+        }
+        QCOMPARE(claimed, 6);
+        auto proven = fetch(port, "GET /api/orders HTTP/1.1\r\nHost: example.com\r\nX-Api-Key: " + acmeKey.secret + "\r\n\r\n", 3000, "127.0.0.7");
+        QVERIFY(proven);
+        QCOMPARE(proven->status, 200);
+        QVERIFY2(proven->header("ratelimit").starts_with("\"pro-1m\";r=99;t="), proven->header("ratelimit").c_str());  // t: to the bucket's end
 
         nginx.stop();
         floodgate.stop();
