@@ -43,7 +43,6 @@ public:
     // Changes from Redis refused here, a levelling refused (ClusterText::sharedProblems).
     QString sharedProblems() const;
     ClusterNodesModel* nodes() const { return m_nodes; }
-    QTableView* nodesTable() const { return m_table; }
 
 private:
     QLabel* m_dot = nullptr;

@@ -302,7 +302,6 @@ void ClockOffset::sample(Core::Millis sentMs, Core::Millis receivedMs, std::int6
         if (m_samples[i].rtt < best.rtt)
             best = m_samples[i];
     m_offsetMs = best.offset;
-    m_bestRtt = best.rtt;
     m_known = true;
 }
 

@@ -67,7 +67,6 @@ public:
     void sample(Core::Millis sentMs, Core::Millis receivedMs, std::int64_t redisMicros);
     bool known() const { return m_known; }
     Core::Millis offsetMs() const { return m_offsetMs; }
-    Core::Millis uncertaintyMs() const { return m_bestRtt / 2; }
 
 private:
     static constexpr int Window = 8;
@@ -80,7 +79,6 @@ private:
     int m_next = 0;
     bool m_known = false;
     Core::Millis m_offsetMs = 0;
-    Core::Millis m_bestRtt = 0;
 };
 
 } // namespace Floodgate::Cluster

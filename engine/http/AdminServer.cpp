@@ -75,7 +75,6 @@ struct AdminServer::Impl {
     std::list<std::shared_ptr<AdminSession>> sessions;
     std::map<Core::IpAddress, std::size_t> perClient;
     std::uint16_t port = 0;
-    bool loopback = true;
     bool started = false;
     // Set on the I/O thread when stop() closes everything: a timer that
     // fired just before must not arm itself again (Deadlines.h, sweepEvery).
@@ -429,7 +428,6 @@ bool AdminServer::start(std::string* error)
             *error = "\"" + m->options.address + "\" is not an IP address to listen on";
         return false;
     }
-    m->loopback = address.is_loopback();
     const tcp::endpoint endpoint(address, m->options.port);
     m->acceptor.open(endpoint.protocol(), ec);
     if (!ec)
@@ -490,11 +488,6 @@ void AdminServer::stop()
 std::uint16_t AdminServer::port() const
 {
     return m->port;
-}
-
-bool AdminServer::loopbackOnly() const
-{
-    return m->loopback;
 }
 
 } // namespace Floodgate::Http

@@ -80,7 +80,6 @@ public:
     // Closes every connection, drops the answers still to come and joins the threads.
     void stop();
     std::uint16_t port() const;
-    bool loopbackOnly() const;  // bound to a loopback address
 
     struct Impl;
 
