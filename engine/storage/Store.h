@@ -149,33 +149,33 @@ public:
     void onConfigChange(std::function<void(const ConfigChange&)> hook);
 
     // ---- writes (asynchronous; `done` runs on the writer thread after COMMIT) ----
-    // 201 new, 200 replaced. entry.createdAt: when the caller computed the
+    // Created or Updated (it replaced one). entry.createdAt: when the caller computed the
     // expiry from (kept when set and not in the future), else now.
     void addEntry(Core::ListKind kind, Core::ListEntry entry, Actor actor, Done done);
-    void removeEntry(Core::ListKind kind, Core::Cidr range, Actor actor, Done done);    // 204, 404
+    void removeEntry(Core::ListKind kind, Core::Cidr range, Actor actor, Done done);    // Removed, NotFound
     // A tier is named case-insensitively (Core::findTier): "pro" is the
     // stored "Pro", kept so spelt (a customer's tier too).
-    void putTier(Core::Tier tier, Actor actor, Done done);                               // 201 new, 200 replaced
-    void deleteTier(std::string name, Actor actor, Done done);                           // 204, 404, 409 in use
-    // 201, 200, 400 unknown tier. Keys::Keep: a stored customer keeps the
+    void putTier(Core::Tier tier, Actor actor, Done done);                               // Created, Updated
+    void deleteTier(std::string name, Actor actor, Done done);                           // Removed, NotFound, Conflict (in use)
+    // Created, Updated, Invalid (an unknown tier). Keys::Keep: a stored customer keeps the
     // keys it has and customer.keys are only a new one's (an API PUT or
     // `floodgate customers set` that says nothing of keys); Keys::Replace:
     // exactly customer.keys (the console, the cluster, an import).
     enum class Keys : std::uint8_t { Replace, Keep };
     void putCustomer(Core::Customer customer, Actor actor, Done done, Keys keys = Keys::Replace);
-    void deleteCustomer(std::string id, Actor actor, Done done);                         // 204, 404
-    // Adds `key` to customer `id`'s keys (201; 404 no such customer). Its
+    void deleteCustomer(std::string id, Actor actor, Done done);                         // Removed, NotFound
+    // Adds `key` to customer `id`'s keys (Created; NotFound: no such customer). Its
     // other keys expire `keepOthersMs` from now (0: at once, removed; those
     // that expire sooner keep their expiry). What the customer becomes is
     // the outcome's value.
     void addCustomerKey(std::string id, Core::CustomerKey key, Core::Millis keepOthersMs, Actor actor, Done done);
-    // Removes the key whose id is `keyId` (204; 404 no such customer or key).
+    // Removes the key whose id is `keyId` (Removed; NotFound: no such customer or key).
     void revokeCustomerKey(std::string id, std::string keyId, Actor actor, Done done);
     // Replaces rules, cooldowns, bot options, escalation and settings with
     // those in `config` (tiers and customers in it are ignored).
     void putRules(Core::EngineConfig config, Actor actor, Done done);
     // Changes the rules inside the writer's transaction: `change` gets the
-    // configuration as committed and edits it, or returns why not (400).
+    // configuration as committed and edits it, or returns why not (Invalid).
     void updateRules(std::function<std::optional<std::string>(Core::EngineConfig&)> change, Actor actor, Done done);
     // A rules document (the JSON of GET /api/v1/rules): the sections it has
     // replace the stored ones, decoded onto the rules as committed (the admin
@@ -185,7 +185,7 @@ public:
     // Publishes the stored configuration again (after the command-line
     // overrides changed), in order with every write.
     void republish(Done done = {});
-    // All or nothing: 200 with {"imported": n, "replaced": m}.
+    // All or nothing: Updated with {"imported": n, "replaced": m}.
     void importEntries(std::vector<Core::ListedEntry> rows, Actor actor, Done done);
     // The write-behind journal of the engine's automatic bans (the engine's
     // onAutomaticBan hook): queued without waiting (called on listener

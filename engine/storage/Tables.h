@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Rows <-> engine values: list entries, tiers, customers, rules and settings,
 // the audit trail and meta values. Plain functions over one connection; the
-// caller owns the transaction. Internal to fg_storage.
+// caller owns the transaction. The functions are fg_storage's own; the row
+// types (AuditRow, OffenderRow) are also what Store.h hands out.
 #pragma once
 
 #include "core/AddressList.h"
