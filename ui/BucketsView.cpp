@@ -205,7 +205,9 @@ void BucketsView::relabel(LevelChart& c)
     for (const QString& label : c.labels)
         widest = std::max(widest, fm.horizontalAdvance(label));
     const double perBucket = c.chart->plotArea().width() / n;
-    int stride = perBucket > 0 ? int(std::ceil((widest + fm.horizontalAdvance(QLatin1Char(' ')) * 2) / perBucket)) : n;
+    // Not laid out yet (no plot area): every label, until plotAreaChanged
+    // says how much room there is (a first picture must not show "now" alone).
+    int stride = perBucket > 0 ? int(std::ceil((widest + fm.horizontalAdvance(QLatin1Char(' ')) * 2) / perBucket)) : 1;
     stride = std::clamp(stride, 1, n);
     if (stride == c.stride)
         return;

@@ -153,7 +153,8 @@ void ClientsView::fitColumns()
     fit(ClientsModel::Last60s, {QStringLiteral("\u2265 9999")});
     fit(ClientsModel::Rate, {QStringLiteral("\u2265 99.9/s")});
     m_table->setColumnWidth(ClientsModel::Activity, 76);
-    fit(ClientsModel::Use, {tr("not counted: blocklist"), QStringLiteral("200 / 200  enterprise-1m")});
+    // The bar's inset and the text's margin inside it take 10 pixels more than a plain cell.
+    fit(ClientsModel::Use, {tr("not counted: blocklist"), QStringLiteral("200 / 200  enterprise-1m  ")});
     fit(ClientsModel::Here, {QStringLiteral("99999")});
     fit(ClientsModel::State, {tr("throttled, %1 left").arg(formatDuration(59 * Core::MINUTE + 59 * Core::SECOND, Span::Left))});
     fit(ClientsModel::Customer, {QStringLiteral("hobbyist")});
