@@ -9,7 +9,7 @@
 #include "ui/Theme.h"
 
 #include <QApplication>
-#include <QBarCategoryAxis>
+#include <QCategoryAxis>
 #include <QStackedBarSeries>
 #include <QBarSet>
 #include <QChart>
@@ -23,6 +23,8 @@
 #include <QScrollArea>
 #include <QValueAxis>
 #include <QVBoxLayout>
+
+#include <cmath>
 
 namespace Floodgate::Ui {
 
@@ -158,10 +160,14 @@ void BucketsView::rebuildCharts(const std::vector<Core::LevelUsage>& levels)
         QPen dashed(Theme::action(Core::Action::Block), 1.5, Qt::DashLine);
         c.limit->setPen(dashed);
         c.chart->addSeries(c.limit);
-        c.x = new QBarCategoryAxis;
-        c.x->setCategories(relativeLabels(l));
+        // Buckets at 0, 1, ... n-1; a label under a bucket, on every bucket
+        // or every n-th one, as many as fit (relabel()).
+        c.x = new QCategoryAxis;
+        c.x->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
+        c.x->setRange(-0.5, double(c.buckets) - 0.5);
         c.x->setLabelsColor(QApplication::palette().color(QPalette::WindowText));
         c.x->setGridLineVisible(false);
+        c.labels = relativeLabels(l);
         c.y = new QValueAxis;
         c.y->setLabelFormat(QStringLiteral("%d"));
         c.y->setLabelsColor(QApplication::palette().color(QPalette::WindowText));
@@ -173,12 +179,55 @@ void BucketsView::rebuildCharts(const std::vector<Core::LevelUsage>& levels)
             s->attachAxis(c.x);
             s->attachAxis(c.y);
         }
+        c.x->setRange(-0.5, double(c.buckets) - 0.5);  // attaching may have moved it
         c.view = new QChartView(c.chart);
         c.view->setRenderHint(QPainter::Antialiasing);
         c.view->setMinimumHeight(170);
         m_grid->addWidget(c.view, int(i / 2), int(i % 2));
         m_levels.push_back(c);
+        relabel(m_levels.back());
+        connect(c.chart, &QChart::plotAreaChanged, this, [this, chart = c.chart] {
+            for (LevelChart& level : m_levels)
+                if (level.chart == chart)
+                    relabel(level);
+        });
     }
+}
+
+void BucketsView::relabel(LevelChart& c)
+{
+    const int n = int(c.labels.size());
+    if (n == 0)
+        return;
+    // The widest label and a gap must fit in the buckets between two labels.
+    const QFontMetrics fm(c.x->labelsFont());
+    int widest = 0;
+    for (const QString& label : c.labels)
+        widest = std::max(widest, fm.horizontalAdvance(label));
+    const double perBucket = c.chart->plotArea().width() / n;
+    // Not laid out yet (no plot area): every label, until plotAreaChanged
+    // says how much room there is (a first picture must not show "now" alone).
+    int stride = perBucket > 0 ? int(std::ceil((widest + fm.horizontalAdvance(QLatin1Char(' ')) * 2) / perBucket)) : 1;
+    stride = std::clamp(stride, 1, n);
+    if (stride == c.stride)
+        return;
+    c.stride = stride;
+    for (const QString& label : c.x->categoriesLabels())
+        c.x->remove(label);
+    c.x->setStartValue(-1.0);
+    // Counted back from "now", so the newest bucket always has its label.
+    for (int i = (n - 1) % stride; i < n; i += stride)
+        c.x->append(c.labels[i], double(i));
+}
+
+QStringList BucketsView::levelAxisLabels(int i) const
+{
+    return i >= 0 && i < int(m_levels.size()) ? m_levels[std::size_t(i)].x->categoriesLabels() : QStringList();
+}
+
+double BucketsView::levelPlotWidth(int i) const
+{
+    return i >= 0 && i < int(m_levels.size()) ? m_levels[std::size_t(i)].chart->plotArea().width() : 0.0;
 }
 
 void BucketsView::updateChart(LevelChart& c, const Core::LevelUsage& l, bool clustered)

@@ -15,7 +15,7 @@
 #include "ui/ConsoleSnapshot.h"
 #endif
 
-class QBarCategoryAxis;
+class QCategoryAxis;
 class QBarSet;
 class QChart;
 class QChartView;
@@ -44,6 +44,11 @@ public:
     // What level chart `i` says above its bars, and in its tooltip.
     QString levelTitle(int i) const;
     QString levelToolTip(int i) const;
+    // The time labels level chart `i` shows under its bars (every bucket's,
+    // or every n-th one's where they would not fit side by side), and the
+    // width of its plot area in pixels.
+    QStringList levelAxisLabels(int i) const;
+    double levelPlotWidth(int i) const;
 
 Q_SIGNALS:
     void followRequested(const QString& address);
@@ -58,9 +63,13 @@ private:
         QBarSet* others = nullptr;  // the other nodes' requests, stacked on top (with --redis)
         QLineSeries* running = nullptr;
         QLineSeries* limit = nullptr;
-        QBarCategoryAxis* x = nullptr;
+        QCategoryAxis* x = nullptr;
         QValueAxis* y = nullptr;
+        QStringList labels;  // every bucket's, oldest first
+        int stride = 0;      // a label every `stride` buckets, counted back from "now"
     };
+    // Labels as many buckets apart as their width needs at the chart's size.
+    static void relabel(LevelChart& chart);
     void rebuildCharts(const std::vector<Core::LevelUsage>& levels);
     void updateChart(LevelChart& chart, const Core::LevelUsage& level, bool clustered);
 

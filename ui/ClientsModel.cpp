@@ -174,7 +174,10 @@ QVariant ClientsModel::data(const QModelIndex& index, int role) const
             return {};
         case Activity: return tr("Requests per whole 3-second bucket over the last minute (the bucket still filling is left out; "
                                  "%1 in the last 60 s with it)").arg(s.last60s);
-        case Request: return tr("The last request seen from this client");
+        case Request:
+            return row->lastRequest.isEmpty() ? tr("No request of this client is in the listener's samples")
+                                              : tr("The last request seen from this client: %1").arg(row->lastRequest);
+        case UserAgent: return row->userAgent;  // whole, where the column is too narrow
         default: return {};
         }
     case Qt::TextAlignmentRole:

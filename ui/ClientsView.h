@@ -39,12 +39,22 @@ public:
 
     ClientsModel* model() const { return m_model; }
     QTableView* table() const { return m_table; }
+    // What the count beside the filter says, and its tooltip.
+    QString countText() const;
+    QString countToolTip() const;
+    // The count's sentence: the tracked keys by kind, and how many clients
+    // the table shows of them (`listed`: the busiest the snapshot carries;
+    // `shown`: those the filter lets through).
+    static QString countText(const Core::TrackedKeys& tracked, int listed, int shown, bool filtered);
 
 Q_SIGNALS:
     void selectionChanged();
     void activated(const QString& address);  // double click: show its buckets
 
 private:
+    void fitColumns();
+    void updateCount();  // from the latest snapshot's tracked keys and what the filter lets through
+
     ClientsModel* m_model = nullptr;
     QSortFilterProxyModel* m_proxy = nullptr;
     QTableView* m_table = nullptr;
@@ -52,6 +62,8 @@ private:
     QComboBox* m_state = nullptr;
     QLabel* m_count = nullptr;
     QMenu* m_menu = nullptr;
+    int m_addressWidth = 0;  // the Client column's width from its widest text so far
+    Core::TrackedKeys m_tracked;  // the latest snapshot's
 };
 
 } // namespace Floodgate::Ui

@@ -66,6 +66,7 @@ struct ListDelta {
 struct ConsoleSnapshot {
     Core::Millis now = 0;
     Core::EngineCounters counters;
+    Core::TrackedKeys tracked;  // what the tracked keys are (counted with `clients`)
     // Complete seconds not delivered before, oldest first (the first
     // snapshot carries the last hour).
     std::vector<Core::SecondCounts> seconds;

@@ -99,4 +99,71 @@ QSize SparklineDelegate::sizeHint(const QStyleOptionViewItem& option, const QMod
     return QStyledItemDelegate::sizeHint(option, index).expandedTo(QSize(110, 22));
 }
 
+namespace {
+
+constexpr int CELL_PADDING = 12;  // left and right of the text, as the style draws a plain cell
+
+// The range and the bracketed address after it ("range  (address)"), or
+// the text alone and an empty second line.
+std::pair<QString, QString> splitAddress(const QString& text)
+{
+    const qsizetype at = text.indexOf(QStringLiteral("  ("));
+    if (at < 0)
+        return {text, QString()};
+    return {text.left(at), text.mid(at + 2)};
+}
+
+} // namespace
+
+QFont ClientAddressDelegate::smallFont(const QFont& font)
+{
+    QFont f = font;
+    f.setPointSizeF(font.pointSizeF() * 0.82);
+    return f;
+}
+
+int ClientAddressDelegate::widthFor(const QString& text, const QFont& font)
+{
+    const auto [range, address] = splitAddress(text);
+    int w = QFontMetrics(font).horizontalAdvance(range);
+    if (!address.isEmpty())
+        w = std::max(w, QFontMetrics(smallFont(font)).horizontalAdvance(address));
+    return w + CELL_PADDING;
+}
+
+QSize ClientAddressDelegate::sizeHint(const QStyleOptionViewItem& option, const QModelIndex& index) const
+{
+    const QSize base = QStyledItemDelegate::sizeHint(option, index);
+    return QSize(widthFor(index.data().toString(), option.font), base.height());
+}
+
+void ClientAddressDelegate::paint(QPainter* p, const QStyleOptionViewItem& option, const QModelIndex& index) const
+{
+    QStyleOptionViewItem opt = option;
+    initStyleOption(&opt, index);
+    const auto [range, address] = splitAddress(opt.text);
+    if (address.isEmpty()) {
+        QStyledItemDelegate::paint(p, option, index);
+        return;
+    }
+    opt.text.clear();
+    QApplication::style()->drawControl(QStyle::CE_ItemViewItem, &opt, p, opt.widget);
+    const bool selected = opt.state & QStyle::State_Selected;
+    // Where the style puts a plain cell's text.
+    const int margin = QApplication::style()->pixelMetric(QStyle::PM_FocusFrameHMargin, nullptr, opt.widget) + 1;
+    const QRect r = opt.rect.adjusted(margin, 0, -margin, 0);
+    const QFont small = smallFont(opt.font);
+    const int top = QFontMetrics(opt.font).height();
+    const int below = QFontMetrics(small).height();
+    const int y = r.top() + std::max(0, (r.height() - top - below) / 2);
+    p->save();
+    p->setFont(opt.font);
+    p->setPen(opt.palette.color(selected ? QPalette::HighlightedText : QPalette::Text));
+    p->drawText(QRect(r.left(), y, r.width(), top), Qt::AlignLeft | Qt::AlignVCenter, range);
+    p->setFont(small);
+    p->setPen(selected ? opt.palette.color(QPalette::HighlightedText) : Theme::muted());
+    p->drawText(QRect(r.left(), y + top, r.width(), below), Qt::AlignLeft | Qt::AlignVCenter, address);
+    p->restore();
+}
+
 } // namespace Floodgate::Ui

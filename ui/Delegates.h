@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Cells that paint rather than widgets per row (Wireshark's
 // SparkLineDelegate): a use bar for "5 of 6 used", a sparkline of the
-// last minute.
+// last minute, a client's range over the address it was last seen as.
 #pragma once
 
 #include <QStyledItemDelegate>
@@ -29,6 +29,21 @@ public:
 
 private:
     int m_role;
+};
+
+// "2001:db8:1::/64  (2001:db8:1:0:a:b:c:d)" in two lines: the range, and
+// under it, smaller, the full address in brackets (a single address, one
+// line). The column then needs the width of the longer line, not of both.
+class ClientAddressDelegate : public QStyledItemDelegate {
+public:
+    using QStyledItemDelegate::QStyledItemDelegate;
+    void paint(QPainter* painter, const QStyleOptionViewItem& option, const QModelIndex& index) const override;
+    QSize sizeHint(const QStyleOptionViewItem& option, const QModelIndex& index) const override;
+    // The width `text` needs in a cell of `font` (padding included).
+    static int widthFor(const QString& text, const QFont& font);
+
+private:
+    static QFont smallFont(const QFont& font);
 };
 
 } // namespace Floodgate::Ui

@@ -70,9 +70,25 @@ EventsView::EventsView(QWidget* parent)
     m_eventsProxy->setFilterCaseSensitivity(Qt::CaseInsensitive);
     m_eventsProxy->setDynamicSortFilter(true);  // cheap while unsorted: rows arrive at the top
     m_eventsTable = makeTable(m_eventsProxy);
-    const int widths[] = {80, 110, 150, 210, 330, 90, 100};
-    for (int c = 0; c < 7; ++c)
-        m_eventsTable->setColumnWidth(c, widths[c]);
+    // Each column as wide as its longest value, measured in the table's
+    // font (a whole IPv6 address, a retry-after of minutes); the request
+    // takes what is left and is whole in its tooltip.
+    const QFontMetrics fm(m_eventsTable->font());
+    auto fit = [&](int column, std::initializer_list<QString> samples) {
+        int w = fm.horizontalAdvance(m_events->headerData(column, Qt::Horizontal, Qt::DisplayRole).toString()) + 28;  // and the sort arrow
+        for (const QString& sample : samples)
+            w = std::max(w, fm.horizontalAdvance(sample) + 14);
+        m_eventsTable->setColumnWidth(column, w);
+    };
+    fit(EventsModel::Time, {QStringLiteral("00:00:00")});
+    fit(EventsModel::Action, {Theme::actionLabel(Core::Action::Throttle), Theme::actionLabel(Core::Action::DryRun)});
+    fit(EventsModel::Rule, {QStringLiteral("cooldown:comments")});
+    fit(EventsModel::Client, {QStringLiteral("8888:8888:8888:8888:8888:8888:8888:8888")});  // the widest an address can be
+    fit(EventsModel::Count, {QStringLiteral("9999 / 9999")});
+    fit(EventsModel::RetryAfter, {formatDuration(59 * Core::MINUTE + 59 * Core::SECOND, Span::Left)});
+    fit(EventsModel::Customer, {QStringLiteral("enterprise")});
+    m_eventsTable->horizontalHeader()->setStretchLastSection(false);
+    m_eventsTable->horizontalHeader()->setSectionResizeMode(EventsModel::Request, QHeaderView::Stretch);
     auto* split = new QSplitter(Qt::Vertical);
     split->addWidget(m_eventsTable);
     auto* detail = new QWidget;

@@ -30,6 +30,7 @@
 #include <QHBoxLayout>
 #include <QListWidget>
 #include <QMessageBox>
+#include <QScreen>
 #include <QSettings>
 #include <QStackedWidget>
 #include <QVBoxLayout>
@@ -38,6 +39,12 @@ namespace Floodgate::Ui {
 
 using Core::DAY;
 using Core::HOUR;
+
+namespace {
+
+constexpr int TITLE_BAR = 32;  // pixels a window manager's frame may add above the window's inside
+
+} // namespace
 
 MainWindow::MainWindow(Console& console, QWidget* parent)
     : QMainWindow(parent)
@@ -54,7 +61,6 @@ MainWindow::MainWindow(Console& console, QWidget* parent)
     m_nav = new QListWidget;
     m_nav->setObjectName(QStringLiteral("navigation"));
     m_nav->setIconSize(QSize(22, 22));
-    m_nav->setFixedWidth(190);
     m_nav->setFrameShape(QFrame::NoFrame);
     m_nav->setSpacing(2);
     const std::array<std::pair<QString, QString>, ViewCount> views = {{
@@ -75,11 +81,18 @@ MainWindow::MainWindow(Console& console, QWidget* parent)
     brandFont.setBold(true);
     brandFont.setPointSizeF(navFont.pointSizeF() * 1.25);
     brand->setFont(brandFont);
-    brand->setSizeHint(QSize(180, 52));
+    // As wide as its longest name needs (icon, gap, text, padding), so the
+    // views get the rest of a 1280-pixel screen.
+    const int iconAndPadding = m_nav->iconSize().width() + 34;
+    int navWidth = QFontMetrics(brandFont).horizontalAdvance(brand->text()) + iconAndPadding;
+    for (const auto& view : views)
+        navWidth = std::max(navWidth, QFontMetrics(navFont).horizontalAdvance(view.second) + iconAndPadding);
+    m_nav->setFixedWidth(navWidth + 10);
+    brand->setSizeHint(QSize(navWidth, 52));
     m_nav->addItem(brand);
     for (const auto& [icon, text] : views) {
         auto* item = new QListWidgetItem(Theme::icon(icon), text);
-        item->setSizeHint(QSize(180, 36));
+        item->setSizeHint(QSize(navWidth, 36));
         m_nav->addItem(item);
     }
     QPalette navPalette = m_nav->palette();
@@ -144,14 +157,33 @@ MainWindow::MainWindow(Console& console, QWidget* parent)
 
     QSettings settings;
     restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
-    if (!settings.contains(QStringLiteral("window/geometry")))
-        resize(1280, 800);
+    // The first time, a size that fits the screen; a size saved on a larger
+    // screen is cut down to this one's.
+    if (QScreen* where = screen()) {
+        const QRect available = where->availableGeometry();
+        if (!settings.contains(QStringLiteral("window/geometry"))) {
+            resize(initialSize(available.size()));
+            move(available.center() - rect().center());
+        } else if (width() > available.width() || height() > available.height()) {
+            resize(width() > available.width() ? available.width() : width(), height() > available.height() ? available.height() : height());
+        }
+    }
     m_traffic->setRange(settings.value(QStringLiteral("traffic/range"), 0).toInt());
     const int view = settings.value(QStringLiteral("window/view"), int(Traffic)).toInt();
     showView(view >= 0 && view < ViewCount ? view : int(Traffic));
 }
 
 MainWindow::~MainWindow() = default;
+
+QSize MainWindow::initialSize(const QSize& available)
+{
+    // 90 % of the screen, at least 1280 x 720 (what every view is laid out
+    // for) where the screen has that much, at most 1600 x 1000 (a larger
+    // window only spreads the same things out), never more than the screen.
+    // The height keeps room for a title bar (the size is the window's inside).
+    auto fit = [](int screen, int floor, int ceiling) { return std::min(screen, std::clamp(screen * 9 / 10, std::min(floor, screen), ceiling)); };
+    return QSize(fit(available.width(), 1280, 1600), fit(available.height() - TITLE_BAR, 720, 1000));
+}
 
 void MainWindow::connectActions()
 {

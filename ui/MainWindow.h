@@ -44,6 +44,9 @@ public:
 
     explicit MainWindow(Console& console, QWidget* parent = nullptr);
     ~MainWindow() override;
+    // The size the window opens at the first time, on a screen whose
+    // available area is `available`.
+    static QSize initialSize(const QSize& available);
 
     void showView(int view);
     int currentView() const;

@@ -151,7 +151,7 @@ SnapshotPtr SnapshotWorker::take()
         }
     }
 
-    for (Core::ClientSummary& c : engine.topClients(MaxClients, now)) {
+    for (Core::ClientSummary& c : engine.topClients(MaxClients, now, &s->tracked)) {
         const std::string range = Core::Cidr(c.key, c.keyPrefix).toString();
         ClientRow row(std::move(c));
         if (auto it = m_seen.find(range); it != m_seen.end()) {

@@ -41,7 +41,7 @@ StatusBar::StatusBar(const ConsoleServices& services, QWidget* parent)
 {
     // Fixed widths: the numbers change four times a second and must not
     // re-lay out the window each time. The database path keeps to the right.
-    const std::array<int, PartCount> widths = {260, 280, 180, 0};
+    const std::array<int, PartCount> widths = {260, 280, 0, 0};
     for (std::size_t i = 0; i < m_parts.size(); ++i) {
         QLabel*& l = m_parts[i];
         l = i == Database ? new ElidedLabel : new QLabel;
@@ -50,6 +50,10 @@ StatusBar::StatusBar(const ConsoleServices& services, QWidget* parent)
             l->setFixedWidth(widths[i]);
         addWidget(l);
     }
+    // As wide as the longest count it can say (a million clients).
+    m_parts[Clients]->setFixedWidth(m_parts[Clients]->fontMetrics().horizontalAdvance(clientsText(1'000'000)) + 12);
+    m_parts[Clients]->setToolTip(tr("Addresses (IPv6 clients per prefix) that sent a request in the last minute: the same number as "
+                                    "Live traffic's tile. The Clients view says how many are tracked."));
     addPermanentWidget(m_parts[Database]);
 
     // With --redis only: a single node shows nothing about a cluster.
@@ -77,7 +81,7 @@ void StatusBar::apply(const ConsoleSnapshot& s)
                                        : tr("%1 requests/s · %2 refused/s").arg(formatCount(last.total()), formatCount(refused)));
     }
     m_parts[Mode]->setText(dryRun ? tr("<b>DRY RUN</b> · %1").arg(qs(m_services.modeText)) : qs(m_services.modeText));
-    m_parts[Clients]->setText(tr("%1 clients tracked").arg(formatCount(s.counters.trackedKeys)));
+    m_parts[Clients]->setText(clientsText(s.buckets.keys));
     m_parts[Database]->setText(tr("Database: %1").arg(qs(m_services.databasePath)));
     m_parts[Database]->setToolTip(qs(m_services.databasePath));
     applyCluster(s);
@@ -108,6 +112,11 @@ void StatusBar::applyCluster(const ConsoleSnapshot& s)
     // must not shake the bar four times a second).
     m_cluster->setMinimumWidth(std::max(m_cluster->minimumWidth(), m_cluster->sizeHint().width()));
     m_cluster->show();
+}
+
+QString StatusBar::clientsText(std::uint64_t seen)
+{
+    return tr("%1 clients seen in the last minute").arg(formatCount(seen));
 }
 
 QString StatusBar::text(Part part) const

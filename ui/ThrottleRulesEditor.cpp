@@ -30,8 +30,12 @@ ThrottleRulesEditor::ThrottleRulesEditor(std::function<Core::EngineConfig()> edi
     , m_edited(std::move(edited))
 {
     auto* ipLayout = new QVBoxLayout(addBox(tr("Per-IP limits (anonymous clients)")));
+    // Two lines, each short enough for a 1280-pixel window (a word-wrapped
+    // label would make the scrolled page lay out its tables at their size
+    // hints instead of their contents).
     ipLayout->addWidget(new QLabel(tr("A request passes while every level has room. Several levels make an exponential back-off "
-                                      "(6 / 3 s, 300 / 5 min, 600 / 30 min). IPv6 clients are counted per prefix.")));
+                                      "(6 / 3 s, 300 / 5 min, 600 / 30 min).")));
+    ipLayout->addWidget(new QLabel(tr("IPv6 clients are counted per prefix.")));
     // Said where the levels would be: with none, no anonymous client is
     // limited (only the API can store that, with "ip_levels_disabled").
     m_ipOff = new QLabel(tr("Per-IP limiting is off: anonymous clients are limited by no level here, only by the rules below "

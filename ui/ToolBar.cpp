@@ -11,6 +11,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenu>
+#include <QStyle>
 #include <QToolButton>
 
 namespace Floodgate::Ui {
@@ -47,11 +48,21 @@ ToolBar::ToolBar(const WindowActions& actions, const ConsoleServices& services, 
     m_find = new QLineEdit;
     m_find->setPlaceholderText(tr("Find address (Ctrl+F)"));
     m_find->setClearButtonEnabled(true);
-    m_find->setMaximumWidth(240);
     m_find->addAction(Theme::icon(QStringLiteral("find")), QLineEdit::LeadingPosition);
+    // Never narrower than what it says while empty: the search icon and the
+    // clear button each take an icon's width and a margin on their side.
+    const int icons = 2 * (m_find->style()->pixelMetric(QStyle::PM_SmallIconSize, nullptr, m_find) + 8);
+    const int wanted = m_find->fontMetrics().horizontalAdvance(m_find->placeholderText()) + icons + 16;
+    m_find->setMinimumWidth(wanted);
+    m_find->setMaximumWidth(std::max(240, wanted));
     addWidget(m_find);
-    addAction(actions.settings);
-    addAction(actions.about);
+    // Settings and About as icons (named in their tooltips): the bar keeps
+    // every button and the find box whole from 1280 pixels wide.
+    for (QAction* a : {actions.settings, actions.about}) {
+        addAction(a);
+        if (auto* button = qobject_cast<QToolButton*>(widgetForAction(a)))
+            button->setToolButtonStyle(Qt::ToolButtonIconOnly);
+    }
     connect(m_find, &QLineEdit::returnPressed, this, [this] { Q_EMIT findRequested(m_find->text()); });
 }
 

@@ -27,6 +27,7 @@ public:
     void apply(const ConsoleSnapshot& s);
     // Ctrl+F: the find box, its text selected.
     void focusFind();
+    QLineEdit* findBox() const { return m_find; }
 
 Q_SIGNALS:
     // Return pressed in the find box.

@@ -13,7 +13,7 @@
 #include <QChart>
 #include <QChartView>
 #include <QDateTime>
-#include <QDateTimeAxis>
+#include <QCategoryAxis>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLegendMarker>
@@ -66,7 +66,7 @@ TrafficView::TrafficView(QWidget* parent)
         {tr("throttled / s"), Theme::action(Core::Action::Throttle)},
         {tr("blocked / s"), Theme::action(Core::Action::Block)},
         {tr("clients seen in the last minute"), QApplication::palette().color(QPalette::WindowText)},
-        {tr("on the blocklist (automatic)"), QApplication::palette().color(QPalette::WindowText)},
+        {blocklistCaption(0), QApplication::palette().color(QPalette::WindowText)},
     }};
     for (std::size_t i = 0; i < m_tiles.size(); ++i) {
         auto* box = new QFrame;
@@ -81,11 +81,15 @@ TrafficView::TrafficView(QWidget* parent)
         m_tiles[i].value->setFont(f);
         Theme::setTextColor(m_tiles[i].value, captions[i].second);
         m_tiles[i].caption = new QLabel(captions[i].first);
+        m_tiles[i].caption->setWordWrap(true);  // a second line rather than a cut one
         Theme::setTextColor(m_tiles[i].caption, Theme::muted());
         v->addWidget(m_tiles[i].value);
         v->addWidget(m_tiles[i].caption);
         tiles->addWidget(box, 1);
     }
+    m_tiles[3].caption->setToolTip(tr("Addresses (IPv6 clients per prefix) that sent a request in the last minute; the status bar "
+                                      "says the same number"));
+    m_tiles[4].caption->setToolTip(tr("Entries on the blocklist now, the automatic bans of escalation included (Access lists)"));
     layout->addLayout(tiles);
 
     // Requests per second by action.
@@ -108,8 +112,7 @@ TrafficView::TrafficView(QWidget* parent)
 
     m_traffic = new QChart;
     styleChart(m_traffic);
-    m_x = new QDateTimeAxis;
-    m_x->setFormat(QStringLiteral("HH:mm:ss"));
+    m_x = new QCategoryAxis;
     m_y = new QValueAxis;
     m_y->setLabelFormat(QStringLiteral("%d"));
     m_y->setTitleText(tr("req/s"));
@@ -141,10 +144,8 @@ TrafficView::TrafficView(QWidget* parent)
     layout->addWidget(new QLabel(tr("<b>Busiest clients</b>, requests per second over the last minute, in whole 3-second buckets")));
     m_top = new QChart;
     styleChart(m_top);
-    m_topX = new QValueAxis;
-    m_topX->setRange(-60, 0);
-    m_topX->setTickCount(7);
-    m_topX->setLabelFormat(QStringLiteral("%d s"));
+    m_topX = new QCategoryAxis;
+    setTimeAxis(m_topX, int(Core::Tuning::liveWindowMs / 1000), 10);
     m_topY = new QValueAxis;
     m_topY->setLabelFormat(QStringLiteral("%g"));
     styleAxis(m_topX);
@@ -174,6 +175,45 @@ TrafficView::TrafficView(QWidget* parent)
     Theme::setTextColor(m_explain, Theme::muted());
     explainStatus(m_status);
     layout->addWidget(m_explain);
+    setRange(0);
+}
+
+QStringList TrafficView::timeLabels(int spanSeconds, int tickSeconds)
+{
+    QStringList out;
+    // A minute's axis in seconds throughout ("-60 s", not "-1m" beside "-50 s").
+    for (int before = spanSeconds; before >= 0; before -= tickSeconds)
+        out << (before > 0 && spanSeconds <= 60 ? tr("-%1 s").arg(before) : formatDuration(Core::Millis(before) * 1000, Span::Ago));
+    return out;
+}
+
+void TrafficView::setTimeAxis(QCategoryAxis* axis, int spanSeconds, int tickSeconds)
+{
+    // A label and a grid line on each tick, in seconds before now; points
+    // are drawn where their slot or bucket ended.
+    for (const QString& label : axis->categoriesLabels())
+        axis->remove(label);
+    axis->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
+    axis->setStartValue(-spanSeconds - 1);
+    const QStringList labels = timeLabels(spanSeconds, tickSeconds);
+    for (int i = 0; i < labels.size(); ++i)
+        axis->append(labels[i], -spanSeconds + i * tickSeconds);
+    axis->setRange(-spanSeconds, 0);
+}
+
+QString TrafficView::tileValue(int i) const
+{
+    return i >= 0 && i < int(m_tiles.size()) ? m_tiles[std::size_t(i)].value->text() : QString();
+}
+
+QString TrafficView::tileCaption(int i) const
+{
+    return i >= 0 && i < int(m_tiles.size()) ? m_tiles[std::size_t(i)].caption->text() : QString();
+}
+
+QString TrafficView::blocklistCaption(std::size_t automatic)
+{
+    return automatic ? tr("on the blocklist, of which %1 automatic").arg(formatCount(automatic)) : tr("on the blocklist, none automatic");
 }
 
 double TrafficView::niceCeiling(double max)
@@ -194,7 +234,8 @@ void TrafficView::setRange(int index)
     m_range = index;
     if (auto* b = m_rangeButtons->button(index))
         b->setChecked(true);
-    m_x->setFormat(Ranges[std::size_t(index)].secondsPerSlot >= 30 ? QStringLiteral("HH:mm") : QStringLiteral("HH:mm:ss"));
+    const Range& r = Ranges[std::size_t(index)];
+    setTimeAxis(m_x, r.slots * r.secondsPerSlot, r.tickSeconds);
     redrawTraffic();
 }
 
@@ -236,8 +277,8 @@ void TrafficView::apply(const ConsoleSnapshot& s, bool visible)
     m_tiles[1].value->setText(formatCount(last.byAction[std::size_t(Core::Action::Throttle)] + last.byAction[std::size_t(Core::Action::DryRun)]));
     m_tiles[2].value->setText(formatCount(last.byAction[std::size_t(Core::Action::Block)]));
     m_tiles[3].value->setText(formatCount(s.buckets.keys));
-    m_tiles[4].value->setText(QStringLiteral("%1 (%2)").arg(formatCount(s.counters.blocklistEntries + s.counters.automaticEntries))
-                                  .arg(formatCount(s.counters.automaticEntries)));
+    m_tiles[4].value->setText(formatCount(s.counters.blocklistEntries + s.counters.automaticEntries));
+    m_tiles[4].caption->setText(blocklistCaption(s.counters.automaticEntries));
     m_tiles[1].caption->setText(s.config && s.config->settings.dryRun ? tr("would be throttled / s (dry run)") : tr("throttled / s"));
     if (s.config && s.config->settings.throttleStatus != m_status)
         explainStatus(s.config->settings.throttleStatus);
@@ -256,6 +297,13 @@ void TrafficView::redrawTraffic()
     const Core::Millis firstSlotStart = lastSlotStart - Core::Millis(r.slots - 1) * slotMs;
     std::vector<std::array<double, Core::ActionCount>> sums(std::size_t(r.slots), std::array<double, Core::ActionCount>{});
     std::vector<int> seconds(std::size_t(r.slots), 0);
+    // Each slot drawn where its known seconds end, in seconds before now
+    // (the newest slot of 5 or 30 s may still be filling), as the busiest
+    // clients below are drawn where their buckets ended.
+    auto slotEndBeforeNow = [&](int i) {
+        const Core::Millis end = std::min(firstSlotStart + Core::Millis(i + 1) * slotMs, newest + 1000);
+        return double(end - m_now) / 1000.0;
+    };
     for (auto it = m_history.rbegin(); it != m_history.rend() && it->second >= firstSlotStart; ++it) {
         const auto slot = std::size_t((it->second - firstSlotStart) / slotMs);
         for (std::size_t a = 0; a < Core::ActionCount; ++a)
@@ -270,18 +318,10 @@ void TrafficView::redrawTraffic()
             // A mean per second over the seconds of the slot that are known.
             const double v = seconds[std::size_t(i)] ? sums[std::size_t(i)][a] / seconds[std::size_t(i)] : 0.0;
             peak = std::max(peak, v);
-            points.append(QPointF(double(firstSlotStart + Core::Millis(i) * slotMs), v));
+            points.append(QPointF(slotEndBeforeNow(i), v));
         }
         m_series[a]->replace(points);
     }
-    // Labels on round times (…:10, …:20): the axis ends at the next multiple
-    // of the tick after the newest point, and spans the range exactly.
-    const Core::Millis tickMs = Core::Millis(r.tickSeconds) * 1000;
-    const Core::Millis axisMax = Core::floorDiv(lastSlotStart + tickMs - 1, tickMs) * tickMs;
-    const Core::Millis span = Core::Millis(r.slots - 1) * slotMs;
-    const Core::Millis axisMin = axisMax - Core::floorDiv(span + tickMs - 1, tickMs) * tickMs;
-    m_x->setTickCount(int((axisMax - axisMin) / tickMs) + 1);
-    m_x->setRange(QDateTime::fromMSecsSinceEpoch(axisMin), QDateTime::fromMSecsSinceEpoch(axisMax));
     const double top = niceCeiling(peak * 1.05);
     m_y->setRange(0, top);
     m_y->setTickCount(6);
@@ -355,12 +395,15 @@ void TrafficView::showValuesAt(const QPointF& point)
     for (int i = 1; i < first.size(); ++i)
         if (std::abs(first[i].x() - point.x()) < std::abs(first[best].x() - point.x()))
             best = i;
-    const auto t = Core::Millis(first[best].x());
+    // The slot's clock times too, to find it in a log.
+    const Core::Millis end = m_now + Core::Millis(std::llround(first[best].x() * 1000));
+    const Core::Millis start = Core::floorDiv(end - 1, Core::Millis(r.secondsPerSlot) * 1000) * Core::Millis(r.secondsPerSlot) * 1000;
+    const QString ago = formatDuration(std::max<Core::Millis>(0, m_now - end), Span::Since);
     QString text = r.secondsPerSlot == 1
-        ? tr("%1").arg(QDateTime::fromMSecsSinceEpoch(t).toString(QStringLiteral("HH:mm:ss")))
-        : tr("%1 – %2 (mean per second)")
-              .arg(QDateTime::fromMSecsSinceEpoch(t).toString(QStringLiteral("HH:mm:ss")),
-                   QDateTime::fromMSecsSinceEpoch(t + Core::Millis(r.secondsPerSlot) * 1000).toString(QStringLiteral("HH:mm:ss")));
+        ? tr("The second ending %1 (%2)").arg(ago, QDateTime::fromMSecsSinceEpoch(start).toString(QStringLiteral("HH:mm:ss")))
+        : tr("%1 – %2, ending %3 (mean per second)")
+              .arg(QDateTime::fromMSecsSinceEpoch(start).toString(QStringLiteral("HH:mm:ss")),
+                   QDateTime::fromMSecsSinceEpoch(end).toString(QStringLiteral("HH:mm:ss")), ago);
     for (std::size_t a = 0; a < Core::ActionCount; ++a)
         text += QStringLiteral("\n%1: %2/s").arg(Theme::actionLabel(Core::Action(a))).arg(m_series[a]->at(best).y(), 0, 'f', r.secondsPerSlot == 1 ? 0 : 1);
     QToolTip::showText(QCursor::pos(), text, m_trafficView);

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Live traffic: headline numbers a newcomer reads in ten seconds, requests
 // per second split by action over 1 min / 10 min / 1 h, and the rates of the
-// five busiest clients over the last minute. Fixed-size point lists replaced
-// once per refresh (no appends, no animations), a "nice" Y scale, exact
-// values on hover.
+// five busiest clients over the last minute. Both on one kind of time axis:
+// time before now ("-50 s" ... "now"), as the Buckets view's charts and heat
+// map count it. Fixed-size point lists replaced once per refresh (no
+// appends, no animations), a "nice" Y scale, exact values on hover.
 #pragma once
 
 #include <QList>
@@ -19,7 +20,7 @@
 
 class QChart;
 class QChartView;
-class QDateTimeAxis;
+class QCategoryAxis;
 class QLabel;
 class QLineSeries;
 class QValueAxis;
@@ -53,6 +54,15 @@ public:
     // points, one per whole bucket at its end, in seconds before now and
     // requests per second) nearest `x`, its requests and rate.
     static QString describeBucketNear(const QList<QPointF>& points, double x);
+    // The labels of a time axis spanning `spanSeconds` before now, one every
+    // `tickSeconds`, oldest first: "-60 s", "-50 s", ..., "now".
+    static QStringList timeLabels(int spanSeconds, int tickSeconds);
+    // The blocklist tile's caption for `automatic` of the entries being
+    // escalation's bans: "on the blocklist, of which 2 automatic".
+    static QString blocklistCaption(std::size_t automatic);
+    // What headline tile `i` says: its number, and its caption under it.
+    QString tileValue(int i) const;
+    QString tileCaption(int i) const;
 
 Q_SIGNALS:
     void clientClicked(const QString& address);
@@ -62,6 +72,7 @@ private:
     void redrawTraffic();
     void redrawTop(const ConsoleSnapshot& s);
     void showValuesAt(const QPointF& point);
+    static void setTimeAxis(QCategoryAxis* axis, int spanSeconds, int tickSeconds);
 
     int m_range = 0;
     Core::Millis m_now = 0;
@@ -75,12 +86,12 @@ private:
     QChartView* m_trafficView = nullptr;
     QChart* m_traffic = nullptr;
     std::array<QLineSeries*, Core::ActionCount> m_series{};
-    QDateTimeAxis* m_x = nullptr;
+    QCategoryAxis* m_x = nullptr;
     QValueAxis* m_y = nullptr;
     QChartView* m_topView = nullptr;
     QChart* m_top = nullptr;
     std::array<QLineSeries*, 5> m_topSeries{};
-    QValueAxis* m_topX = nullptr;
+    QCategoryAxis* m_topX = nullptr;
     QValueAxis* m_topY = nullptr;
     QButtonGroup* m_rangeButtons = nullptr;
     QLabel* m_explain = nullptr;

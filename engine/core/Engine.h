@@ -126,8 +126,9 @@ public:
     // The last `seconds` seconds by action, oldest first; the last element is
     // the second holding `now` (still filling). At most Tuning::statsSeconds.
     std::vector<SecondCounts> perSecond(Millis now, std::size_t seconds) const;
-    // Clients by recent rate, most first.
-    std::vector<ClientSummary> topClients(std::size_t limit, Millis now) const;
+    // Clients by recent rate, most first. With `tracked`, also what the
+    // tracked keys are, counted in the same pass (no extra walk).
+    std::vector<ClientSummary> topClients(std::size_t limit, Millis now, TrackedKeys* tracked = nullptr) const;
     // The live view: 20 buckets of 3 s, each with its top keys.
     LiveBuckets liveBuckets(std::size_t topPerBucket, Millis now) const;
     // One client: every applicable level with its buckets. nullopt if unknown

@@ -178,13 +178,16 @@ std::vector<SecondCounts> Engine::perSecond(Millis now, std::size_t seconds) con
     return m->stats.perSecond(now, seconds);
 }
 
-std::vector<ClientSummary> Engine::topClients(std::size_t limit, Millis now) const
+std::vector<ClientSummary> Engine::topClients(std::size_t limit, Millis now, TrackedKeys* tracked) const
 {
     limit = std::min(limit, Tuning::maxTopClients);
     auto p = m->snapshot();
     const Compiled& c = *p->compiled;
     std::vector<ClientSummary> out;
-    if (limit == 0)
+    TrackedKeys kinds;
+    if (tracked)
+        p->customers->forEach(now, [&](const KeyTable::Header&, const std::uint32_t*) { ++kinds.customers; });
+    if (limit == 0 && !tracked)
         return out;
     // Pass 1: the rate of every client from its live ring alone (no
     // strings, no summary), keeping the best `limit` in a heap. Ties go to
@@ -204,7 +207,12 @@ std::vector<ClientSummary> Engine::topClients(std::size_t limit, Millis now) con
     std::vector<Candidate> heap;
     heap.reserve(limit + 1);
     p->clients->forEach(now, [&](const KeyTable::Header& h, const std::uint32_t*, const LiveRecord* record) {
-        if (h.space != CLIENT_SPACE)
+        if (h.space != CLIENT_SPACE) {
+            ++(h.space == RANGE_RESOURCE_SPACE || h.space == RANGE_CLIENT_SPACE ? kinds.rangeReads : kinds.ruleKeys);
+            return;
+        }
+        ++kinds.clients;
+        if (limit == 0)
             return;
         const auto live = liveViewOf(c, h, record, now).buckets;
         const std::uint32_t last60s = LiveRing::total(live);
@@ -230,6 +238,11 @@ std::vector<ClientSummary> Engine::topClients(std::size_t limit, Millis now) con
             m->describe(*p, s, cells, now, nullptr);
             out.push_back(std::move(s));
         });
+    }
+    if (tracked) {
+        // A client that went between the passes (evicted) is not counted either.
+        kinds.clients -= heap.size() - out.size();
+        *tracked = kinds;
     }
     return out;
 }

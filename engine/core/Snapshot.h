@@ -40,6 +40,17 @@ struct EngineCounters {
     std::size_t capacity = 0;
 };
 
+// What the tracked keys are at one moment (Engine::topClients), entries
+// whose time has passed left out (EngineCounters::trackedKeys counts them
+// until they are purged).
+struct TrackedKeys {
+    std::uint64_t clients = 0;     // addresses and IPv6 prefixes: one per client the Clients view can list
+    std::uint64_t customers = 0;   // API customers' own counters
+    std::uint64_t ruleKeys = 0;    // keys of rules that count by another key (address + user agent, a header's value)
+    std::uint64_t rangeReads = 0;  // HTTP Range reads in progress: one per resource being read in parts, one per client reading
+    std::uint64_t total() const { return clients + customers + ruleKeys + rangeReads; }
+};
+
 // The state of one level for one key.
 struct LevelUsage {
     std::string name;

@@ -14,6 +14,7 @@
 #ifndef Q_MOC_RUN
 #include "ui/AddressDialog.h"
 #include "ui/BucketsView.h"
+#include "ui/Delegates.h"
 #include "ui/ClientsModel.h"
 #include "ui/ClientsView.h"
 #include "ConsoleStack.h"
@@ -26,14 +27,19 @@
 #include "ui/RuleDialog.h"
 #include "ui/RulesView.h"
 #include "ui/NoticeBar.h"
+#include "ui/StatusBar.h"
 #include "ui/StreamModels.h"
 #include "TestSupport.h"
 #include "ui/TierDialogs.h"
+#include "ui/Theme.h"
 #include "ui/TiersView.h"
+#include "ui/ToolBar.h"
 #include "ui/TrafficView.h"
 #include "ui/WindowActions.h"
 
 #include <QAction>
+#include <QCategoryAxis>
+#include <QScrollBar>
 #include <QChart>
 #include <QChartView>
 #include <QCheckBox>
@@ -49,6 +55,7 @@
 #include <QProcess>
 #include <QPushButton>
 #include <QSpinBox>
+#include <QStackedWidget>
 #include <QTableView>
 #include <QTableWidget>
 #include <QToolButton>
@@ -505,6 +512,230 @@ private Q_SLOTS:
         QCOMPARE(Ui::TrafficView::niceCeiling(37), 50.0);
         QCOMPARE(Ui::TrafficView::niceCeiling(120), 200.0);
         QCOMPARE(Ui::TrafficView::niceCeiling(201), 500.0);
+    }
+
+    // Issue 28.5: Live traffic's two charts on one kind of time axis, time
+    // before now as the Buckets view counts it ("-50 s" ... "now"), in every
+    // range (no clock-time axis); a point drawn where its second ended.
+    void bothTrafficChartsCountTimeBeforeNow()
+    {
+        Ui::TrafficView view;
+        view.resize(1200, 700);
+        Ui::ConsoleSnapshot s;
+        s.now = Core::Test::T0 + 1'250;
+        Core::SecondCounts c;
+        c.second = Core::Test::T0;
+        c.byAction[0] = 7;
+        s.seconds.push_back(c);
+        view.apply(s);
+        for (int range = 0; range < 3; ++range) {
+            view.setRange(range);
+            const QList<QChartView*> charts = view.findChildren<QChartView*>();
+            QCOMPARE(charts.size(), 2);
+            for (QChartView* chart : charts) {
+                const QList<QAbstractAxis*> xs = chart->chart()->axes(Qt::Horizontal);
+                QCOMPARE(xs.size(), 1);
+                auto* axis = qobject_cast<QCategoryAxis*>(xs.front());
+                QVERIFY2(axis, "a time axis in time before now");
+                QCOMPARE(axis->categoriesLabels().last(), QStringLiteral("now"));
+                QCOMPARE(axis->max(), 0.0);
+            }
+        }
+        QCOMPARE(Ui::TrafficView::timeLabels(60, 10),
+                 QStringList({QStringLiteral("-60 s"), QStringLiteral("-50 s"), QStringLiteral("-40 s"), QStringLiteral("-30 s"),
+                              QStringLiteral("-20 s"), QStringLiteral("-10 s"), QStringLiteral("now")}));
+        QCOMPARE(Ui::TrafficView::timeLabels(600, 60).first(), QStringLiteral("-10m"));
+        QCOMPARE(Ui::TrafficView::timeLabels(3600, 600).first(), QStringLiteral("-60m"));
+        view.setRange(0);
+        QLineSeries* allowed = nullptr;
+        for (QChartView* chart : view.findChildren<QChartView*>())
+            for (QAbstractSeries* a : chart->chart()->series())
+                if (a->name() == Ui::Theme::actionLabel(Core::Action::Allow))
+                    allowed = qobject_cast<QLineSeries*>(a);
+        QVERIFY(allowed);
+        QCOMPARE(allowed->points().back(), QPointF(-0.25, 7.0));  // the second T0 ended 0.25 s before now
+    }
+
+    // Issue 28.5: the tile and the status bar say one number with one
+    // meaning; the blocklist tile in words.
+    void theTileAndTheStatusBarCountTheSameClients()
+    {
+        ConsoleStack s;
+        Ui::MainWindow& w = *s.mainWindow;
+        for (const char* from : {"127.0.0.61", "127.0.0.62", "127.0.0.63"})
+            QCOMPARE(s.request(from), 200);
+        w.showView(Ui::MainWindow::Traffic);
+        s.console->refreshNow();
+        QCOMPARE(w.traffic()->tileValue(3), QStringLiteral("3"));
+        QCOMPARE(w.traffic()->tileCaption(3), QStringLiteral("clients seen in the last minute"));
+        auto* bar = qobject_cast<Ui::StatusBar*>(w.statusBar());
+        QVERIFY(bar);
+        QCOMPARE(bar->text(Ui::StatusBar::Clients), QStringLiteral("3 clients seen in the last minute"));
+        // The Clients view counts the same three, and says it shows them all.
+        w.showView(Ui::MainWindow::Clients);
+        s.console->refreshNow();
+        QCOMPARE(w.clients()->countText(), QStringLiteral("3 clients tracked: all shown"));
+
+        Ui::ConsoleSnapshot listed;
+        listed.now = Core::Test::T0;
+        listed.counters.automaticEntries = 1;
+        w.traffic()->apply(listed);
+        QCOMPARE(w.traffic()->tileValue(4), QStringLiteral("1"));
+        QCOMPARE(w.traffic()->tileCaption(4), QStringLiteral("on the blocklist, of which 1 automatic"));
+        listed.counters.blocklistEntries = 2;
+        listed.counters.automaticEntries = 0;
+        w.traffic()->apply(listed);
+        QCOMPARE(w.traffic()->tileValue(4), QStringLiteral("2"));
+        QCOMPARE(w.traffic()->tileCaption(4), QStringLiteral("on the blocklist, none automatic"));
+    }
+
+    // Issue 28.5: "N tracked, M shown" says what the others are, and the
+    // Client column holds an IPv6 range with the address it was last seen
+    // as, in a 1280 x 720 window, with every column in sight.
+    void theClientsCountSaysWhatIsTrackedAndNothingIsCut()
+    {
+        ConsoleStack s;
+        Ui::MainWindow& w = *s.mainWindow;
+        w.resize(1280, 720);
+        w.showView(Ui::MainWindow::Clients);
+        QApplication::processEvents();
+        Ui::ConsoleSnapshot snap;
+        snap.now = Core::Test::T0;
+        for (int i = 0; i < 14; ++i) {
+            Core::ClientSummary c;
+            c.key = Core::IpAddress::fromV4(0xc0000200u + std::uint32_t(i));
+            c.lastAddress = c.key;
+            snap.clients.push_back(Ui::ClientRow(c));
+        }
+        Core::ClientSummary v6;
+        v6.key = *Core::IpAddress::parse("2001:db8:bad:1::");
+        v6.keyPrefix = 64;
+        v6.lastAddress = *Core::IpAddress::parse("2001:db8:bad:1:dafc:70a3:98ab:fc53");
+        snap.clients.push_back(Ui::ClientRow(v6));
+        snap.tracked.clients = 15;
+        snap.tracked.customers = 3;
+        w.clients()->apply(snap);
+        QCOMPARE(w.clients()->countText(), QStringLiteral("18 tracked: 15 clients (all shown), 3 API customers"));
+        w.clients()->setFilter(QStringLiteral("2001:db8"));
+        QCOMPARE(w.clients()->countText(), QStringLiteral("18 tracked: 15 clients (1 matches the filter), 3 API customers"));
+        w.clients()->setFilter({});
+        QApplication::processEvents();
+        QTableView* table = w.clients()->table();
+        QCOMPARE(table->horizontalScrollBar()->maximum(), 0);
+        QString wide;
+        for (int r = 0; r < table->model()->rowCount(); ++r)
+            if (table->model()->index(r, Ui::ClientsModel::Address).data().toString().startsWith(QStringLiteral("2001:")))
+                wide = table->model()->index(r, Ui::ClientsModel::Address).data().toString();
+        QVERIFY2(wide.contains(QStringLiteral("2001:db8:bad:1:dafc:70a3:98ab:fc53")), qPrintable(wide));
+        QVERIFY(table->columnWidth(Ui::ClientsModel::Address) >= Ui::ClientAddressDelegate::widthFor(wide, table->font()));
+        QLabel* count = w.clients()->findChild<QLabel*>(QStringLiteral("clientCount"));
+        QVERIFY(count);
+        QVERIFY2(count->width() >= count->fontMetrics().horizontalAdvance(count->text()), qPrintable(count->text()));
+    }
+
+    // Issue 28.5: at 1280 x 720 the toolbar keeps every button and the
+    // find box whole, and no view scrolls sideways.
+    void everyViewFitsA1280x720Window()
+    {
+        ConsoleStack s;
+        Ui::MainWindow& w = *s.mainWindow;
+        w.resize(1280, 720);
+        for (int i = 0; i < 8; ++i)
+            s.request("127.0.0.70", "/login");
+        s.log.flush();
+        s.console->refreshNow();
+        QApplication::processEvents();
+        auto* bar = w.findChild<Ui::ToolBar*>();
+        QVERIFY(bar);
+        QLineEdit* find = bar->findBox();
+        QVERIFY(find->isVisible());
+        const int placeholder = find->fontMetrics().horizontalAdvance(find->placeholderText());
+        // The search icon and the clear button take at least 16 pixels each.
+        QVERIFY2(find->width() >= placeholder + 2 * 16, qPrintable(QStringLiteral("%1 < %2").arg(find->width()).arg(placeholder + 32)));
+        for (QAction* a : bar->actions()) {
+            QWidget* widget = bar->widgetForAction(a);
+            if (a->isSeparator() || !widget)
+                continue;
+            QVERIFY2(widget->isVisible() && bar->rect().contains(widget->geometry()), qPrintable(a->text()));
+        }
+        for (int v = 0; v < Ui::MainWindow::ViewCount; ++v) {
+            w.showView(v);
+            s.console->refreshNow();
+            QApplication::processEvents();
+            QWidget* view = w.findChild<QStackedWidget*>()->currentWidget();
+            for (QAbstractScrollArea* area : view->findChildren<QAbstractScrollArea*>()) {
+                if (!area->isVisibleTo(view))
+                    continue;
+                QVERIFY2(area->horizontalScrollBar()->maximum() == 0,
+                         qPrintable(QStringLiteral("view %1: %2 scrolls sideways by %3 px").arg(v).arg(QString::fromLatin1(area->metaObject()->className())).arg(area->horizontalScrollBar()->maximum())));
+            }
+        }
+    }
+
+    // A first start opens at 90 % of the screen, at least 1280 x 720 where
+    // the screen has it, at most 1600 x 1000, never larger than the screen
+    // (with room for a title bar).
+    void theWindowOpensAtASizeThatFitsTheScreen_data()
+    {
+        QTest::addColumn<QSize>("available");
+        QTest::addColumn<QSize>("window");
+        QTest::newRow("1600x1000") << QSize(1600, 1000) << QSize(1440, 871);
+        QTest::newRow("1366x768") << QSize(1366, 768) << QSize(1280, 720);
+        QTest::newRow("1280x720") << QSize(1280, 720) << QSize(1280, 688);
+        QTest::newRow("1024x600") << QSize(1024, 600) << QSize(1024, 568);
+        QTest::newRow("3840x2160") << QSize(3840, 2160) << QSize(1600, 1000);
+    }
+
+    void theWindowOpensAtASizeThatFitsTheScreen()
+    {
+        QFETCH(QSize, available);
+        QFETCH(QSize, window);
+        QCOMPARE(Ui::MainWindow::initialSize(available), window);
+    }
+
+    // Issue 28.5: a level of many buckets keeps readable time labels (every
+    // n-th bucket's, the newest always), none cut or overlapping.
+    void longLevelChartsKeepTheirTimeLabels()
+    {
+        Ui::BucketsView view;
+        view.resize(1060, 600);  // the views' share of a 1280 x 720 window
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        Ui::ConsoleSnapshot s;
+        s.now = Core::Test::T0;
+        Core::ClientDetail d;
+        d.summary.key = Core::IpAddress::fromV4(0xcb007101u);
+        d.summary.lastAddress = d.summary.key;
+        for (int n : {10, 60, 120}) {
+            Core::LevelUsage l;
+            l.name = "level-" + std::to_string(n);
+            l.limit = 100;
+            l.periodMs = Core::Millis(n) * 30'000;  // labels such as "-59:30"
+            l.buckets.resize(std::size_t(n));
+            d.levels.push_back(l);
+        }
+        s.followed = d;
+        view.apply(s);
+        QApplication::processEvents();
+        QCOMPARE(view.levelCharts(), 3);
+        QCOMPARE(view.levelAxisLabels(0).size(), 10);  // room for every bucket's
+        int charts = 0;
+        for (QChartView* chart : view.findChildren<QChartView*>()) {
+            auto* axis = qobject_cast<QCategoryAxis*>(chart->chart()->axes(Qt::Horizontal).value(0));
+            QVERIFY(axis);
+            const QStringList labels = axis->categoriesLabels();
+            QVERIFY(!labels.isEmpty());
+            QCOMPARE(labels.last(), QStringLiteral("now"));
+            const QFontMetrics fm(axis->labelsFont());
+            int widest = 0;
+            for (const QString& label : labels)
+                widest = std::max(widest, fm.horizontalAdvance(label));
+            const double width = chart->chart()->plotArea().width();
+            QVERIFY2(double(labels.size() * widest) <= width,
+                     qPrintable(QStringLiteral("%1: %2 labels of %3 px in %4 px").arg(chart->chart()->title()).arg(labels.size()).arg(widest).arg(width)));
+            ++charts;
+        }
+        QCOMPARE(charts, 3);
     }
 
     void levelsKeepWhatTheOperatorDidNotTouch()

@@ -7,6 +7,7 @@
 
 #ifndef Q_MOC_RUN
 #include "ui/ClientsModel.h"
+#include "ui/ClientsView.h"
 #include "ui/ClusterDialog.h"
 #include "ui/ClusterModel.h"
 #include "ui/ClusterText.h"
@@ -432,8 +433,53 @@ private Q_SLOTS:
         QCOMPARE(formatDuration(ms, Span(span)), text);
     }
 
+    // The Clients view's count (issue 28.5): every kind of tracked key
+    // named, and why the table shows fewer clients than are tracked.
+    void theClientsCountSaysWhatIsTracked_data()
+    {
+        QTest::addColumn<quint64>("clients");
+        QTest::addColumn<quint64>("customers");
+        QTest::addColumn<quint64>("ruleKeys");
+        QTest::addColumn<quint64>("rangeReads");
+        QTest::addColumn<int>("listed");
+        QTest::addColumn<int>("shown");
+        QTest::addColumn<bool>("filtered");
+        QTest::addColumn<QString>("text");
+        QTest::newRow("all") << quint64(13) << quint64(0) << quint64(0) << quint64(0) << 13 << 13 << false << QStringLiteral("13 clients tracked: all shown");
+        QTest::newRow("customers") << quint64(15) << quint64(3) << quint64(0) << quint64(0) << 15 << 15 << false
+                                   << QStringLiteral("18 tracked: 15 clients (all shown), 3 API customers");
+        QTest::newRow("every kind") << quint64(13) << quint64(1) << quint64(4) << quint64(2) << 13 << 13 << false
+                                    << QStringLiteral("20 tracked: 13 clients (all shown), 1 API customer, 4 keys of More rules, 2 Range reads");
+        QTest::newRow("filter") << quint64(13) << quint64(0) << quint64(0) << quint64(0) << 13 << 2 << true
+                                << QStringLiteral("13 clients tracked: 2 match the filter");
+        QTest::newRow("busiest") << quint64(20000) << quint64(3) << quint64(0) << quint64(0) << 500 << 500 << false
+                                 << QStringLiteral("20,003 tracked: 20,000 clients (the 500 busiest shown), 3 API customers");
+        QTest::newRow("one") << quint64(1) << quint64(0) << quint64(0) << quint64(1) << 1 << 1 << true
+                             << QStringLiteral("2 tracked: 1 client (1 matches the filter), 1 Range read");
+        QTest::newRow("busiest, filter") << quint64(20000) << quint64(0) << quint64(0) << quint64(0) << 500 << 7 << true
+                                         << QStringLiteral("20,000 clients tracked: of the 500 busiest, 7 match the filter");
+    }
+
+    void theClientsCountSaysWhatIsTracked()
+    {
+        QFETCH(quint64, clients);
+        QFETCH(quint64, customers);
+        QFETCH(quint64, ruleKeys);
+        QFETCH(quint64, rangeReads);
+        QFETCH(int, listed);
+        QFETCH(int, shown);
+        QFETCH(bool, filtered);
+        QFETCH(QString, text);
+        Core::TrackedKeys t;
+        t.clients = clients;
+        t.customers = customers;
+        t.ruleKeys = ruleKeys;
+        t.rangeReads = rangeReads;
+        QCOMPARE(ClientsView::countText(t, listed, shown, filtered), text);
+    }
+
     // The status bar on its own: the mode (DRY RUN first when on), the last
-    // complete second, the clients tracked, the database; the rates stay put
+    // complete second, the clients seen in the last minute, the database; the rates stay put
     // while no new second has completed.
     void theStatusBarSaysWhatTheSnapshotSays()
     {
@@ -442,7 +488,7 @@ private Q_SLOTS:
         services.databasePath = "/var/lib/floodgate/floodgate.db";
         StatusBar bar(services);
         auto s = snapshot(T0);
-        s->counters.trackedKeys = 42;
+        s->buckets.keys = 42;
         Core::SecondCounts second;
         second.byAction[std::size_t(Core::Action::Allow)] = 5;
         second.byAction[std::size_t(Core::Action::Throttle)] = 2;
@@ -451,18 +497,19 @@ private Q_SLOTS:
         bar.apply(*s);
         QCOMPARE(bar.text(StatusBar::Mode), QStringLiteral("decision mode"));
         QCOMPARE(bar.text(StatusBar::Rate), QStringLiteral("8 requests/s · 3 refused/s"));
-        QCOMPARE(bar.text(StatusBar::Clients), QStringLiteral("42 clients tracked"));
+        // The clients seen in the last minute, as Live traffic's tile counts them (issue 28.5).
+        QCOMPARE(bar.text(StatusBar::Clients), QStringLiteral("42 clients seen in the last minute"));
         QCOMPARE(bar.text(StatusBar::Database), QStringLiteral("Database: /var/lib/floodgate/floodgate.db"));
 
         auto next = snapshot(T0 + 250);  // no second completed since
         Core::EngineConfig dry = Core::defaultConfig();
         dry.settings.dryRun = true;
         next->config = std::make_shared<const Core::EngineConfig>(dry);
-        next->counters.trackedKeys = 43;
+        next->buckets.keys = 43;
         bar.apply(*next);
         QCOMPARE(bar.text(StatusBar::Rate), QStringLiteral("8 requests/s · 3 refused/s"));
         QCOMPARE(bar.text(StatusBar::Mode), QStringLiteral("<b>DRY RUN</b> · decision mode"));
-        QCOMPARE(bar.text(StatusBar::Clients), QStringLiteral("43 clients tracked"));
+        QCOMPARE(bar.text(StatusBar::Clients), QStringLiteral("43 clients seen in the last minute"));
 
         auto dryRunSecond = snapshot(T0 + 1000);
         Core::SecondCounts wouldBe;
