@@ -8,6 +8,9 @@
 // hung Floodgate is answered as the recipe says (503, or the page when it is
 // switched to fail open) within its timeouts.
 #include <QtTest>
+#include <QThread>
+#include <QFile>
+#include <QDir>
 
 #include "core/CustomerKey.h"
 
@@ -48,6 +51,27 @@ std::string recipeFor(std::uint16_t floodgatePort, std::string* why)
 std::string getFor(const std::string& host, const std::string& target)
 {
     return "GET " + target + " HTTP/1.1\r\nHost: " + host + "\r\n\r\n";
+}
+
+// Every thread of `pid` in state T (stopped), within 2 s.
+bool everyThreadStopped(pid_t pid)
+{
+    for (int attempt = 0; attempt < 200; ++attempt) {
+        const QDir tasks(QStringLiteral("/proc/%1/task").arg(pid));
+        bool all = true;
+        for (const QString& task : tasks.entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
+            QFile stat(tasks.filePath(task) + QStringLiteral("/stat"));
+            if (!stat.open(QIODevice::ReadOnly))
+                continue;  // gone
+            const QByteArray line = stat.readAll();
+            const int close = line.lastIndexOf(')');  // the name may hold spaces
+            all = all && close > 0 && line.size() > close + 2 && line[close + 2] == 'T';
+        }
+        if (all)
+            return true;
+        QThread::msleep(10);
+    }
+    return false;
 }
 
 double secondsSince(std::chrono::steady_clock::time_point start)
@@ -223,6 +247,9 @@ private Q_SLOTS:
         // Hung (stopped by SIGSTOP: the kernel still accepts its connections,
         // nothing answers): answered after proxy_read_timeout (2 s), not 60 s.
         QCOMPARE(::kill(pid, SIGSTOP), 0);
+        // The stop takes each thread when it next leaves the kernel: wait
+        // until every one is stopped, or a busy listener thread answers once more.
+        QVERIFY2(everyThreadStopped(pid), "floodgate's threads did not all stop within 2 s of SIGSTOP");
         auto start = std::chrono::steady_clock::now();
         auto hung = fetch(port, getFor("example.com", "/hung"), 8000, "127.0.0.3");
         const double hungSeconds = secondsSince(start);
