@@ -45,6 +45,8 @@ enum class Claim : std::uint8_t {
     HeaderNotAProof,  // customer_header while customer_auth is api_key
     UnknownCustomer,  // a trusted proxy named a customer there is none of
 };
+inline constexpr std::size_t ClaimCount = 6;
+const char* toString(Claim claim);  // "none" | "unknown_key" | "expired_key" | "untrusted_header" | "header_not_a_proof" | "unknown_customer"
 
 struct HeaderField {
     std::string_view name;

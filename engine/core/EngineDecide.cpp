@@ -112,6 +112,8 @@ void Engine::Impl::finish(Decision& d, const Compiled& c, std::size_t slot, Mill
     if (c.settings.dryRun && d.refused())
         d.action = Action::DryRun;
     stats.record(slot, d.action, now);
+    if (d.claim != Claim::None)
+        stats.recordClaim(slot, d.claim);
 }
 
 void Engine::Impl::trackOnly(const Published& p, const IpAddress& key, const RequestFacts& f, Millis now, std::uint32_t customerTag)

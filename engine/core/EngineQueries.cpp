@@ -161,6 +161,7 @@ EngineCounters Engine::counters(Millis now) const
     auto p = m->snapshot();
     EngineCounters out;
     out.decisions = m->stats.totals();
+    out.claims = m->stats.claims();
     out.trackedKeys = p->clients->size() + p->customers->size();
     out.evictions = p->clients->evictions() + p->customers->evictions();
     out.expirations = p->clients->expirations() + p->customers->expirations();

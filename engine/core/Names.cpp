@@ -34,6 +34,19 @@ const char* toString(Reason reason)
     return "counted";
 }
 
+const char* toString(Claim claim)
+{
+    switch (claim) {
+    case Claim::None: return "none";
+    case Claim::UnknownKey: return "unknown_key";
+    case Claim::ExpiredKey: return "expired_key";
+    case Claim::UntrustedHeader: return "untrusted_header";
+    case Claim::HeaderNotAProof: return "header_not_a_proof";
+    case Claim::UnknownCustomer: return "unknown_customer";
+    }
+    return "none";
+}
+
 const char* toString(ClientState state)
 {
     switch (state) {

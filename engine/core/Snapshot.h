@@ -29,6 +29,7 @@ struct SecondCounts {
 
 struct EngineCounters {
     std::array<std::uint64_t, ActionCount> decisions{};  // since start, by Action
+    std::array<std::uint64_t, ClaimCount> claims{};      // since start, by Claim: customers named without proof
     std::uint64_t trackedKeys = 0;
     std::uint64_t evictions = 0;     // keys dropped at capacity (least recently used)
     std::uint64_t expirations = 0;   // idle keys forgotten when their last bucket left the window

@@ -45,6 +45,20 @@ void Stats::record(std::size_t slot, Action action, Millis now)
     bump(e.counts[a]);
 }
 
+void Stats::recordClaim(std::size_t slot, Claim claim)
+{
+    bump(m_slots[slot].claims[std::size_t(claim)]);
+}
+
+std::array<std::uint64_t, ClaimCount> Stats::claims() const
+{
+    std::array<std::uint64_t, ClaimCount> out{};
+    for (std::size_t i = 0; i < Tuning::statsThreadSlots; ++i)
+        for (std::size_t c = 0; c < ClaimCount; ++c)
+            out[c] += m_slots[i].claims[c].load(std::memory_order_relaxed);
+    return out;
+}
+
 std::array<std::uint64_t, ActionCount> Stats::totals() const
 {
     std::array<std::uint64_t, ActionCount> out{};

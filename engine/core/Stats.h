@@ -23,8 +23,11 @@ public:
 
     std::size_t claimSlot() { return m_nextSlot.fetch_add(1, std::memory_order_relaxed) % Tuning::statsThreadSlots; }
     void record(std::size_t slot, Action action, Millis now);
+    // A request that named a customer without proving it (Decision::claim).
+    void recordClaim(std::size_t slot, Claim claim);
 
     std::array<std::uint64_t, ActionCount> totals() const;
+    std::array<std::uint64_t, ClaimCount> claims() const;
     std::vector<SecondCounts> perSecond(Millis now, std::size_t seconds) const;
 
 private:
@@ -34,6 +37,7 @@ private:
     };
     struct alignas(64) Slot {
         std::array<std::atomic<std::uint64_t>, ActionCount> totals{};
+        std::array<std::atomic<std::uint64_t>, ClaimCount> claims{};
         std::unique_ptr<Second[]> ring;  // Tuning::statsSeconds entries, by second modulo
     };
     std::unique_ptr<Slot[]> m_slots;

@@ -121,6 +121,10 @@ std::string ListenerMetrics::render(const Core::Engine& engine, const LimiterLog
     line("# TYPE floodgate_requests_total counter");
     for (std::size_t a = 0; a < Core::ActionCount; ++a)
         metric("floodgate_requests_total", std::string("action=\"") + Core::toString(Core::Action(a)) + "\"", c.decisions[a]);
+    line("# HELP floodgate_customer_claims_total Requests that named a customer without proving it (counted as anonymous clients), by what they sent.");
+    line("# TYPE floodgate_customer_claims_total counter");
+    for (std::size_t k = 1; k < Core::ClaimCount; ++k)  // 0 is Claim::None
+        metric("floodgate_customer_claims_total", std::string("claim=\"") + Core::toString(Core::Claim(k)) + "\"", c.claims[k]);
 
     std::map<std::pair<std::string, std::string>, std::uint64_t> byRule;
     std::uint64_t other = 0;

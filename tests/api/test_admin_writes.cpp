@@ -174,6 +174,10 @@ private Q_SLOTS:
             status = c.read().value_or(Response{}).status;
         }
         QCOMPARE(status, 429);
+        // /metrics counts the claims by kind: the header eight times, the two revoked keys once each.
+        const std::string metrics = s.call("GET", "/metrics").body;
+        QVERIFY2(metrics.find("floodgate_customer_claims_total{claim=\"header_not_a_proof\"} 8\n") != std::string::npos, metrics.c_str());
+        QVERIFY2(metrics.find("floodgate_customer_claims_total{claim=\"unknown_key\"} 2\n") != std::string::npos, metrics.c_str());
         QTRY_VERIFY(!s.callJson("GET", "/api/v1/events").find("events")->asArray().empty());
         const Json events = s.callJson("GET", "/api/v1/events");
         const std::string why = events.find("events")->asArray().back().find("why")->asString();
