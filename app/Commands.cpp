@@ -354,18 +354,17 @@ ExitCode showConfig(const Options& o, bool tiers)
     }
     const Core::Millis now = clock.now();
     std::printf("%-24s %-24s %-16s %-20s %s\n", "CUSTOMER", "NAME", "TIER", "OVERRIDES", "API KEYS");
-    std::size_t keyless = 0;
     for (const Core::Customer& c : config.customers) {
         std::string keys;
         for (const Core::CustomerKey& k : c.keys)
             keys += (keys.empty() ? "" : ", ") + Core::printable(k.id)
                 + (k.expiresAt == 0 ? std::string()
                                     : k.expiresAt <= now ? " (expired)" : " (expires in " + Codec::humanDuration(k.expiresAt - now) + ")");
-        keyless += c.keys.empty();
         std::printf("%-24s %-24s %-16s %-20s %s\n", Core::printable(c.id).c_str(), c.name.empty() ? "-" : Core::printable(c.name).c_str(),
                     Core::printable(c.tier).c_str(), levelsText(c.overrides).c_str(), keys.empty() ? "none" : keys.c_str());
     }
-    if (keyless > 0 && config.settings.customerAuth == Core::CustomerAuth::ApiKey)
+    // Core's one definition: no key valid now, and customer_auth api_key.
+    if (const std::size_t keyless = Core::keylessCustomers(config, now).size(); keyless > 0)
         std::printf("%zu customer%s without an API key count%s as anonymous clients (customer_auth api_key): floodgate customers key ID\n",
                     keyless, keyless == 1 ? "" : "s", keyless == 1 ? "s" : "");
     return ExitCode::Done;
