@@ -75,7 +75,42 @@ RequestFacts facts(const IpAddress& a)
     return f;
 }
 
-template <EngineConfig (*Make)()>
+// 1,000 API customers on a Pro tier with room, each with its key; customer
+// 0's key is the one a request proves itself with.
+EngineConfig roomyCustomers()
+{
+    EngineConfig c = roomyDefaults();
+    for (Tier& t : c.tiers)
+        for (Level& l : t.levels)
+            l.limit = 1'000'000'000;
+    for (int i = 0; i < 1000; ++i)
+        c.customers.push_back(Customer{"customer-" + std::to_string(i), "", "Pro", {}, {customerKeyFrom(keyDigest("bench key " + std::to_string(i)), BASE).key}});
+    return c;
+}
+
+// What a hot request carries besides its address: nothing (an anonymous
+// client); customer 0's API key (proof: a SHA-256 and a lookup); customer 0
+// proven already (what replay of a limiter.log line does: the customer's
+// path without the SHA-256); customer 0's id in X-Customer-Id (a claim:
+// counted by address, as anonymous).
+void anonymous(RequestFacts&) {}
+void provingWithKey(RequestFacts& f)
+{
+    static const std::string key = customerKeyFrom(keyDigest("bench key 0"), BASE).secret;
+    static const HeaderField h{"X-Api-Key", key};
+    f.headers = std::span<const HeaderField>(&h, 1);
+}
+void provenAlready(RequestFacts& f)
+{
+    f.customerId = "customer-0";
+}
+void claimingByHeader(RequestFacts& f)
+{
+    static const HeaderField h{"X-Customer-Id", "customer-0"};
+    f.headers = std::span<const HeaderField>(&h, 1);
+}
+
+template <EngineConfig (*Make)(), void (*Carry)(RequestFacts&) = anonymous>
 void hotKey(benchmark::State& state)
 {
     static Shared shared;
@@ -90,68 +125,8 @@ void hotKey(benchmark::State& state)
     }
     // Each thread hammers its own hot key: the question is how the engine
     // scales, not how one lock does.
-    const RequestFacts f = facts(IpAddress::fromV4(0xc0000200u + std::uint32_t(state.thread_index())));
-    std::int64_t i = 0;
-    for (auto _ : state) {
-        Decision d = engine->decide(f, BASE + (i++ >> 10));
-        benchmark::DoNotOptimize(d);
-    }
-    state.SetItemsProcessed(state.iterations());
-    release(shared);
-}
-
-// 1,000 API customers on a Pro tier with room, each with its key; customer
-// 0's key is the one a request proves itself with.
-EngineConfig roomyCustomers()
-{
-    EngineConfig c = roomyDefaults();
-    for (Tier& t : c.tiers)
-        for (Level& l : t.levels)
-            l.limit = 1'000'000'000;
-    for (int i = 0; i < 1000; ++i)
-        c.customers.push_back(Customer{"customer-" + std::to_string(i), "", "Pro", {}, {customerKeyFrom(keyDigest("bench key " + std::to_string(i)), BASE).key}});
-    return c;
-}
-
-// A request header as a hot customer request carries it: customer 0's API
-// key (proof: a SHA-256 and a lookup), or customer 0's id in X-Customer-Id
-// (a claim: counted by address, as anonymous).
-const HeaderField* customerKeyHeader()
-{
-    static const std::string key = customerKeyFrom(keyDigest("bench key 0"), BASE).secret;
-    static const HeaderField h{"X-Api-Key", key};
-    return &h;
-}
-const HeaderField* customerClaimHeader()
-{
-    static const HeaderField h{"X-Customer-Id", "customer-0"};
-    return &h;
-}
-
-const HeaderField* noHeader()
-{
-    return nullptr;
-}
-
-// Header null: customer 0 proven already (what replay of a limiter.log
-// line does): the customer's path without the key's SHA-256.
-template <const HeaderField* (*Header)()>
-void hotCustomer(benchmark::State& state)
-{
-    static Shared shared;
-    Engine* engine = nullptr;
-    {
-        std::lock_guard lock(shared.mutex);
-        if (!shared.engine)
-            shared.engine = std::make_unique<Engine>(roomyCustomers());
-        ++shared.users;
-        engine = shared.engine.get();
-    }
     RequestFacts f = facts(IpAddress::fromV4(0xc0000200u + std::uint32_t(state.thread_index())));
-    if (const HeaderField* h = Header())
-        f.headers = std::span<const HeaderField>(h, 1);
-    else
-        f.customerId = "customer-0";
+    Carry(f);
     std::int64_t i = 0;
     for (auto _ : state) {
         Decision d = engine->decide(f, BASE + (i++ >> 10));
@@ -382,9 +357,9 @@ void longPath(benchmark::State& state)
 BENCHMARK(hotKeyWithLists)->Name("decide/hot_key_allowed_100k_list_entries")->Threads(1)->Threads(2)->UseRealTime();
 BENCHMARK(hotKey<roomyDefaults>)->Name("decide/hot_key_allowed")->Threads(1)->Threads(2)->UseRealTime();
 BENCHMARK(hotKey<refusingDefaults>)->Name("decide/hot_key_refused")->Threads(1)->Threads(2)->UseRealTime();
-BENCHMARK(hotCustomer<customerKeyHeader>)->Name("decide/hot_customer_api_key")->Threads(1)->Threads(2)->UseRealTime();
-BENCHMARK(hotCustomer<noHeader>)->Name("decide/hot_customer_proven_without_key")->Threads(1)->Threads(2)->UseRealTime();
-BENCHMARK(hotCustomer<customerClaimHeader>)->Name("decide/hot_customer_header_claim")->Threads(1)->Threads(2)->UseRealTime();
+BENCHMARK(hotKey<roomyCustomers, provingWithKey>)->Name("decide/hot_customer_api_key")->Threads(1)->Threads(2)->UseRealTime();
+BENCHMARK(hotKey<roomyCustomers, provenAlready>)->Name("decide/hot_customer_proven_without_key")->Threads(1)->Threads(2)->UseRealTime();
+BENCHMARK(hotKey<roomyCustomers, claimingByHeader>)->Name("decide/hot_customer_header_claim")->Threads(1)->Threads(2)->UseRealTime();
 BENCHMARK(distinctKeys<roomyMillion>)->Name("decide/1M_distinct_keys")->Threads(1)->Threads(2)->UseRealTime()->MinTime(2.0);
 BENCHMARK(distinctKeys<churningHalfMillion>)->Name("decide/1M_keys_500k_table_evicting")->Threads(1)->Threads(2)->UseRealTime()->MinTime(2.0);
 
